@@ -1,0 +1,111 @@
+/**
+ * Builds the gateway: Fastify, every stateful resource (providers and their pools, the
+ * metrics registry), the routes, and the hooks that close them. Does not listen.
+ */
+import { randomUUID } from 'node:crypto';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { DestinationStream, Logger } from 'pino';
+import { authHook } from './auth/plugin.js';
+import { KeyStore } from './auth/keys.js';
+import type { GatewayConfig } from './config/load.js';
+import { GatewayError } from './errors/codes.js';
+import { sendError, toGatewayError } from './errors/reply.js';
+import { createMetrics, type Metrics } from './metrics/registry.js';
+import type { PipelineDeps } from './pipeline/handle.js';
+import { PROVIDERS } from './providers/registry.js';
+import type { Provider } from './providers/types.js';
+import { registerChatCompletions } from './routes/chat-completions.js';
+import { registerMetrics } from './routes/metrics.js';
+import { registerModels } from './routes/models.js';
+import { registerHealth } from './server/health.js';
+import { createLogger } from './server/logger.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Epoch ms when the request arrived (before body parsing). */
+    startedAt: number;
+  }
+}
+
+export interface BuildOptions {
+  /** Where log lines go (tests capture them); defaults to async stdout. */
+  readonly logStream?: DestinationStream;
+  /** A ready logger; overrides `logStream`. */
+  readonly logger?: Logger;
+}
+
+export interface Gateway {
+  readonly app: FastifyInstance;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:\-]{1,128}$/;
+
+function createProviders(config: GatewayConfig): Map<string, Provider> {
+  const providers = new Map<string, Provider>();
+  for (const upstream of config.upstreams.values()) {
+    const factory = PROVIDERS[upstream.provider];
+    if (!factory) throw new Error(`no provider for kind ${upstream.provider}`);
+    providers.set(upstream.id, factory(upstream));
+  }
+  return providers;
+}
+
+/**
+ * Creates the Fastify app for a validated config.
+ * @throws Error when a provider cannot be created (unknown kind, unreadable recordings).
+ */
+export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): Promise<Gateway> {
+  const logger = opts.logger ?? createLogger(config.server.log_level, opts.logStream);
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    // One line per finished request is written by the pipeline itself.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    bodyLimit: config.server.body_limit_bytes,
+    return503OnClosing: true,
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+  });
+
+  const metrics = createMetrics();
+  const keys = new KeyStore(config.keys);
+  const providers = createProviders(config);
+  const deps: PipelineDeps = { config: () => config, providers: () => providers, metrics };
+
+  app.decorateRequest('caller', null);
+  app.decorateRequest('startedAt', 0);
+  app.addHook('onRequest', async (req, reply) => {
+    req.startedAt = Date.now();
+    void reply.header('x-request-id', req.id);
+  });
+  // Any content type is read as JSON: `curl -d` sends form-encoded by default, and OpenAI
+  // itself accepts such bodies.
+  app.addContentTypeParser('*', { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
+
+  app.setErrorHandler((err: Error, req, reply) => {
+    const gw = toGatewayError(err);
+    if (gw.status >= 500) req.log.error({ err }, 'request failed');
+    sendError(reply, gw);
+  });
+  app.setNotFoundHandler((req, reply) => {
+    sendError(reply, new GatewayError('GW_ERR_ROUTE_NOT_FOUND', { message: `Unknown request URL: ${req.method} ${req.url.split('?')[0]!.slice(0, 200)}.` }));
+  });
+
+  registerHealth(app, () => config);
+  registerMetrics(app, metrics);
+  await app.register(async (v1) => {
+    v1.addHook('onRequest', authHook(() => keys));
+    registerModels(v1, () => config, Date.now());
+    registerChatCompletions(v1, deps);
+  });
+
+  app.addHook('onClose', async () => {
+    await Promise.allSettled([...providers.values()].map((p) => p.close()));
+  });
+  return { app, metrics, logger };
+}

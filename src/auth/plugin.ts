@@ -1,0 +1,41 @@
+/**
+ * Authentication for client routes: an `onRequest` hook, so a request with a bad key is
+ * refused before its body is read. Accepts `Authorization: Bearer <key>` (OpenAI SDKs),
+ * `api-key` (Azure OpenAI SDKs) and `x-api-key` (Anthropic SDKs).
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { GatewayError } from '../errors/codes.js';
+import type { Caller, KeyStore } from './keys.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    caller: Caller | null;
+  }
+}
+
+function presentedKey(req: FastifyRequest): string | undefined {
+  const auth = req.headers.authorization;
+  if (typeof auth === 'string') {
+    const m = /^\s*Bearer\s+(\S+)\s*$/i.exec(auth);
+    if (m) return m[1];
+  }
+  for (const h of ['api-key', 'x-api-key']) {
+    const v = req.headers[h];
+    if (typeof v === 'string' && v.trim() !== '') return v.trim();
+  }
+  return undefined;
+}
+
+/** Builds the hook; it sets `request.caller` or throws 401 `invalid_api_key`. */
+export function authHook(keys: () => KeyStore) {
+  return async function authenticate(req: FastifyRequest, _reply: FastifyReply): Promise<void> {
+    const key = presentedKey(req);
+    const caller = key === undefined ? null : keys().authenticate(key);
+    if (!caller) {
+      throw new GatewayError('GW_ERR_INVALID_API_KEY', {
+        message: key === undefined ? 'Missing API key. Send it as "Authorization: Bearer <key>".' : 'Incorrect API key provided.',
+      });
+    }
+    req.caller = caller;
+  };
+}

@@ -1,0 +1,210 @@
+/**
+ * Reads `switchyard.yaml`, resolves `${ENV_VAR}` secret references, validates the result
+ * against the one schema, checks cross-references and returns a frozen runtime config.
+ * Runs once at start-up; every error names the bad path and value.
+ */
+import { readFileSync } from 'node:fs';
+import { Ajv, type ErrorObject } from 'ajv';
+import { parse as parseYaml } from 'yaml';
+import { ConfigSchema, type RawConfig, type UpstreamConfig, type ModelConfig, type ClientKeyConfig, type PriceConfig } from './schema.js';
+
+/** Thrown for any problem with the config file; `message` lists every problem found. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** An upstream whose credentials resolved: it takes traffic. */
+export interface LiveUpstream extends Readonly<UpstreamConfig> {
+  readonly apiKey: string | undefined;
+}
+
+/** One way to serve a public model: an upstream plus the model id sent to it. */
+export interface Target {
+  readonly upstream: LiveUpstream;
+  readonly model: string;
+}
+
+export interface Model {
+  readonly name: string;
+  readonly reasoning: boolean;
+  readonly price: Required<PriceConfig>;
+  /** Live targets, in config order (standby ones only when nothing else is live). */
+  readonly targets: readonly Target[];
+}
+
+export interface UpstreamStatus {
+  readonly id: string;
+  readonly provider: string;
+  /** `live` talks to a real provider, `simulated` is the built-in simulator, `off` lacks its key. */
+  readonly mode: 'live' | 'simulated' | 'off';
+  readonly reason?: string;
+}
+
+export interface GatewayConfig {
+  readonly path: string;
+  readonly server: RawConfig['server'];
+  readonly upstreams: ReadonlyMap<string, LiveUpstream>;
+  readonly upstreamStatus: readonly UpstreamStatus[];
+  readonly models: ReadonlyMap<string, Model>;
+  readonly keys: readonly ClientKeyConfig[];
+  /** Problems that do not stop start-up (a model with no live target), for the start-up log. */
+  readonly warnings: readonly string[];
+}
+
+const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
+const validate = ajv.compile<RawConfig>(ConfigSchema);
+
+const REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
+interface Unresolved {
+  path: string;
+  variable: string;
+}
+
+/** Replaces `${VAR}` / `${VAR:-default}` in every string of the tree; records unset ones. */
+function interpolate(node: unknown, path: string, env: NodeJS.ProcessEnv, unresolved: Unresolved[]): unknown {
+  if (typeof node === 'string') {
+    return node.replace(REF, (_m, name: string, fallback: string | undefined) => {
+      const value = env[name];
+      if (value !== undefined && value !== '') return value;
+      if (fallback !== undefined) return fallback;
+      unresolved.push({ path, variable: name });
+      return '';
+    });
+  }
+  if (Array.isArray(node)) return node.map((v, i) => interpolate(v, `${path}/${i}`, env, unresolved));
+  if (node && typeof node === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(node)) out[k] = interpolate(v, `${path}/${k}`, env, unresolved);
+    return out;
+  }
+  return node;
+}
+
+function valueAt(root: unknown, pointer: string): unknown {
+  let cur: unknown = root;
+  for (const part of pointer.split('/').slice(1)) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<string, unknown>)[part];
+  }
+  return cur;
+}
+
+function describe(err: ErrorObject, root: unknown): string {
+  const path = err.instancePath || '/';
+  if (err.keyword === 'additionalProperties') {
+    return `${path}: unknown field "${String(err.params['additionalProperty'])}"`;
+  }
+  if (err.keyword === 'required') return `${path}: missing field "${String(err.params['missingProperty'])}"`;
+  const shown = /api_key|key_sha256|password/i.test(path) ? '[redacted]' : JSON.stringify(valueAt(root, path));
+  return `${path}: ${err.message ?? 'invalid'} (got ${shown})`;
+}
+
+/**
+ * Parses and validates a config document.
+ * @param text YAML source.
+ * @param env environment used for `${VAR}` references (defaults to `process.env`).
+ * @param path shown in errors and kept on the result.
+ * @throws ConfigError listing every problem (schema, duplicates, dangling references).
+ */
+export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, path = '<inline>'): GatewayConfig {
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (err) {
+    throw new ConfigError(`${path}: not valid YAML: ${(err as Error).message}`);
+  }
+  const unresolved: Unresolved[] = [];
+  const resolved = interpolate(doc, '', env, unresolved);
+  if (!validate(resolved)) {
+    const lines = (validate.errors ?? []).map((e) => describe(e, resolved));
+    throw new ConfigError(`${path} is invalid:\n  - ${[...new Set(lines)].join('\n  - ')}`);
+  }
+  const raw = resolved;
+  const problems: string[] = [];
+  const warnings: string[] = [];
+
+  // An unset variable in an upstream's api_key switches that upstream off; anywhere else it is an error.
+  const offReason = new Map<number, string>();
+  for (const u of unresolved) {
+    const m = /^\/upstreams\/(\d+)\/api_key$/.exec(u.path);
+    if (m) offReason.set(Number(m[1]), `${u.variable} is not set`);
+    else problems.push(`${u.path}: environment variable ${u.variable} is not set`);
+  }
+
+  const upstreams = new Map<string, LiveUpstream>();
+  const status: UpstreamStatus[] = [];
+  const declared = new Set<string>();
+  raw.upstreams.forEach((u: UpstreamConfig, i: number) => {
+    if (declared.has(u.id)) problems.push(`/upstreams/${i}/id: duplicate upstream id "${u.id}"`);
+    declared.add(u.id);
+    if (u.provider !== 'simulator' && !u.base_url) problems.push(`/upstreams/${i}/base_url: required for provider "${u.provider}"`);
+    const reason = offReason.get(i);
+    if (reason) {
+      status.push({ id: u.id, provider: u.provider, mode: 'off', reason });
+      return;
+    }
+    const live: LiveUpstream = Object.freeze({ ...u, apiKey: u.api_key || undefined });
+    upstreams.set(u.id, live);
+    status.push({ id: u.id, provider: u.provider, mode: u.provider === 'simulator' ? 'simulated' : 'live' });
+  });
+
+  const models = new Map<string, Model>();
+  raw.models.forEach((m: ModelConfig, i: number) => {
+    if (models.has(m.name)) problems.push(`/models/${i}/name: duplicate model "${m.name}"`);
+    m.targets.forEach((t, j) => {
+      if (!declared.has(t.upstream)) problems.push(`/models/${i}/targets/${j}/upstream: unknown upstream "${t.upstream}"`);
+    });
+    const live = m.targets.filter((t) => upstreams.has(t.upstream));
+    const primary = live.filter((t) => !t.standby);
+    const chosen = primary.length > 0 ? primary : live;
+    if (chosen.length === 0) {
+      warnings.push(`model "${m.name}" has no live target; it is not served`);
+      return;
+    }
+    models.set(
+      m.name,
+      Object.freeze({
+        name: m.name,
+        reasoning: m.reasoning,
+        price: Object.freeze({ input: m.price.input, output: m.price.output, cached_input: m.price.cached_input ?? m.price.input }),
+        targets: Object.freeze(chosen.map((t) => Object.freeze({ upstream: upstreams.get(t.upstream)!, model: t.model }))),
+      }),
+    );
+  });
+
+  const keyNames = new Set<string>();
+  raw.keys.forEach((k: ClientKeyConfig, i: number) => {
+    if (keyNames.has(k.name)) problems.push(`/keys/${i}/name: duplicate key name "${k.name}"`);
+    keyNames.add(k.name);
+  });
+
+  if (problems.length > 0) throw new ConfigError(`${path} is invalid:\n  - ${problems.join('\n  - ')}`);
+
+  return Object.freeze({
+    path,
+    server: Object.freeze(raw.server),
+    upstreams,
+    upstreamStatus: Object.freeze(status),
+    models,
+    keys: Object.freeze(raw.keys.map((k) => Object.freeze(k))),
+    warnings: Object.freeze(warnings),
+  });
+}
+
+/**
+ * Loads the config file at `path`.
+ * @throws ConfigError when the file cannot be read or is invalid.
+ */
+export function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`cannot read config ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  return parseConfig(text, env, path);
+}

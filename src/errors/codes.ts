@@ -1,0 +1,116 @@
+/**
+ * The one table of errors Switchyard itself produces. Each entry fixes the HTTP status and
+ * the OpenAI error `type` / `code` the client sees, so SDKs map them to the same exception
+ * classes they raise against OpenAI (see the `ErrorResponse` schema in OpenAI's OpenAPI spec
+ * and the error guide: 401 invalid_api_key, 404 model_not_found, 429 rate_limit_exceeded).
+ *
+ * Written here rather than with `@fastify/error` because each code also carries the
+ * OpenAI-side `type` and `code`, which that helper has no place for.
+ */
+
+export interface ErrorSpec {
+  readonly status: number;
+  readonly type: string;
+  readonly code: string | null;
+  readonly message: string;
+}
+
+export const ERRORS = {
+  GW_ERR_INVALID_API_KEY: {
+    status: 401,
+    type: 'invalid_request_error',
+    code: 'invalid_api_key',
+    message: 'Incorrect or missing API key. Send it as "Authorization: Bearer <key>".',
+  },
+  GW_ERR_MODEL_NOT_FOUND: {
+    status: 404,
+    type: 'invalid_request_error',
+    code: 'model_not_found',
+    message: 'The model does not exist or you do not have access to it.',
+  },
+  GW_ERR_INVALID_REQUEST: { status: 400, type: 'invalid_request_error', code: null, message: 'Invalid request.' },
+  GW_ERR_INVALID_JSON: {
+    status: 400,
+    type: 'invalid_request_error',
+    code: 'invalid_json',
+    message: 'We could not parse the JSON body of your request.',
+  },
+  GW_ERR_BODY_TOO_LARGE: {
+    status: 413,
+    type: 'invalid_request_error',
+    code: 'request_too_large',
+    message: 'The request body is larger than this gateway accepts.',
+  },
+  GW_ERR_UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    type: 'invalid_request_error',
+    code: 'unsupported_media_type',
+    message: 'Send the request body as application/json.',
+  },
+  GW_ERR_ROUTE_NOT_FOUND: { status: 404, type: 'invalid_request_error', code: 'unknown_url', message: 'Unknown request URL.' },
+  GW_ERR_METHOD_NOT_ALLOWED: { status: 405, type: 'invalid_request_error', code: 'method_not_allowed', message: 'Method not allowed.' },
+  GW_ERR_UPSTREAM_UNREACHABLE: {
+    status: 502,
+    type: 'server_error',
+    code: 'upstream_unreachable',
+    message: 'The upstream provider could not be reached.',
+  },
+  GW_ERR_UPSTREAM_TIMEOUT: { status: 504, type: 'server_error', code: 'upstream_timeout', message: 'The upstream provider timed out.' },
+  GW_ERR_UPSTREAM_AUTH: {
+    status: 502,
+    type: 'server_error',
+    code: 'upstream_auth_failed',
+    message: 'The gateway could not authenticate to the upstream provider.',
+  },
+  GW_ERR_UPSTREAM_BAD_RESPONSE: {
+    status: 502,
+    type: 'server_error',
+    code: 'upstream_bad_response',
+    message: 'The upstream provider sent a response the gateway could not read.',
+  },
+  GW_ERR_UPSTREAM_STREAM: {
+    status: 502,
+    type: 'server_error',
+    code: 'upstream_stream_error',
+    message: 'The upstream stream failed before it completed.',
+  },
+  GW_ERR_UPSTREAM_ERROR: { status: 502, type: 'server_error', code: 'upstream_error', message: 'The upstream provider returned an error.' },
+  GW_ERR_NO_TARGET: { status: 503, type: 'server_error', code: 'no_upstream_available', message: 'No upstream can serve this model now.' },
+  GW_ERR_INTERNAL: { status: 500, type: 'server_error', code: 'internal_error', message: 'The gateway hit an internal error.' },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** An error with everything needed to render the client-facing OpenAI error body. */
+export class GatewayError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly type: string;
+  readonly openaiCode: string | null;
+  readonly param: string | null;
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(
+    code: ErrorCode,
+    opts: {
+      message?: string;
+      param?: string | null;
+      status?: number;
+      /** Overrides for relaying an upstream's own OpenAI-style error. */
+      type?: string;
+      openaiCode?: string | null;
+      headers?: Record<string, string>;
+      cause?: unknown;
+    } = {},
+  ) {
+    const spec: ErrorSpec = ERRORS[code];
+    super(opts.message ?? spec.message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'GatewayError';
+    this.code = code;
+    this.status = opts.status ?? spec.status;
+    this.type = opts.type ?? spec.type;
+    this.openaiCode = opts.openaiCode !== undefined ? opts.openaiCode : spec.code;
+    this.param = opts.param ?? null;
+    this.headers = opts.headers ?? {};
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * Sends a gateway error as an OpenAI-style JSON response, and maps Fastify's own errors
+ * (bad JSON, body too large, schema validation) onto the gateway's error table.
+ */
+import type { FastifyError, FastifyReply } from 'fastify';
+import { GatewayError } from './codes.js';
+import { errorBody } from './render.js';
+
+/** Sends `err` unless the response already started; returns the status sent. */
+export function sendError(reply: FastifyReply, err: GatewayError): number {
+  if (reply.sent || reply.raw.headersSent) return reply.statusCode;
+  const requestId = reply.request.id;
+  void reply
+    .status(err.status)
+    .headers({ ...err.headers, 'x-request-id': requestId })
+    .type('application/json; charset=utf-8')
+    .send(errorBody(err));
+  return err.status;
+}
+
+interface AjvIssue {
+  instancePath?: string;
+  keyword?: string;
+  message?: string;
+  params?: Record<string, unknown>;
+}
+
+/** `/messages/0/role` -> `messages[0].role` (OpenAI's `param` notation). */
+function paramFromPointer(pointer: string): string {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((p, i) => (/^\d+$/.test(p) ? `[${p}]` : i === 0 ? p : `.${p}`))
+    .join('');
+}
+
+function fromValidation(issues: AjvIssue[]): GatewayError {
+  const issue = issues.find((i) => i.keyword !== 'anyOf') ?? issues[0] ?? {};
+  let param = paramFromPointer(issue.instancePath ?? '');
+  let message: string;
+  if (issue.keyword === 'required') {
+    const missing = String(issue.params?.['missingProperty'] ?? '');
+    param = param ? `${param}.${missing}` : missing;
+    message = `Missing required parameter: '${param}'.`;
+  } else {
+    message = `Invalid value for '${param || 'body'}': ${issue.message ?? 'invalid'}.`;
+  }
+  return new GatewayError('GW_ERR_INVALID_REQUEST', { message, param: param || null });
+}
+
+/** Maps any error reaching Fastify's error handler to a gateway error. */
+export function toGatewayError(err: FastifyError | GatewayError | Error): GatewayError {
+  if (err instanceof GatewayError) return err;
+  const fe = err as FastifyError & { validation?: AjvIssue[] };
+  if (Array.isArray(fe.validation) && fe.validation.length > 0) return fromValidation(fe.validation);
+  switch (fe.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new GatewayError('GW_ERR_INVALID_JSON');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new GatewayError('GW_ERR_BODY_TOO_LARGE');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new GatewayError('GW_ERR_UNSUPPORTED_MEDIA_TYPE');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new GatewayError('GW_ERR_INVALID_REQUEST', { message: 'The Content-Length header does not match the body.' });
+    default:
+      break;
+  }
+  if (err instanceof SyntaxError) return new GatewayError('GW_ERR_INVALID_JSON');
+  const status = typeof fe.statusCode === 'number' ? fe.statusCode : 500;
+  if (status >= 400 && status < 500) return new GatewayError('GW_ERR_INVALID_REQUEST', { status, message: 'Invalid request.' });
+  return new GatewayError('GW_ERR_INTERNAL');
+}

@@ -1,0 +1,92 @@
+#!/usr/bin/env node
+/**
+ * Process entry.
+ *   switchyard [serve] [--config path]   start the gateway (PORT, HOST env vars; default 127.0.0.1:8080)
+ *   switchyard hash-key [key]            print the SHA-256 to put in keys[].key_sha256 (reads stdin without an argument)
+ *   switchyard check-config [--config]   validate a config file and exit
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import closeWithGrace from 'close-with-grace';
+import { buildApp } from './app.js';
+import { hashKey } from './auth/keys.js';
+import { ConfigError, loadConfig } from './config/load.js';
+import { logStartup } from './server/startup-log.js';
+import { packageRoot } from './util/package-root.js';
+
+const USAGE = `usage:
+  switchyard [serve] [--config <file>]   start the gateway (env: PORT=8080, HOST=127.0.0.1, SWITCHYARD_CONFIG)
+  switchyard hash-key [<key>]            print the key's SHA-256 for keys[].key_sha256 (reads stdin if no key given)
+  switchyard check-config [--config <file>]
+`;
+
+function configPath(flag: string | undefined): string {
+  if (flag) return resolve(flag);
+  if (process.env['SWITCHYARD_CONFIG']) return resolve(process.env['SWITCHYARD_CONFIG']);
+  const local = resolve('config/switchyard.yaml');
+  return existsSync(local) ? local : join(packageRoot(), 'config', 'switchyard.yaml');
+}
+
+async function serve(path: string): Promise<void> {
+  const config = loadConfig(path);
+  const { app, logger } = await buildApp(config);
+  const host = process.env['HOST'] || '127.0.0.1';
+  const port = Number(process.env['PORT'] || 8080);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number, got ${JSON.stringify(process.env['PORT'])}`);
+  closeWithGrace({ delay: 25_000 }, async ({ signal, err }) => {
+    if (err) app.log.error({ err }, 'fatal error, closing');
+    else app.log.info({ signal }, 'closing');
+    await app.close();
+    logger.flush();
+  });
+  const address = await app.listen({ host, port });
+  logStartup(logger, config, host, address);
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } },
+  });
+  const command = positionals[0] ?? 'serve';
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  switch (command) {
+    case 'serve':
+      await serve(configPath(values.config));
+      return -1;
+    case 'hash-key': {
+      const key = positionals[1] ?? readFileSync(0, 'utf8').trim();
+      if (!key) {
+        process.stderr.write('hash-key: no key given\n');
+        return 2;
+      }
+      process.stdout.write(`${hashKey(key)}\n`);
+      return 0;
+    }
+    case 'check-config': {
+      const config = loadConfig(configPath(values.config));
+      process.stdout.write(`${config.path}: ok (${config.models.size} models, ${config.upstreams.size} live upstreams)\n`);
+      for (const w of config.warnings) process.stdout.write(`warning: ${w}\n`);
+      return 0;
+    }
+    default:
+      process.stderr.write(USAGE);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exitCode = code;
+  },
+  (err: unknown) => {
+    if (err instanceof ConfigError) process.stderr.write(`switchyard: ${err.message}\n`);
+    else process.stderr.write(`switchyard: ${(err as Error).stack ?? String(err)}\n`);
+    process.exitCode = 1;
+  },
+);

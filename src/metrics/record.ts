@@ -1,0 +1,33 @@
+/**
+ * The only caller of prom-client outside the registry: turns finished request records and
+ * upstream failures into metric updates.
+ */
+import type { RequestRecord } from '../pipeline/context.js';
+import type { Metrics } from './registry.js';
+
+const NONE = 'none';
+
+/** Records one finished request. */
+export function recordRequest(m: Metrics, r: RequestRecord): void {
+  const model = r.model ?? NONE;
+  const upstream = r.upstream ?? NONE;
+  m.requests.inc({ model, upstream, status: String(r.status), outcome: r.outcome });
+  m.requestDuration.observe({ model, upstream, stream: String(r.stream) }, r.durationMs / 1000);
+  if (r.ttftMs !== null) m.ttft.observe({ model, upstream }, r.ttftMs / 1000);
+  const u = r.usage;
+  if (u.input - u.cached > 0) m.tokens.inc({ model, upstream, kind: 'input' }, u.input - u.cached);
+  if (u.cached > 0) m.tokens.inc({ model, upstream, kind: 'cached_input' }, u.cached);
+  if (u.output > 0) m.tokens.inc({ model, upstream, kind: 'output' }, u.output);
+  if (u.reasoning > 0) m.tokens.inc({ model, upstream, kind: 'reasoning' }, u.reasoning);
+  if (r.costUsd > 0) m.cost.inc({ model, upstream }, r.costUsd);
+}
+
+/** Records one failed upstream attempt. */
+export function recordUpstreamError(m: Metrics, upstream: string, cls: string): void {
+  m.upstreamErrors.inc({ upstream, class: cls });
+}
+
+/** Tracks requests in flight for a model. */
+export function trackInFlight(m: Metrics, model: string, delta: 1 | -1): void {
+  m.inFlight.inc({ model }, delta);
+}

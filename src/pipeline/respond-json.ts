@@ -1,0 +1,42 @@
+/**
+ * Relays a non-streaming upstream response: reads the (decoded) body, takes the usage from
+ * it, and sends the upstream's bytes to the client unchanged.
+ */
+import type { FastifyReply } from 'fastify';
+import { GatewayError } from '../errors/codes.js';
+import type { UpstreamResponse } from '../providers/types.js';
+import type { RequestRecord } from './context.js';
+import { readCapped } from './upstream-error.js';
+import { readUsage } from './usage.js';
+
+/** Largest upstream JSON body accepted; far above any chat completion. */
+const MAX_JSON_BODY = 64 * 1024 * 1024;
+
+/**
+ * @throws GatewayError `GW_ERR_UPSTREAM_BAD_RESPONSE` when the body is not JSON (nothing
+ *         was sent to the client yet); network errors while reading the body.
+ */
+export async function relayJson(
+  reply: FastifyReply,
+  upstream: UpstreamResponse,
+  rec: RequestRecord,
+  headers: Record<string, string>,
+): Promise<void> {
+  const { buf, truncated } = await readCapped(upstream.body, MAX_JSON_BODY);
+  let parsed: { usage?: unknown };
+  try {
+    if (truncated) throw new Error('too large');
+    parsed = JSON.parse(buf.toString('utf8')) as { usage?: unknown };
+  } catch {
+    throw new GatewayError('GW_ERR_UPSTREAM_BAD_RESPONSE');
+  }
+  const usage = readUsage(parsed.usage);
+  if (usage) rec.usage = usage;
+  rec.status = 200;
+  const type = upstream.headers['content-type'];
+  void reply
+    .status(200)
+    .headers(headers)
+    .header('content-type', typeof type === 'string' ? type : 'application/json')
+    .send(buf);
+}

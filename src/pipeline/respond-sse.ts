@@ -1,0 +1,208 @@
+/**
+ * Relays an upstream SSE stream to the client event by event, as bytes arrive.
+ *
+ * - Event bytes are forwarded as received (no re-serialising); comments and `[DONE]` pass.
+ * - Response headers are held until the first data event, so a failure before the first
+ *   token can still become a normal JSON error (or, later, a failover).
+ * - The `choices: []` usage chunk is dropped unless the client asked for
+ *   `stream_options.include_usage` (the gateway always asks the upstream for it).
+ * - A failure after the first byte (socket error, idle timeout, `event: error`, a chunk
+ *   with a top-level `error`, an end without `[DONE]` or a finish reason) ends the stream
+ *   with one final `data: {"error":{…}}` event: the `openai` SDKs raise on it.
+ */
+import { once } from 'node:events';
+import type { ServerResponse } from 'node:http';
+import type { FastifyReply } from 'fastify';
+import { GatewayError } from '../errors/codes.js';
+import { classifyError, type Classified } from '../errors/classify.js';
+import { errorBody, sseErrorFrame } from '../errors/render.js';
+import { SseFramer, type SseEvent } from '../sse/parse.js';
+import { redactSecrets } from '../util/redact.js';
+import type { UpstreamResponse } from '../providers/types.js';
+import type { RequestRecord } from './context.js';
+import { readUsage } from './usage.js';
+
+const USAGE = /"usage"\s*:\s*\{/;
+const TOP_ERROR = /"error"\s*:/;
+const FINISH = /"finish_reason"\s*:\s*"/;
+const DELTA = /"(?:content|reasoning_content|reasoning|arguments)"\s*:\s*"[^"]/;
+
+export const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  'x-accel-buffering': 'no',
+  connection: 'keep-alive',
+} as const;
+
+export interface SseRelayArgs {
+  readonly reply: FastifyReply;
+  readonly upstream: UpstreamResponse;
+  readonly wantsUsage: boolean;
+  readonly rec: RequestRecord;
+  /** Extra response headers (request id, upstream, model). */
+  readonly headers: Record<string, string>;
+  /** Fires on client disconnect. */
+  readonly signal: AbortSignal;
+  /** Exact strings to scrub from relayed error messages. */
+  readonly secrets: readonly (string | undefined)[];
+}
+
+export type SseRelayResult =
+  | { readonly committed: true }
+  /** Nothing was sent to the client; the caller may fail over or answer with JSON. */
+  | { readonly committed: false; readonly classified: Classified; readonly error: GatewayError };
+
+/** An in-stream error event from the upstream, in OpenAI's error shape. */
+function upstreamStreamError(ev: SseEvent, secrets: readonly (string | undefined)[]): GatewayError | null {
+  const data = ev.data ?? '';
+  if (ev.event !== 'error' && !TOP_ERROR.test(data)) return null;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(data);
+  } catch {
+    if (ev.event !== 'error') return null;
+  }
+  const top = parsed as Record<string, unknown> | undefined;
+  const inner = top && typeof top === 'object' ? (top['error'] ?? (ev.event === 'error' ? top : undefined)) : undefined;
+  if (inner === undefined || inner === null) return ev.event === 'error' ? new GatewayError('GW_ERR_UPSTREAM_STREAM') : null;
+  const e = (typeof inner === 'object' ? inner : { message: String(inner) }) as Record<string, unknown>;
+  const message = typeof e['message'] === 'string' ? e['message'] : 'The upstream stream reported an error.';
+  const code = typeof e['code'] === 'string' || typeof e['code'] === 'number' ? String(e['code']) : 'upstream_stream_error';
+  return new GatewayError('GW_ERR_UPSTREAM_STREAM', {
+    message: redactSecrets(message, secrets),
+    type: typeof e['type'] === 'string' ? e['type'] : 'server_error',
+    openaiCode: code,
+  });
+}
+
+async function write(out: ServerResponse, buf: Buffer, signal: AbortSignal): Promise<void> {
+  if (!out.write(buf)) await once(out, 'drain', { signal });
+}
+
+/**
+ * Runs the relay until the upstream stream ends, fails, or the client leaves.
+ * @throws the abort reason when the client disconnected (the caller records it).
+ */
+export async function relaySse(args: SseRelayArgs): Promise<SseRelayResult> {
+  const { reply, upstream, wantsUsage, rec, signal, secrets } = args;
+  const out = reply.raw;
+  const framer = new SseFramer();
+  let committed = false;
+  let sawDone = false;
+  let sawFinish = false;
+  let deltas = 0;
+  let pending: Buffer[] = [];
+  let failure: { classified: Classified; error: GatewayError } | null = null;
+
+  const commit = (): void => {
+    reply.hijack();
+    out.writeHead(200, { ...SSE_HEADERS, ...args.headers });
+    committed = true;
+    rec.ttftMs = Date.now() - rec.startedAt;
+  };
+
+  /** Sorts one event into the batch; returns an error when the stream must end. */
+  const take = (ev: SseEvent, batch: Buffer[]): GatewayError | null => {
+    const data = ev.data;
+    if (data === null) {
+      batch.push(ev.raw);
+      return null;
+    }
+    if (data === '[DONE]') {
+      sawDone = true;
+      batch.push(ev.raw);
+      return null;
+    }
+    const err = upstreamStreamError(ev, secrets);
+    if (err) return err;
+    if (USAGE.test(data)) {
+      try {
+        const chunk = JSON.parse(data) as { usage?: unknown; choices?: unknown[] };
+        const usage = readUsage(chunk.usage);
+        if (usage) {
+          rec.usage = usage;
+          rec.usageEstimated = false;
+        }
+        if (!wantsUsage && Array.isArray(chunk.choices) && chunk.choices.length === 0) return null;
+      } catch {
+        // Not JSON: relay as-is; the client's parser decides.
+      }
+    }
+    if (FINISH.test(data)) sawFinish = true;
+    if (DELTA.test(data)) deltas++;
+    batch.push(ev.raw);
+    return null;
+  };
+
+  const flush = async (batch: Buffer[], hasData: boolean): Promise<void> => {
+    if (!committed) {
+      pending.push(...batch);
+      if (!hasData) return;
+      commit();
+      batch = pending;
+      pending = [];
+    }
+    if (batch.length === 1) await write(out, batch[0]!, signal);
+    else if (batch.length > 1) await write(out, Buffer.concat(batch), signal);
+  };
+
+  try {
+    for await (const chunk of upstream.body as AsyncIterable<Buffer>) {
+      const batch: Buffer[] = [];
+      let hasData = false;
+      for (const ev of framer.push(chunk)) {
+        const err = take(ev, batch);
+        if (err) {
+          failure = { classified: { class: 'stream', retryable: false }, error: err };
+          break;
+        }
+        if (ev.data !== null) hasData = true;
+      }
+      await flush(batch, hasData && batch.length > 0);
+      if (failure) break;
+    }
+    if (!failure) {
+      const tail = framer.end();
+      const batch: Buffer[] = [];
+      if (tail) {
+        const err = take(tail, batch);
+        if (err) failure = { classified: { class: 'stream', retryable: false }, error: err };
+      }
+      if (!failure && !sawDone && !sawFinish) {
+        failure = {
+          classified: { class: 'stream', retryable: !committed },
+          error: new GatewayError('GW_ERR_UPSTREAM_STREAM', { message: 'The upstream stream ended before the response was complete.' }),
+        };
+      }
+      if (!failure) await flush(batch, true);
+    }
+  } catch (err) {
+    if (signal.aborted) throw signal.reason;
+    const classified = classifyError(err);
+    failure = {
+      classified: { class: classified.class === 'timeout' ? 'timeout' : 'stream', retryable: !committed },
+      error: new GatewayError('GW_ERR_UPSTREAM_STREAM', {
+        message: classified.class === 'timeout' ? 'The upstream stream went idle for too long.' : 'The upstream connection failed mid-stream.',
+      }),
+    };
+  } finally {
+    if (!rec.usage.output && deltas > 0) {
+      // No usage reported: keep what was seen (one token per delta event), marked estimated.
+      rec.usage = { input: rec.usage.input, cached: rec.usage.cached, output: deltas, reasoning: 0 };
+      rec.usageEstimated = true;
+    }
+  }
+
+  if (failure) {
+    upstream.body.destroy();
+    if (!committed) return { committed: false, ...failure };
+    rec.errorClass = failure.classified.class;
+    rec.outcome = 'upstream_error';
+    rec.status = 200;
+    if (!out.destroyed) out.end(sseErrorFrame(errorBody(failure.error)));
+    return { committed: true };
+  }
+  rec.status = 200;
+  out.end();
+  return { committed: true };
+}

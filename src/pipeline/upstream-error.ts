@@ -1,0 +1,87 @@
+/**
+ * Turns an upstream's non-2xx response into the error the client gets: the upstream's
+ * status and its OpenAI-style error fields (message scrubbed of key material), or a
+ * generic message when the body is not OpenAI-shaped. A 401/403 from the upstream is the
+ * gateway's credential problem, not the caller's: the client gets 502 without that body.
+ */
+import type { Readable } from 'node:stream';
+import { GatewayError } from '../errors/codes.js';
+import { classifyStatus, type Classified } from '../errors/classify.js';
+import { redactSecrets } from '../util/redact.js';
+import type { UpstreamResponse } from '../providers/types.js';
+
+const MAX_ERROR_BODY = 64 * 1024;
+
+/** Reads at most `limit` bytes of a body, then discards the rest. */
+export async function readCapped(body: Readable, limit: number): Promise<{ buf: Buffer; truncated: boolean }> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    if (size + chunk.length > limit) {
+      body.destroy();
+      return { buf: Buffer.concat(parts), truncated: true };
+    }
+    parts.push(chunk);
+    size += chunk.length;
+  }
+  return { buf: Buffer.concat(parts), truncated: false };
+}
+
+function header(res: UpstreamResponse, name: string): string | undefined {
+  const v = res.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+export interface UpstreamFailure {
+  readonly classified: Classified;
+  readonly error: GatewayError;
+}
+
+/**
+ * Reads an error response.
+ * @param secrets exact strings to scrub (the upstream's key).
+ */
+export async function readUpstreamError(res: UpstreamResponse, secrets: readonly (string | undefined)[]): Promise<UpstreamFailure> {
+  const classified = classifyStatus(res.statusCode);
+  let parsed: unknown;
+  try {
+    const { buf } = await readCapped(res.body, MAX_ERROR_BODY);
+    parsed = JSON.parse(buf.toString('utf8'));
+  } catch {
+    parsed = undefined;
+  }
+  if (classified.class === 'credential') {
+    return { classified, error: new GatewayError('GW_ERR_UPSTREAM_AUTH') };
+  }
+  const headers: Record<string, string> = {};
+  for (const h of ['retry-after', 'retry-after-ms']) {
+    const v = header(res, h);
+    if (v) headers[h] = v;
+  }
+  const err = (parsed as { error?: unknown } | undefined)?.error;
+  const fallback = `The upstream provider returned HTTP ${res.statusCode}.`;
+  let message = fallback;
+  let type: string = res.statusCode >= 500 ? 'server_error' : 'invalid_request_error';
+  let code: string | null = null;
+  let param: string | null = null;
+  if (typeof err === 'string') {
+    message = err;
+  } else if (err && typeof err === 'object') {
+    const e = err as Record<string, unknown>;
+    if (typeof e['message'] === 'string') message = e['message'];
+    if (typeof e['type'] === 'string') type = e['type'];
+    if (typeof e['code'] === 'string' || typeof e['code'] === 'number') code = String(e['code']);
+    if (typeof e['param'] === 'string') param = e['param'];
+  }
+  return {
+    classified,
+    error: new GatewayError('GW_ERR_UPSTREAM_ERROR', {
+      status: res.statusCode,
+      message: redactSecrets(message, secrets),
+      type,
+      openaiCode: code,
+      param,
+      headers,
+    }),
+  };
+}

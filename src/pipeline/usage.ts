@@ -1,0 +1,45 @@
+/**
+ * Token usage and cost. Usage is read from OpenAI's `usage` object
+ * (`prompt_tokens`, `prompt_tokens_details.cached_tokens`, `completion_tokens`,
+ * `completion_tokens_details.reasoning_tokens`; OpenAI API reference, "The chat completion
+ * object"). DeepSeek fills the same fields and also `prompt_cache_hit_tokens`
+ * (DeepSeek API docs, "Context caching"), used when `cached_tokens` is absent.
+ */
+import type { PriceConfig } from '../config/schema.js';
+
+export interface Usage {
+  /** All prompt tokens, cached ones included. */
+  input: number;
+  /** The part of `input` served from the provider's prompt cache. */
+  cached: number;
+  /** All completion tokens, reasoning ones included. */
+  output: number;
+  /** The part of `output` spent on hidden reasoning. */
+  reasoning: number;
+}
+
+export const ZERO_USAGE: Readonly<Usage> = Object.freeze({ input: 0, cached: 0, output: 0, reasoning: 0 });
+
+function num(v: unknown): number {
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0;
+}
+
+/** Reads an OpenAI-shaped `usage` object; null when there is none. */
+export function readUsage(usage: unknown): Usage | null {
+  if (!usage || typeof usage !== 'object') return null;
+  const u = usage as Record<string, unknown>;
+  const pd = (u['prompt_tokens_details'] ?? {}) as Record<string, unknown>;
+  const cd = (u['completion_tokens_details'] ?? {}) as Record<string, unknown>;
+  const input = num(u['prompt_tokens']);
+  const cached = Math.min(input, num(pd['cached_tokens']) || num(u['prompt_cache_hit_tokens']));
+  const output = num(u['completion_tokens']);
+  return { input, cached, output, reasoning: Math.min(output, num(cd['reasoning_tokens'])) };
+}
+
+/**
+ * Cost in USD: uncached input at `price.input`, cached input at `price.cached_input`,
+ * output (reasoning included, as providers bill it) at `price.output`; prices are USD per 1M tokens.
+ */
+export function costUsd(u: Usage, price: Required<PriceConfig>): number {
+  return ((u.input - u.cached) * price.input + u.cached * price.cached_input + u.output * price.output) / 1_000_000;
+}

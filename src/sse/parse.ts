@@ -1,0 +1,119 @@
+/**
+ * Incremental Server-Sent Events framer that keeps each event's raw bytes.
+ *
+ * Follows the WHATWG HTML "event stream" grammar: lines end in CRLF, LF or CR; a blank
+ * line ends an event; `data:` with or without one space; lines starting with `:` are
+ * comments. Written here instead of using `eventsource-parser` because the relay must
+ * forward every event byte-for-byte (framing, comments, `[DONE]`) without re-serialising,
+ * and that library hands out decoded strings only. Works on bytes, so a multi-byte UTF-8
+ * character split across reads is decoded only once its line is complete.
+ */
+
+export interface SseEvent {
+  /** The event's bytes as received, including its terminating blank line. */
+  readonly raw: Buffer;
+  /** `data` lines joined with `\n`, or null when the block had none (comments only). */
+  readonly data: string | null;
+  /** The `event:` field, or null. */
+  readonly event: string | null;
+}
+
+const LF = 0x0a;
+const CR = 0x0d;
+const COLON = 0x3a;
+
+export class SseFramer {
+  private buf: Buffer = Buffer.alloc(0);
+  /** Where the current (incomplete) event starts in `buf`. */
+  private eventStart = 0;
+  /** Where scanning for the next line resumes. */
+  private lineStart = 0;
+  private data: string[] = [];
+  private event: string | null = null;
+
+  /**
+   * Feeds bytes; returns the events completed by them, in order.
+   * @param chunk any slice of the stream, split anywhere.
+   */
+  push(chunk: Buffer): SseEvent[] {
+    if (this.eventStart === this.buf.length) {
+      this.lineStart -= this.eventStart;
+      this.eventStart = 0;
+      this.buf = chunk;
+    } else {
+      const keep = this.buf.subarray(this.eventStart);
+      this.lineStart -= this.eventStart;
+      this.eventStart = 0;
+      this.buf = Buffer.concat([keep, chunk]);
+    }
+    const out: SseEvent[] = [];
+    const buf = this.buf;
+    let pos = this.lineStart;
+    while (pos < buf.length) {
+      const lf = buf.indexOf(LF, pos);
+      const cr = buf.indexOf(CR, pos);
+      let end: number;
+      let next: number;
+      if (cr !== -1 && (lf === -1 || cr < lf)) {
+        // CR alone ends a line; CRLF counts as one terminator. A CR at the very end may be
+        // the first half of a CRLF still in flight: wait for more bytes.
+        if (cr === buf.length - 1) break;
+        end = cr;
+        next = buf[cr + 1] === LF ? cr + 2 : cr + 1;
+      } else if (lf !== -1) {
+        end = lf;
+        next = lf + 1;
+      } else {
+        break;
+      }
+      if (end === pos) {
+        // Blank line: the event is complete. A stray blank line becomes an event with no
+        // data, so the relay can still forward its bytes.
+        out.push(this.dispatch(buf, next));
+      } else {
+        this.field(buf, pos, end);
+      }
+      pos = next;
+    }
+    this.lineStart = pos;
+    return out;
+  }
+
+  /**
+   * Flushes an unterminated final event when the stream ends (the client's own parser would
+   * drop it, so it is reported for bookkeeping and forwarded as-is).
+   */
+  end(): SseEvent | null {
+    if (this.lineStart < this.buf.length) this.field(this.buf, this.lineStart, this.buf.length);
+    if (this.eventStart >= this.buf.length) return null;
+    const ev = this.dispatch(this.buf, this.buf.length);
+    this.buf = Buffer.alloc(0);
+    this.eventStart = 0;
+    this.lineStart = 0;
+    return ev;
+  }
+
+  private field(buf: Buffer, start: number, end: number): void {
+    if (buf[start] === COLON) return; // comment
+    let colon = buf.indexOf(COLON, start);
+    if (colon === -1 || colon > end) colon = end;
+    const name = buf.toString('latin1', start, colon);
+    let vStart = colon + 1;
+    if (vStart < end && buf[vStart] === 0x20) vStart++;
+    const value = vStart <= end ? buf.toString('utf8', vStart, end) : '';
+    if (name === 'data') this.data.push(value);
+    else if (name === 'event') this.event = value;
+  }
+
+  private dispatch(buf: Buffer, next: number): SseEvent {
+    const ev: SseEvent = {
+      raw: buf.subarray(this.eventStart, next),
+      data: this.data.length > 0 ? this.data.join('\n') : null,
+      event: this.event,
+    };
+    this.eventStart = next;
+    this.data = [];
+    this.event = null;
+    return ev;
+  }
+}

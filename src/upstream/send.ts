@@ -1,0 +1,63 @@
+/**
+ * Sends one HTTP request to an upstream through its pool and returns the response with
+ * its body decoded (gzip, deflate, br), so everything downstream sees plain bytes and the
+ * client never gets a body whose `content-encoding` label was dropped.
+ */
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { pipeline, type Readable, type Transform } from 'node:stream';
+import type { Dispatcher, Pool } from 'undici';
+import type { UpstreamResponse } from '../providers/types.js';
+
+export interface SendOptions {
+  readonly path: string;
+  readonly method: 'POST' | 'GET';
+  readonly headers: Record<string, string>;
+  readonly body?: string;
+  readonly signal: AbortSignal;
+  /** Time allowed until response headers, ms. */
+  readonly firstByteMs: number;
+  /** Longest silence between body chunks, ms. */
+  readonly idleMs: number;
+}
+
+function decoderFor(encoding: string): Transform | null {
+  switch (encoding.trim().toLowerCase()) {
+    case 'gzip':
+    case 'x-gzip':
+      return createGunzip();
+    case 'deflate':
+      return createInflate();
+    case 'br':
+      return createBrotliDecompress();
+    default:
+      return null;
+  }
+}
+
+/**
+ * @throws undici errors (`UND_ERR_CONNECT_TIMEOUT`, `UND_ERR_HEADERS_TIMEOUT`, `UND_ERR_SOCKET`,
+ *         `ECONNREFUSED`, abort) raised before the response headers arrive.
+ */
+export async function sendUpstream(pool: Pool, opts: SendOptions): Promise<UpstreamResponse> {
+  const res: Dispatcher.ResponseData = await pool.request({
+    path: opts.path,
+    method: opts.method,
+    headers: opts.headers,
+    body: opts.body ?? null,
+    signal: opts.signal,
+    headersTimeout: opts.firstByteMs,
+    bodyTimeout: opts.idleMs,
+  });
+  const headers = { ...res.headers };
+  const encoding = headers['content-encoding'];
+  let body: Readable = res.body;
+  if (typeof encoding === 'string' && encoding !== 'identity') {
+    const decoder = decoderFor(encoding);
+    if (decoder) {
+      body = pipeline(res.body, decoder, () => {}) as unknown as Readable;
+      delete headers['content-encoding'];
+      delete headers['content-length'];
+    }
+  }
+  return { statusCode: res.statusCode, headers, body };
+}
