@@ -1,0 +1,116 @@
+/**
+ * Starts the real gateway (buildApp + listen on port 0) with a config written for the
+ * test, capturing every log line, and gives an `openai` client pointed at it.
+ */
+import { Writable } from 'node:stream';
+import OpenAI from 'openai';
+import { buildApp, type Gateway } from '../../src/app.js';
+import { parseConfig } from '../../src/config/load.js';
+import { hashKey } from '../../src/auth/keys.js';
+
+export const CLIENT_KEY = 'sk-test-client-0123456789abcdef';
+export const OTHER_KEY = 'sk-test-limited-0123456789abcdef';
+export const UPSTREAM_KEY = 'sk-upstream-secret-abcdefghijklmnopqrstuvwxyz';
+
+export interface TestGateway extends Gateway {
+  url: string;
+  logs: string[];
+  /** Parsed log lines. */
+  logLines(): Record<string, unknown>[];
+  /** `request finished` lines. */
+  finished(): Record<string, unknown>[];
+  client(opts?: { apiKey?: string; maxRetries?: number }): OpenAI;
+  metricsText(): Promise<string>;
+  close(): Promise<void>;
+}
+
+export interface ConfigOptions {
+  /** Extra YAML under `upstreams:` entries (e.g. timeouts). */
+  timeouts?: { connect_ms?: number; first_byte_ms?: number; idle_ms?: number };
+  bodyLimit?: number;
+  /** More upstream base URLs, served as failover targets of `gpt-test` in order. */
+  extraUpstreams?: string[];
+}
+
+/** A config with one OpenAI-compatible upstream `fake` serving `gpt-test` (as `upstream-model-x`). */
+export function testConfigYaml(upstreamUrl: string, opts: ConfigOptions = {}): string {
+  const t = { connect_ms: 2000, first_byte_ms: 5000, idle_ms: 5000, ...opts.timeouts };
+  const extra = (opts.extraUpstreams ?? [])
+    .map(
+      (u, i) => `
+  - id: fake${i + 2}
+    provider: openai-compatible
+    base_url: ${u}/v1
+    api_key: \${TEST_UPSTREAM_KEY}
+    timeouts: { connect_ms: ${t.connect_ms}, first_byte_ms: ${t.first_byte_ms}, idle_ms: ${t.idle_ms} }`,
+    )
+    .join('');
+  const extraTargets = (opts.extraUpstreams ?? []).map((_u, i) => `\n      - { upstream: fake${i + 2}, model: upstream-model-x }`).join('');
+  return `
+server:
+  body_limit_bytes: ${opts.bodyLimit ?? 33554432}
+  log_level: info
+upstreams:
+  - id: fake
+    provider: openai-compatible
+    base_url: ${upstreamUrl}/v1
+    api_key: \${TEST_UPSTREAM_KEY}
+    region: test
+    max_concurrency: 32
+    timeouts: { connect_ms: ${t.connect_ms}, first_byte_ms: ${t.first_byte_ms}, idle_ms: ${t.idle_ms} }${extra}
+models:
+  - name: gpt-test
+    reasoning: false
+    price: { input: 2.5, cached_input: 1.25, output: 10 }
+    targets:
+      - { upstream: fake, model: upstream-model-x }${extraTargets}
+  - name: reasoner-test
+    reasoning: true
+    price: { input: 0.55, cached_input: 0.14, output: 2.19 }
+    targets:
+      - { upstream: fake, model: upstream-reasoner }
+keys:
+  - name: team-a
+    key_sha256: ${hashKey(CLIENT_KEY)}
+    models: ["*"]
+  - name: team-limited
+    key_sha256: ${hashKey(OTHER_KEY)}
+    models: ["reasoner-test"]
+`;
+}
+
+/** Starts a gateway from YAML text. */
+export async function startGateway(yaml: string, env: NodeJS.ProcessEnv = { TEST_UPSTREAM_KEY: UPSTREAM_KEY }): Promise<TestGateway> {
+  const logs: string[] = [];
+  const logStream = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) logs.push(line);
+      cb();
+    },
+  });
+  const config = parseConfig(yaml, env, 'test.yaml');
+  const gw = await buildApp(config, { logStream });
+  const address = await gw.app.listen({ host: '127.0.0.1', port: 0 });
+  const logLines = () => logs.map((l) => JSON.parse(l) as Record<string, unknown>);
+  return {
+    ...gw,
+    url: address,
+    logs,
+    logLines,
+    finished: () => logLines().filter((l) => l['msg'] === 'request finished'),
+    client: (o = {}) => new OpenAI({ apiKey: o.apiKey ?? CLIENT_KEY, baseURL: `${address}/v1`, maxRetries: o.maxRetries ?? 0 }),
+    metricsText: async () => (await fetch(`${address}/metrics`)).text(),
+    close: () => gw.app.close(),
+  };
+}
+
+/** Waits until `fn` returns truthy or `ms` passes. */
+export async function waitFor<T>(fn: () => T | undefined | null | false, ms = 2000, what = 'condition'): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
