@@ -40,7 +40,7 @@ export interface Gateway {
   readonly logger: Logger;
 }
 
-const REQUEST_ID = /^[A-Za-z0-9._:\-]{1,128}$/;
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 function createProviders(config: GatewayConfig): Map<string, Provider> {
   const providers = new Map<string, Provider>();

@@ -49,9 +49,13 @@ export class SseFramer {
     const out: SseEvent[] = [];
     const buf = this.buf;
     let pos = this.lineStart;
+    // Next LF / CR at or after `pos`; searched again only once passed, so a chunk is
+    // scanned in linear time however many lines it holds.
+    let lf = buf.indexOf(LF, pos);
+    let cr = buf.indexOf(CR, pos);
     while (pos < buf.length) {
-      const lf = buf.indexOf(LF, pos);
-      const cr = buf.indexOf(CR, pos);
+      if (lf !== -1 && lf < pos) lf = buf.indexOf(LF, pos);
+      if (cr !== -1 && cr < pos) cr = buf.indexOf(CR, pos);
       let end: number;
       let next: number;
       if (cr !== -1 && (lf === -1 || cr < lf)) {

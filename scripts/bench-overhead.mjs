@@ -1,0 +1,128 @@
+#!/usr/bin/env node
+// npm run bench:overhead — Switchyard's added latency and throughput against going direct,
+// measured with the neutral harness in ../shared/bench (copied to .bench/, never modified).
+//
+// Pinned as the harness README advises on a small box: the mock upstream and the load
+// driver share CPU 0, the gateway gets CPU 1 alone, so both arms see the same loader and
+// mock and only the gateway's work differs.
+//
+//   node scripts/bench-overhead.mjs [--quick] [--aa] [--out docs/bench/overhead.json]
+//
+// --quick   short rounds (smoke run, numbers not for publishing)
+// --aa      also run the A/A noise floor (direct vs direct)
+import { spawn, execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const { values: o } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    aa: { type: 'boolean', default: false },
+    out: { type: 'string', default: join(root, '.bench', 'overhead.json') },
+    harness: { type: 'string', default: join(root, '..', 'shared', 'bench') },
+  },
+});
+
+const work = join(root, '.bench');
+const harness = join(work, 'harness');
+mkdirSync(work, { recursive: true });
+if (!existsSync(join(harness, 'node_modules', 'undici'))) {
+  rmSync(harness, { recursive: true, force: true });
+  cpSync(o.harness, harness, { recursive: true });
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: harness, stdio: 'inherit' });
+}
+
+const freePort = () =>
+  new Promise((res) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => res(port));
+    });
+  });
+
+const canPin = (() => {
+  try {
+    execFileSync('taskset', ['-c', '0', 'true']);
+    return true;
+  } catch {
+    return false;
+  }
+})();
+const pinned = (cpu, cmd, args) => (canPin ? ['taskset', ['-c', String(cpu), cmd, ...args]] : [cmd, args]);
+
+const children = [];
+function start(cpu, cmd, args, opts = {}) {
+  const [c, a] = pinned(cpu, cmd, args);
+  const child = spawn(c, a, { stdio: ['ignore', opts.log ?? 'ignore', opts.log ?? 'inherit'], env: { ...process.env, ...opts.env } });
+  children.push(child);
+  return child;
+}
+const stopAll = () => children.forEach((c) => c.kill('SIGTERM'));
+process.on('exit', stopAll);
+process.on('SIGINT', () => process.exit(130));
+
+async function waitHttp(url, ms = 10_000) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    try {
+      const r = await fetch(url);
+      if (r.status < 500) return;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+const CHUNKS = 20;
+const DELAYS = [0, 5];
+const mockPort = await freePort();
+const gwPort = await freePort();
+const benchKey = 'sk-bench-overhead-key';
+
+// One public model per harness scenario: the harness puts the scenario in the model name,
+// and the gateway sends that same name upstream.
+const models = DELAYS.map((d) => `gpt-mock-chunks${CHUNKS}-delay${d}-ttft0-latency0`)
+  .map((name) => `  - name: ${name}\n    price: { input: 1, output: 2 }\n    targets: [{ upstream: mock, model: ${name} }]`)
+  .join('\n');
+const configPath = join(work, 'switchyard.bench.yaml');
+writeFileSync(
+  configPath,
+  `server:\n  log_level: info\nupstreams:\n  - id: mock\n    provider: openai-compatible\n    base_url: http://127.0.0.1:${mockPort}/v1\n    api_key: bench-upstream-key\n    max_concurrency: 256\nmodels:\n${models}\nkeys:\n  - name: bench\n    key_sha256: ${createHash('sha256').update(benchKey).digest('hex')}\n`,
+);
+
+start(0, process.execPath, [join(harness, 'mock-upstream.mjs'), '--port', String(mockPort)]);
+const gwLog = openSync(join(work, 'gateway.log'), 'w');
+start(1, process.execPath, [join(root, 'dist', 'main.js'), '--config', configPath], { env: { PORT: String(gwPort), HOST: '127.0.0.1' }, log: gwLog });
+await waitHttp(`http://127.0.0.1:${mockPort}/health`);
+await waitHttp(`http://127.0.0.1:${gwPort}/healthz`);
+
+const timing = o.quick ? ['--duration', '2', '--rounds', '2', '--warmup', '1'] : ['--duration', '5', '--rounds', '3', '--warmup', '1'];
+const common = ['--concurrency', '1,16,64', '--mode', 'both', '--chunks', String(CHUNKS), '--delay', DELAYS.join(','), '--include-usage', ...timing];
+
+function run(args, out) {
+  const [c, a] = pinned(0, process.execPath, [join(harness, 'run.mjs'), ...args, ...common, '--out', out]);
+  execFileSync(c, a, { stdio: ['ignore', 'ignore', 'inherit'] });
+  return out;
+}
+
+const reports = [];
+if (o.aa) {
+  reports.push(run(['--target', `direct=http://127.0.0.1:${mockPort}`, '--target', `direct-again=http://127.0.0.1:${mockPort}`], join(work, 'aa.json')));
+}
+mkdirSync(dirname(resolve(o.out)), { recursive: true });
+reports.push(
+  run(
+    ['--target', `direct=http://127.0.0.1:${mockPort}`, '--target', `switchyard=http://127.0.0.1:${gwPort}`, '--header', `switchyard=authorization:Bearer ${benchKey}`],
+    resolve(o.out),
+  ),
+);
+stopAll();
+const table = execFileSync(process.execPath, [join(harness, 'report.mjs'), ...reports], { encoding: 'utf8' });
+process.stdout.write(`${canPin ? 'pinned: mock + driver on CPU 0, gateway on CPU 1' : 'not pinned (taskset unavailable)'}\n\n${table}`);
