@@ -115,10 +115,19 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
   try {
     doc = parseYaml(text);
   } catch (err) {
-    throw new ConfigError(`${path}: not valid YAML: ${(err as Error).message}`);
+    // Only the position: the parser's message quotes the source line, which may hold a secret.
+    const e = err as { code?: string; linePos?: { line: number; col: number }[] };
+    const at = e.linePos?.[0] ? ` at line ${e.linePos[0].line}, column ${e.linePos[0].col}` : '';
+    throw new ConfigError(`${path}: not valid YAML${at} (${e.code ?? 'syntax error'})`);
   }
   const unresolved: Unresolved[] = [];
   const resolved = interpolate(doc, '', env, unresolved);
+  // Unset variables outside an upstream's api_key are reported first: the schema errors
+  // they cause ("must match pattern, got """) would not name the variable.
+  const unset = unresolved
+    .filter((u) => !/^\/upstreams\/\d+\/api_key$/.test(u.path))
+    .map((u) => `${u.path}: environment variable ${u.variable} is not set`);
+  if (unset.length > 0) throw new ConfigError(`${path} is invalid:\n  - ${unset.join('\n  - ')}`);
   if (!validate(resolved)) {
     const lines = (validate.errors ?? []).map((e) => describe(e, resolved));
     throw new ConfigError(`${path} is invalid:\n  - ${[...new Set(lines)].join('\n  - ')}`);
@@ -132,7 +141,6 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
   for (const u of unresolved) {
     const m = /^\/upstreams\/(\d+)\/api_key$/.exec(u.path);
     if (m) offReason.set(Number(m[1]), `${u.variable} is not set`);
-    else problems.push(`${u.path}: environment variable ${u.variable} is not set`);
   }
 
   const upstreams = new Map<string, LiveUpstream>();
@@ -153,8 +161,10 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
   });
 
   const models = new Map<string, Model>();
+  const modelNames = new Set<string>();
   raw.models.forEach((m: ModelConfig, i: number) => {
-    if (models.has(m.name)) problems.push(`/models/${i}/name: duplicate model "${m.name}"`);
+    if (modelNames.has(m.name)) problems.push(`/models/${i}/name: duplicate model "${m.name}"`);
+    modelNames.add(m.name);
     m.targets.forEach((t, j) => {
       if (!declared.has(t.upstream)) problems.push(`/models/${i}/targets/${j}/upstream: unknown upstream "${t.upstream}"`);
     });

@@ -17,7 +17,7 @@ import { GatewayError } from '../errors/codes.js';
 import { classifyError, type Classified } from '../errors/classify.js';
 import { errorBody, sseErrorFrame } from '../errors/render.js';
 import { SseFramer, type SseEvent } from '../sse/parse.js';
-import { redactSecrets } from '../util/redact.js';
+import { upstreamErrorFields } from '../errors/upstream-fields.js';
 import type { UpstreamResponse } from '../providers/types.js';
 import type { RequestRecord } from './context.js';
 import { readUsage } from './usage.js';
@@ -65,14 +65,12 @@ function upstreamStreamError(ev: SseEvent, secrets: readonly (string | undefined
   const top = parsed as Record<string, unknown> | undefined;
   const inner = top && typeof top === 'object' ? (top['error'] ?? (ev.event === 'error' ? top : undefined)) : undefined;
   if (inner === undefined || inner === null) return ev.event === 'error' ? new GatewayError('GW_ERR_UPSTREAM_STREAM') : null;
-  const e = (typeof inner === 'object' ? inner : { message: String(inner) }) as Record<string, unknown>;
-  const message = typeof e['message'] === 'string' ? e['message'] : 'The upstream stream reported an error.';
-  const code = typeof e['code'] === 'string' || typeof e['code'] === 'number' ? String(e['code']) : 'upstream_stream_error';
-  return new GatewayError('GW_ERR_UPSTREAM_STREAM', {
-    message: redactSecrets(message, secrets),
-    type: typeof e['type'] === 'string' ? e['type'] : 'server_error',
-    openaiCode: code,
-  });
+  const fields = upstreamErrorFields(
+    typeof inner === 'object' ? inner : String(inner),
+    { message: 'The upstream stream reported an error.', type: 'server_error', code: 'upstream_stream_error', param: null },
+    secrets,
+  );
+  return new GatewayError('GW_ERR_UPSTREAM_STREAM', { message: fields.message, type: fields.type, openaiCode: fields.code, param: fields.param });
 }
 
 async function write(out: ServerResponse, buf: Buffer, signal: AbortSignal): Promise<void> {

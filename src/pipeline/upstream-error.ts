@@ -7,7 +7,7 @@
 import type { Readable } from 'node:stream';
 import { GatewayError } from '../errors/codes.js';
 import { classifyStatus, type Classified } from '../errors/classify.js';
-import { redactSecrets } from '../util/redact.js';
+import { upstreamErrorFields } from '../errors/upstream-fields.js';
 import type { UpstreamResponse } from '../providers/types.js';
 
 const MAX_ERROR_BODY = 64 * 1024;
@@ -58,29 +58,24 @@ export async function readUpstreamError(res: UpstreamResponse, secrets: readonly
     const v = header(res, h);
     if (v) headers[h] = v;
   }
-  const err = (parsed as { error?: unknown } | undefined)?.error;
-  const fallback = `The upstream provider returned HTTP ${res.statusCode}.`;
-  let message = fallback;
-  let type: string = res.statusCode >= 500 ? 'server_error' : 'invalid_request_error';
-  let code: string | null = null;
-  let param: string | null = null;
-  if (typeof err === 'string') {
-    message = err;
-  } else if (err && typeof err === 'object') {
-    const e = err as Record<string, unknown>;
-    if (typeof e['message'] === 'string') message = e['message'];
-    if (typeof e['type'] === 'string') type = e['type'];
-    if (typeof e['code'] === 'string' || typeof e['code'] === 'number') code = String(e['code']);
-    if (typeof e['param'] === 'string') param = e['param'];
-  }
+  const fields = upstreamErrorFields(
+    (parsed as { error?: unknown } | undefined)?.error,
+    {
+      message: `The upstream provider returned HTTP ${res.statusCode}.`,
+      type: res.statusCode >= 500 ? 'server_error' : 'invalid_request_error',
+      code: null,
+      param: null,
+    },
+    secrets,
+  );
   return {
     classified,
     error: new GatewayError('GW_ERR_UPSTREAM_ERROR', {
       status: res.statusCode,
-      message: redactSecrets(message, secrets),
-      type,
-      openaiCode: code,
-      param,
+      message: fields.message,
+      type: fields.type,
+      openaiCode: fields.code,
+      param: fields.param,
       headers,
     }),
   };

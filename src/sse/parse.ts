@@ -88,7 +88,12 @@ export class SseFramer {
    * drop it, so it is reported for bookkeeping and forwarded as-is).
    */
   end(): SseEvent | null {
-    if (this.lineStart < this.buf.length) this.field(this.buf, this.lineStart, this.buf.length);
+    if (this.lineStart < this.buf.length) {
+      // A CR held back as a possible CRLF half is, at the end, a line terminator.
+      const last = this.buf.length - 1;
+      const end = this.buf[last] === CR ? last : this.buf.length;
+      if (end > this.lineStart) this.field(this.buf, this.lineStart, end);
+    }
     if (this.eventStart >= this.buf.length) return null;
     const ev = this.dispatch(this.buf, this.buf.length);
     this.buf = Buffer.alloc(0);

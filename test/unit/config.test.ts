@@ -1,0 +1,517 @@
+/**
+ * Config loading (parseConfig / loadConfig) and the usage / cost arithmetic.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { hashKey } from '../../src/auth/keys.js';
+import { ConfigError, loadConfig, parseConfig, type GatewayConfig } from '../../src/config/load.js';
+import { costUsd, readUsage, ZERO_USAGE, type Usage } from '../../src/pipeline/usage.js';
+import { fixtureJson, sseEvents } from '../helpers/recordings.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+/** The repository root, from the compiled `.test-build/test/unit`. */
+const ROOT = join(here, '..', '..', '..');
+const DEFAULT_PATH = join(ROOT, 'config', 'switchyard.yaml');
+const DEFAULT_YAML = readFileSync(DEFAULT_PATH, 'utf8');
+const DEMO_HASH = hashKey('sk-switchyard-demo');
+
+/** Runs `fn`, asserts it throws a ConfigError, returns the message. */
+function configError(fn: () => unknown): string {
+  let thrown: unknown;
+  try {
+    fn();
+  } catch (err) {
+    thrown = err;
+  }
+  assert.ok(thrown !== undefined, 'expected a ConfigError, nothing was thrown');
+  assert.ok(thrown instanceof ConfigError, `expected a ConfigError, got ${String(thrown)}`);
+  assert.equal(thrown.name, 'ConfigError');
+  return thrown.message;
+}
+
+function targetsOf(config: GatewayConfig, model: string): { upstream: string; model: string }[] {
+  const m = config.models.get(model);
+  assert.ok(m, `model ${model} is served`);
+  return m.targets.map((t) => ({ upstream: t.upstream.id, model: t.model }));
+}
+
+interface MiniOptions {
+  upstream?: string;
+  models?: string;
+  keys?: string;
+}
+
+/** A small valid config; parts can be replaced to break one thing at a time. */
+function mini(o: MiniOptions = {}): string {
+  return `
+upstreams:
+${
+  o.upstream ??
+  `  - id: up
+    provider: openai-compatible
+    base_url: http://127.0.0.1:9/v1
+    api_key: \${UP_KEY}
+    max_concurrency: 8
+  - id: sim
+    provider: simulator`
+}
+models:
+${
+  o.models ??
+  `  - name: m1
+    price: { input: 1, output: 2 }
+    targets:
+      - { upstream: up, model: real-m1 }
+      - { upstream: sim, model: sim-m1, standby: true }`
+}
+keys:
+${o.keys ?? `  - name: k\n    key_sha256: ${DEMO_HASH}`}
+`;
+}
+
+describe('parseConfig: the shipped config/switchyard.yaml', () => {
+  test('parses with no provider keys: simulator targets only, openai and deepseek off', () => {
+    const c = parseConfig(DEFAULT_YAML, {}, DEFAULT_PATH);
+    assert.equal(c.path, DEFAULT_PATH);
+    assert.deepEqual(
+      c.upstreamStatus.map((u) => [u.id, u.mode]),
+      [
+        ['openai', 'off'],
+        ['deepseek', 'off'],
+        ['simulator', 'simulated'],
+      ],
+    );
+    assert.match(c.upstreamStatus[0]!.reason ?? '', /OPENAI_API_KEY/);
+    assert.match(c.upstreamStatus[1]!.reason ?? '', /DEEPSEEK_API_KEY/);
+    assert.deepEqual([...c.upstreams.keys()], ['simulator']);
+    assert.deepEqual([...c.models.keys()], ['gpt-5.5-codex', 'deepseek-v3.2', 'deepseek-reasoner']);
+    assert.deepEqual(targetsOf(c, 'gpt-5.5-codex'), [{ upstream: 'simulator', model: 'deepseek-reasoner' }]);
+    assert.deepEqual(targetsOf(c, 'deepseek-v3.2'), [{ upstream: 'simulator', model: 'deepseek-chat' }]);
+    assert.deepEqual(targetsOf(c, 'deepseek-reasoner'), [{ upstream: 'simulator', model: 'deepseek-reasoner' }]);
+    assert.deepEqual(c.warnings, []);
+    assert.equal(c.models.get('gpt-5.5-codex')!.reasoning, true);
+    assert.equal(c.models.get('deepseek-v3.2')!.reasoning, false);
+    assert.deepEqual({ ...c.models.get('gpt-5.5-codex')!.price }, { input: 1.25, cached_input: 0.125, output: 10 });
+    assert.deepEqual({ ...c.models.get('deepseek-v3.2')!.price }, { input: 0.28, cached_input: 0.028, output: 0.42 });
+    assert.equal(c.keys.length, 1);
+    assert.equal(c.keys[0]!.key_sha256, DEMO_HASH, 'the demo key hash is sha256("sk-switchyard-demo")');
+    assert.deepEqual(c.keys[0]!.models, ['*']);
+    const sim = c.upstreams.get('simulator')!;
+    assert.equal(sim.apiKey, undefined);
+    assert.equal(sim.simulator.chunk_delay_ms, 20);
+    assert.equal(sim.simulator.first_byte_delay_ms, 150);
+    assert.equal(c.server.log_level, 'info');
+    assert.equal(c.server.body_limit_bytes, 33554432);
+  });
+
+  test('an empty OPENAI_API_KEY counts as unset', () => {
+    const c = parseConfig(DEFAULT_YAML, { OPENAI_API_KEY: '' });
+    assert.equal(c.upstreamStatus.find((u) => u.id === 'openai')!.mode, 'off');
+    assert.deepEqual(targetsOf(c, 'gpt-5.5-codex'), [{ upstream: 'simulator', model: 'deepseek-reasoner' }]);
+  });
+
+  test('with OPENAI_API_KEY set, gpt-5.5-codex targets openai only (standby simulator dropped)', () => {
+    const c = parseConfig(DEFAULT_YAML, { OPENAI_API_KEY: 'sk-test-openai-key' });
+    assert.deepEqual(targetsOf(c, 'gpt-5.5-codex'), [{ upstream: 'openai', model: 'gpt-5.5-codex' }]);
+    const openai = c.models.get('gpt-5.5-codex')!.targets[0]!.upstream;
+    assert.equal(openai.apiKey, 'sk-test-openai-key');
+    assert.equal(openai.base_url, 'https://api.openai.com/v1');
+    assert.equal(openai.timeouts.first_byte_ms, 120000);
+    assert.equal(c.upstreamStatus.find((u) => u.id === 'openai')!.mode, 'live');
+    assert.equal(c.upstreamStatus.find((u) => u.id === 'deepseek')!.mode, 'off');
+    // DeepSeek models still on the simulator.
+    assert.deepEqual(targetsOf(c, 'deepseek-v3.2'), [{ upstream: 'simulator', model: 'deepseek-chat' }]);
+  });
+
+  test('with both provider keys set no model uses the simulator', () => {
+    const c = parseConfig(DEFAULT_YAML, { OPENAI_API_KEY: 'sk-a', DEEPSEEK_API_KEY: 'sk-b' });
+    assert.deepEqual(targetsOf(c, 'deepseek-v3.2'), [{ upstream: 'deepseek', model: 'deepseek-chat' }]);
+    assert.deepEqual(targetsOf(c, 'deepseek-reasoner'), [{ upstream: 'deepseek', model: 'deepseek-reasoner' }]);
+    assert.equal(c.upstreams.get('deepseek')!.apiKey, 'sk-b');
+  });
+
+  test('loadConfig reads the file and keeps its path', () => {
+    const c = loadConfig(DEFAULT_PATH, {});
+    assert.equal(c.path, DEFAULT_PATH);
+    assert.equal(c.models.size, 3);
+  });
+
+  test('the result is frozen', () => {
+    const c = parseConfig(DEFAULT_YAML, {});
+    assert.ok(Object.isFrozen(c));
+    assert.ok(Object.isFrozen(c.models.get('gpt-5.5-codex')));
+    assert.ok(Object.isFrozen(c.upstreams.get('simulator')));
+  });
+});
+
+describe('parseConfig: defaults and env references', () => {
+  test('schema defaults are filled in', () => {
+    const c = parseConfig(mini(), { UP_KEY: 'k' });
+    const up = c.upstreams.get('up')!;
+    assert.equal(up.region, 'default');
+    assert.deepEqual({ ...up.timeouts }, { connect_ms: 5000, first_byte_ms: 120000, idle_ms: 60000 });
+    assert.deepEqual({ ...up.headers }, {});
+    assert.equal(c.server.log_level, 'info');
+    // cached_input defaults to input.
+    assert.deepEqual({ ...c.models.get('m1')!.price }, { input: 1, cached_input: 1, output: 2 });
+    assert.deepEqual(c.keys[0]!.models, ['*']);
+  });
+
+  test('${VAR} and ${VAR:-default} are resolved in any string', () => {
+    const yaml = mini({
+      upstream: `  - id: up
+    provider: openai-compatible
+    base_url: \${SY_BASE:-http://127.0.0.1:9}/v1
+    api_key: \${UP_KEY}
+    region: \${SY_REGION:-eu}
+    headers: { OpenAI-Organization: "\${SY_ORG}" }`,
+      models: `  - name: m1
+    price: { input: 1, output: 2 }
+    targets: [{ upstream: up, model: x }]`,
+    });
+    const c = parseConfig(yaml, { UP_KEY: 'sk-up', SY_ORG: 'org-123' });
+    const up = c.upstreams.get('up')!;
+    assert.equal(up.base_url, 'http://127.0.0.1:9/v1');
+    assert.equal(up.region, 'eu');
+    assert.equal(up.headers['OpenAI-Organization'], 'org-123');
+    assert.equal(up.apiKey, 'sk-up');
+    const c2 = parseConfig(yaml, { UP_KEY: 'sk-up', SY_ORG: 'org-123', SY_REGION: 'ap', SY_BASE: 'https://example.test' });
+    assert.equal(c2.upstreams.get('up')!.region, 'ap');
+    assert.equal(c2.upstreams.get('up')!.base_url, 'https://example.test/v1');
+  });
+
+  test('a model with no live target is not served and gives a warning', () => {
+    const yaml = mini({
+      models: `  - name: m1
+    price: { input: 1, output: 2 }
+    targets: [{ upstream: up, model: x }]
+  - name: m2
+    price: { input: 1, output: 2 }
+    targets: [{ upstream: sim, model: y }]`,
+    });
+    const c = parseConfig(yaml, {});
+    assert.deepEqual([...c.models.keys()], ['m2']);
+    assert.equal(c.warnings.length, 1);
+    assert.match(c.warnings[0]!, /m1/);
+  });
+});
+
+describe('parseConfig: errors name the bad path and value', () => {
+  test('wrong type for max_concurrency', () => {
+    const yaml = mini().replace('max_concurrency: 8', 'max_concurrency: lots-please');
+    const msg = configError(() => parseConfig(yaml, { UP_KEY: 'k' }, 'my.yaml'));
+    assert.ok(msg.includes('my.yaml'), msg);
+    assert.ok(msg.includes('/upstreams/0/max_concurrency'), msg);
+    assert.ok(msg.includes('lots-please'), msg);
+  });
+
+  test('out-of-range max_concurrency', () => {
+    const yaml = mini().replace('max_concurrency: 8', 'max_concurrency: 123456789');
+    const msg = configError(() => parseConfig(yaml, { UP_KEY: 'k' }));
+    assert.ok(msg.includes('/upstreams/0/max_concurrency'), msg);
+    assert.ok(msg.includes('123456789'), msg);
+  });
+
+  test('an unknown field', () => {
+    const yaml = mini().replace('max_concurrency: 8', 'max_concurency: 8');
+    const msg = configError(() => parseConfig(yaml, { UP_KEY: 'k' }));
+    assert.ok(msg.includes('/upstreams/0'), msg);
+    assert.ok(msg.includes('max_concurency'), msg);
+  });
+
+  test('a missing required field', () => {
+    const yaml = mini({ models: `  - name: m1\n    targets: [{ upstream: sim, model: y }]` });
+    const msg = configError(() => parseConfig(yaml, {}));
+    assert.ok(msg.includes('/models/0'), msg);
+    assert.ok(msg.includes('price'), msg);
+  });
+
+  test('an unknown provider kind', () => {
+    const yaml = mini({ upstream: `  - id: sim\n    provider: anthropic-native` });
+    const msg = configError(() => parseConfig(yaml, {}));
+    assert.ok(msg.includes('/upstreams/0/provider'), msg);
+    assert.ok(msg.includes('anthropic-native'), msg);
+  });
+
+  test('an unknown upstream in a target', () => {
+    const yaml = mini({
+      models: `  - name: m1
+    price: { input: 1, output: 2 }
+    targets:
+      - { upstream: sim, model: y }
+      - { upstream: nowhere-upstream, model: z }`,
+    });
+    const msg = configError(() => parseConfig(yaml, { UP_KEY: 'k' }));
+    assert.ok(msg.includes('/models/0/targets/1/upstream'), msg);
+    assert.ok(msg.includes('nowhere-upstream'), msg);
+  });
+
+  test('a duplicate model', () => {
+    const yaml = mini({
+      models: `  - name: m1
+    price: { input: 1, output: 2 }
+    targets: [{ upstream: sim, model: y }]
+  - name: twin-model
+    price: { input: 1, output: 2 }
+    targets: [{ upstream: sim, model: y }]
+  - name: twin-model
+    price: { input: 1, output: 2 }
+    targets: [{ upstream: sim, model: z }]`,
+    });
+    const msg = configError(() => parseConfig(yaml, { UP_KEY: 'k' }));
+    assert.ok(msg.includes('/models/2/name'), msg);
+    assert.ok(msg.includes('twin-model'), msg);
+  });
+
+  test('a duplicate model is an error even when its upstream is off', () => {
+    // Whether the provider key is set must not decide whether the file is valid.
+    const yaml = mini({
+      models: `  - name: twin-model
+    price: { input: 1, output: 2 }
+    targets: [{ upstream: up, model: y }]
+  - name: twin-model
+    price: { input: 1, output: 2 }
+    targets: [{ upstream: up, model: z }]`,
+    });
+    assert.doesNotThrow(() => parseConfig(mini(), {}), 'the base config is valid without UP_KEY');
+    const withKey = configError(() => parseConfig(yaml, { UP_KEY: 'k' }));
+    assert.ok(withKey.includes('/models/1/name'), withKey);
+    const msg = configError(() => parseConfig(yaml, {}));
+    assert.ok(msg.includes('/models/1/name'), msg);
+    assert.ok(msg.includes('twin-model'), msg);
+  });
+
+  test('a duplicate upstream id', () => {
+    const yaml = mini({ upstream: `  - id: sim\n    provider: simulator\n  - id: sim\n    provider: simulator` });
+    const msg = configError(() => parseConfig(yaml, {}));
+    assert.ok(msg.includes('/upstreams/1/id'), msg);
+    assert.ok(msg.includes('"sim"'), msg);
+  });
+
+  test('openai-compatible without base_url', () => {
+    const yaml = mini({
+      upstream: `  - id: up\n    provider: openai-compatible\n    api_key: x\n  - id: sim\n    provider: simulator`,
+    });
+    const msg = configError(() => parseConfig(yaml, {}));
+    assert.ok(msg.includes('/upstreams/0/base_url'), msg);
+  });
+
+  test('invalid YAML', () => {
+    const msg = configError(() => parseConfig('upstreams:\n  - id: a\n   provider: [unclosed\n', {}, 'broken.yaml'));
+    assert.ok(msg.includes('broken.yaml'), msg);
+    assert.match(msg, /not valid YAML/);
+  });
+
+  test('a document that is not a mapping', () => {
+    const msg = configError(() => parseConfig('- just\n- a list\n', {}, 'list.yaml'));
+    assert.ok(msg.includes('list.yaml'), msg);
+  });
+
+  test('every problem is listed, not only the first', () => {
+    const yaml = mini()
+      .replace('max_concurrency: 8', 'max_concurrency: lots-please')
+      .replace('provider: simulator', 'provider: simulator\n    colour: blue');
+    const msg = configError(() => parseConfig(yaml, { UP_KEY: 'k' }));
+    assert.ok(msg.includes('/upstreams/0/max_concurrency'), msg);
+    assert.ok(msg.includes('colour'), msg);
+  });
+
+  test('${VAR} unset outside api_key is an error naming the path and the variable', () => {
+    const yaml = mini().replace('max_concurrency: 8', 'max_concurrency: 8\n    region: ${SY_UNSET_REGION}');
+    const msg = configError(() => parseConfig(yaml, { UP_KEY: 'k' }));
+    assert.ok(msg.includes('/upstreams/0/region'), msg);
+    assert.ok(msg.includes('SY_UNSET_REGION'), msg);
+
+    const hdr = mini().replace('max_concurrency: 8', 'max_concurrency: 8\n    headers: { X-Org: "${SY_UNSET_ORG}" }');
+    const msg2 = configError(() => parseConfig(hdr, { UP_KEY: 'k' }));
+    assert.ok(msg2.includes('/upstreams/0/headers/X-Org'), msg2);
+    assert.ok(msg2.includes('SY_UNSET_ORG'), msg2);
+  });
+
+  test('${VAR} unset in base_url names the variable', () => {
+    const yaml = mini().replace('base_url: http://127.0.0.1:9/v1', 'base_url: ${SY_UNSET_BASE_URL}');
+    const msg = configError(() => parseConfig(yaml, { UP_KEY: 'k' }));
+    assert.ok(msg.includes('/upstreams/0/base_url'), msg);
+    assert.ok(msg.includes('SY_UNSET_BASE_URL'), `the unset variable is named: ${msg}`);
+  });
+
+  test('${VAR} unset in api_key only switches that upstream off', () => {
+    const c = parseConfig(mini(), {});
+    assert.equal(c.upstreamStatus.find((u) => u.id === 'up')!.mode, 'off');
+    assert.match(c.upstreamStatus.find((u) => u.id === 'up')!.reason!, /UP_KEY/);
+    assert.deepEqual(targetsOf(c, 'm1'), [{ upstream: 'sim', model: 'sim-m1' }]);
+  });
+
+  test('loadConfig on a missing file throws ConfigError naming the file', () => {
+    const missing = join(tmpdir(), `switchyard-missing-${process.pid}-${Date.now()}.yaml`);
+    const msg = configError(() => loadConfig(missing, {}));
+    assert.ok(msg.includes(missing), msg);
+  });
+});
+
+describe('parseConfig: an api_key value is never printed in an error', () => {
+  const SECRET = 'sk-live-S3CR3T-value-0123456789';
+
+  test('api_key of the wrong type', () => {
+    const yaml = mini().replace('api_key: ${UP_KEY}', 'api_key: 7777123456789');
+    const msg = configError(() => parseConfig(yaml, {}));
+    assert.ok(msg.includes('/upstreams/0/api_key'), msg);
+    assert.ok(!msg.includes('7777123456789'), msg);
+
+    const obj = mini().replace('api_key: ${UP_KEY}', `api_key: { value: ${SECRET} }`);
+    const msg2 = configError(() => parseConfig(obj, {}));
+    assert.ok(msg2.includes('/upstreams/0/api_key'), msg2);
+    assert.ok(!msg2.includes(SECRET), msg2);
+  });
+
+  test('a literal or resolved api_key next to another error', () => {
+    const literal = mini().replace('api_key: ${UP_KEY}', `api_key: ${SECRET}`).replace('max_concurrency: 8', 'max_concurrency: -1');
+    const msg = configError(() => parseConfig(literal, {}));
+    assert.ok(msg.includes('/upstreams/0/max_concurrency'), msg);
+    assert.ok(!msg.includes(SECRET), msg);
+
+    const fromEnv = mini().replace('max_concurrency: 8', 'max_concurrency: -1\n    region: 5');
+    const msg2 = configError(() => parseConfig(fromEnv, { UP_KEY: SECRET }));
+    assert.ok(!msg2.includes(SECRET), msg2);
+  });
+
+  test('a YAML syntax error on the api_key line', () => {
+    const yaml = mini().replace('api_key: ${UP_KEY}', `api_key: ${SECRET}: oops`);
+    const msg = configError(() => parseConfig(yaml, {}));
+    assert.match(msg, /not valid YAML/);
+    assert.ok(!msg.includes(SECRET), `the key is printed: ${msg}`);
+  });
+});
+
+describe('usage: readUsage', () => {
+  /** The last `usage` object in a recorded stream. */
+  function streamUsage(name: string): unknown {
+    let usage: unknown = null;
+    for (const e of sseEvents(name)) {
+      const m = /^data: (\{.*\})\s*$/s.exec(e);
+      if (!m) continue;
+      const c = JSON.parse(m[1]!) as { usage?: unknown };
+      if (c.usage) usage = c.usage;
+    }
+    assert.ok(usage, `${name} has usage`);
+    return usage;
+  }
+
+  test('OpenAI non-streaming usage with reasoning tokens (o3-mini)', () => {
+    assert.deepEqual(readUsage(fixtureJson('openai-chat-o3-mini-reasoning-tokens.json')['usage']), {
+      input: 577,
+      cached: 0,
+      output: 2320,
+      reasoning: 1792,
+    });
+  });
+
+  test('OpenAI non-streaming usage (gpt-5)', () => {
+    assert.deepEqual(readUsage(fixtureJson('openai-chat-gpt5.json')['usage']), { input: 13, cached: 0, output: 11, reasoning: 0 });
+  });
+
+  test('DeepSeek non-streaming usage (deepseek-reasoner)', () => {
+    assert.deepEqual(readUsage(fixtureJson('deepseek-reasoner.json')['usage']), { input: 12, cached: 0, output: 789, reasoning: 415 });
+  });
+
+  test('usage chunks of recorded streams', () => {
+    assert.deepEqual(readUsage(streamUsage('openai-chat-stream-text-include-usage.sse')), { input: 53, cached: 0, output: 15, reasoning: 0 });
+    assert.deepEqual(readUsage(streamUsage('openai-chat-stream-parallel-tool-calls.sse')), { input: 364, cached: 0, output: 40, reasoning: 0 });
+    assert.deepEqual(readUsage(streamUsage('deepseek-reasoner-stream.sse')), { input: 6, cached: 0, output: 212, reasoning: 198 });
+    assert.deepEqual(readUsage(streamUsage('openrouter-chat-stream-reasoning-claude.sse')), { input: 43, cached: 0, output: 36, reasoning: 13 });
+  });
+
+  test('DeepSeek cache hits: cached_tokens, or prompt_cache_hit_tokens when it is absent', () => {
+    // The shape of the DeepSeek tool-call recording's final chunk.
+    assert.deepEqual(
+      readUsage({
+        prompt_tokens: 339,
+        completion_tokens: 83,
+        total_tokens: 422,
+        prompt_tokens_details: { cached_tokens: 320 },
+        completion_tokens_details: { reasoning_tokens: 39 },
+        prompt_cache_hit_tokens: 320,
+        prompt_cache_miss_tokens: 19,
+      }),
+      { input: 339, cached: 320, output: 83, reasoning: 39 },
+    );
+    // Older DeepSeek responses: only prompt_cache_hit_tokens.
+    assert.deepEqual(readUsage({ prompt_tokens: 100, completion_tokens: 10, prompt_cache_hit_tokens: 64, prompt_cache_miss_tokens: 36 }), {
+      input: 100,
+      cached: 64,
+      output: 10,
+      reasoning: 0,
+    });
+    // OpenAI cached_tokens.
+    assert.deepEqual(readUsage({ prompt_tokens: 2000, completion_tokens: 5, prompt_tokens_details: { cached_tokens: 1920 } }), {
+      input: 2000,
+      cached: 1920,
+      output: 5,
+      reasoning: 0,
+    });
+  });
+
+  test('no usage, and malformed numbers', () => {
+    assert.equal(readUsage(null), null);
+    assert.equal(readUsage(undefined), null);
+    assert.equal(readUsage('12 tokens'), null);
+    assert.deepEqual(readUsage({}), { input: 0, cached: 0, output: 0, reasoning: 0 });
+    assert.deepEqual(readUsage({ prompt_tokens: -5, completion_tokens: 'many', completion_tokens_details: { reasoning_tokens: Number.NaN } }), {
+      input: 0,
+      cached: 0,
+      output: 0,
+      reasoning: 0,
+    });
+    // Parts never exceed their totals.
+    assert.deepEqual(
+      readUsage({ prompt_tokens: 10, completion_tokens: 3, prompt_tokens_details: { cached_tokens: 50 }, completion_tokens_details: { reasoning_tokens: 9 } }),
+      { input: 10, cached: 10, output: 3, reasoning: 3 },
+    );
+  });
+});
+
+describe('usage: costUsd (USD per 1M tokens)', () => {
+  const close = (got: number, want: number) => assert.ok(Math.abs(got - want) < 1e-12, `got ${got}, want ${want}`);
+  const PRICE = { input: 1.25, cached_input: 0.125, output: 10 };
+
+  test('one million tokens of each kind cost the list price', () => {
+    close(costUsd({ input: 1_000_000, cached: 0, output: 0, reasoning: 0 }, PRICE), 1.25);
+    close(costUsd({ input: 1_000_000, cached: 1_000_000, output: 0, reasoning: 0 }, PRICE), 0.125);
+    close(costUsd({ input: 0, cached: 0, output: 1_000_000, reasoning: 0 }, PRICE), 10);
+    assert.equal(costUsd(ZERO_USAGE, PRICE), 0);
+  });
+
+  test('uncached input, cached input and output are priced separately', () => {
+    // 800k uncached * 1.25 + 200k cached * 0.125 + 500k output * 10, per 1M.
+    close(costUsd({ input: 1_000_000, cached: 200_000, output: 500_000, reasoning: 0 }, PRICE), 1 + 0.025 + 5);
+  });
+
+  test('reasoning tokens are part of output and not billed twice', () => {
+    const u: Usage = { input: 100, cached: 0, output: 1000, reasoning: 0 };
+    const r: Usage = { ...u, reasoning: 900 };
+    close(costUsd(r, PRICE), costUsd(u, PRICE));
+    close(costUsd(r, PRICE), (100 * 1.25 + 1000 * 10) / 1e6);
+  });
+
+  test('recorded usage at the shipped config prices', () => {
+    const c = parseConfig(DEFAULT_YAML, {});
+    const codex = c.models.get('gpt-5.5-codex')!.price;
+    const v32 = c.models.get('deepseek-v3.2')!.price;
+    // DeepSeek tool-call recording: 19 uncached + 320 cached input, 83 output.
+    const toolCall = readUsage({ prompt_tokens: 339, completion_tokens: 83, prompt_tokens_details: { cached_tokens: 320 } })!;
+    close(costUsd(toolCall, codex), (19 * 1.25 + 320 * 0.125 + 83 * 10) / 1e6);
+    close(costUsd(toolCall, v32), (19 * 0.28 + 320 * 0.028 + 83 * 0.42) / 1e6);
+    const o3 = readUsage(fixtureJson('openai-chat-o3-mini-reasoning-tokens.json')['usage'])!;
+    close(costUsd(o3, codex), (577 * 1.25 + 2320 * 10) / 1e6);
+  });
+
+  test('cached_input defaults to the input price', () => {
+    const c = parseConfig(mini(), {});
+    const price = c.models.get('m1')!.price;
+    close(costUsd({ input: 1_000_000, cached: 600_000, output: 0, reasoning: 0 }, price), 1);
+  });
+});
