@@ -11,6 +11,8 @@ import type { GatewayConfig } from './config/load.js';
 import { GatewayError } from './errors/codes.js';
 import { sendError, toGatewayError } from './errors/reply.js';
 import { createMetrics, type Metrics } from './metrics/registry.js';
+import { newRecord } from './pipeline/context.js';
+import { finishRequest } from './pipeline/finish.js';
 import type { PipelineDeps } from './pipeline/handle.js';
 import { PROVIDERS } from './providers/registry.js';
 import type { Provider } from './providers/types.js';
@@ -24,6 +26,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Epoch ms when the request arrived (before body parsing). */
     startedAt: number;
+    /** Set once the request's record (metrics + log line) was emitted. */
+    recorded: boolean;
   }
 }
 
@@ -79,12 +83,24 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
 
   app.decorateRequest('caller', null);
   app.decorateRequest('startedAt', 0);
+  app.decorateRequest('recorded', false);
   app.addHook('onRequest', async (req, reply) => {
     req.startedAt = Date.now();
     void reply.header('x-request-id', req.id);
   });
+  // Requests refused before the pipeline (bad key, bad body, unknown route) still get their
+  // record: nothing a client sent goes unlogged or uncounted.
+  app.addHook('onResponse', async (req, reply) => {
+    if (req.recorded || !req.url.startsWith('/v1/')) return;
+    const rec = newRecord(req.id, req.caller?.name ?? null, req.startedAt);
+    rec.status = reply.statusCode;
+    rec.outcome = reply.statusCode >= 500 ? 'gateway_error' : reply.statusCode >= 400 ? 'client_error' : 'ok';
+    rec.durationMs = Date.now() - req.startedAt;
+    finishRequest(metrics, req.log, rec);
+  });
   // Any content type is read as JSON: `curl -d` sends form-encoded by default, and OpenAI
   // itself accepts such bodies.
+  app.removeContentTypeParser('text/plain');
   app.addContentTypeParser('*', { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
 
   app.setErrorHandler((err: Error, req, reply) => {

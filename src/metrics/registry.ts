@@ -20,7 +20,7 @@ export interface Metrics {
 /** Creates the registry and all metrics. */
 export function createMetrics(): Metrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'switchyard_process_' });
+  collectDefaultMetrics({ register: registry, prefix: 'switchyard_' });
   const registers = [registry];
   return {
     registry,

@@ -9,12 +9,13 @@ import type { GatewayConfig, Model, Target } from '../config/load.js';
 import { GatewayError } from '../errors/codes.js';
 import { classifyError, type Classified } from '../errors/classify.js';
 import { sendError } from '../errors/reply.js';
-import { recordRequest, recordUpstreamError, trackInFlight } from '../metrics/record.js';
+import { recordUpstreamError, trackInFlight } from '../metrics/record.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { Provider } from '../providers/types.js';
 import { planTargets } from '../router/index.js';
 import { upstreamBody, type ChatRequest } from './chat-request.js';
 import { newRecord, type RequestRecord } from './context.js';
+import { finishRequest } from './finish.js';
 import { relayJson } from './respond-json.js';
 import { relaySse } from './respond-sse.js';
 import { readUpstreamError } from './upstream-error.js';
@@ -148,26 +149,8 @@ export async function handleChatCompletion(deps: PipelineDeps, req: FastifyReque
       rec.costUsd = costUsd(rec.usage, model.price);
     }
     rec.durationMs = Date.now() - rec.startedAt;
-    recordRequest(deps.metrics, rec);
-    req.log.info(
-      {
-        key: rec.key,
-        model: rec.model,
-        upstream: rec.upstream,
-        upstream_model: rec.upstreamModel,
-        stream: rec.stream,
-        status: rec.status,
-        outcome: rec.outcome,
-        error_class: rec.errorClass,
-        attempts: rec.attempts,
-        duration_ms: rec.durationMs,
-        ttft_ms: rec.ttftMs,
-        tokens: rec.usage,
-        tokens_estimated: rec.usageEstimated,
-        cost_usd: rec.costUsd,
-      },
-      'request finished',
-    );
+    req.recorded = true;
+    finishRequest(deps.metrics, req.log, rec);
   }
 }
 

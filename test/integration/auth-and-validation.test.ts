@@ -246,6 +246,27 @@ describe('refusals never reach the upstream', () => {
     const root = await call(`${gw.url}/`);
     assertOpenAIError(root, { status: 404, type: 'invalid_request_error', code: 'unknown_url' }, 'GET /');
   });
+
+  test('refused requests are still logged and counted, without the key', async () => {
+    const before = gw.finished().length;
+    const r = await postChat(gw, { model: 'gpt-test', messages: MESSAGES }, { authorization: 'Bearer sk-refused-0123456789' });
+    assert.equal(r.status, 401);
+    const bad = await postChat(gw, { model: 'gpt-test' }, { authorization: `Bearer ${CLIENT_KEY}` });
+    assert.equal(bad.status, 400);
+    await new Promise((res) => setTimeout(res, 50));
+    const lines = gw.finished().slice(before);
+    assert.deepEqual(
+      lines.map((l) => [l['status'], l['outcome'], l['key']]),
+      [
+        [401, 'client_error', null],
+        [400, 'client_error', 'team-a'],
+      ],
+    );
+    assert.ok(lines.every((l) => typeof l['request_id'] === 'string'));
+    assert.ok(!gw.logs.join('\n').includes('sk-refused-0123456789'));
+    const metrics = await gw.metricsText();
+    assert.match(metrics, /switchyard_requests_total\{model="none",upstream="none",status="401",outcome="client_error"\} [1-9]/);
+  });
 });
 
 describe('request body limit', () => {

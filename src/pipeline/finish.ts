@@ -1,0 +1,31 @@
+/**
+ * Emits a finished request exactly once: metrics and one JSON log line (request id comes
+ * from the request's child logger). The key's name is logged, never the key.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import { recordRequest } from '../metrics/record.js';
+import type { Metrics } from '../metrics/registry.js';
+import type { RequestRecord } from './context.js';
+
+export function finishRequest(metrics: Metrics, log: FastifyBaseLogger, rec: RequestRecord): void {
+  recordRequest(metrics, rec);
+  log.info(
+    {
+      key: rec.key,
+      model: rec.model,
+      upstream: rec.upstream,
+      upstream_model: rec.upstreamModel,
+      stream: rec.stream,
+      status: rec.status,
+      outcome: rec.outcome,
+      error_class: rec.errorClass,
+      attempts: rec.attempts,
+      duration_ms: rec.durationMs,
+      ttft_ms: rec.ttftMs,
+      tokens: rec.usage,
+      tokens_estimated: rec.usageEstimated,
+      cost_usd: rec.costUsd,
+    },
+    'request finished',
+  );
+}
