@@ -10,6 +10,7 @@ import { KeyStore } from './auth/keys.js';
 import type { GatewayConfig } from './config/load.js';
 import { GatewayError } from './errors/codes.js';
 import { sendError, toGatewayError } from './errors/reply.js';
+import { recordBudgetExhausted } from './metrics/record.js';
 import { createMetrics, type Metrics } from './metrics/registry.js';
 import { newRecord } from './pipeline/context.js';
 import { finishRequest } from './pipeline/finish.js';
@@ -19,6 +20,7 @@ import type { Provider } from './providers/types.js';
 import { registerChatCompletions } from './routes/chat-completions.js';
 import { registerMetrics } from './routes/metrics.js';
 import { registerModels } from './routes/models.js';
+import { Router } from './router/index.js';
 import { registerHealth } from './server/health.js';
 import { createLogger } from './server/logger.js';
 
@@ -79,7 +81,14 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
   const metrics = createMetrics();
   const keys = new KeyStore(config.keys);
   const providers = createProviders(config);
-  const deps: PipelineDeps = { config: () => config, providers: () => providers, metrics };
+  const router = new Router(config.routing);
+  router.onBudgetExhausted = () => recordBudgetExhausted(metrics);
+  metrics.sources.targets = () =>
+    [...config.models.values()].flatMap((m) =>
+      m.targets.map((t) => ({ target: t.key, upstream: t.upstream.id, state: router.health.state(t.key, t.upstream.id) })),
+    );
+  metrics.sources.queues = () => [...config.upstreams.keys()].map((id) => ({ upstream: id, depth: router.slots.queued(id) }));
+  const deps: PipelineDeps = { config: () => config, providers: () => providers, metrics, router };
 
   app.decorateRequest('caller', null);
   app.decorateRequest('startedAt', 0);

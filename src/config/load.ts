@@ -6,7 +6,16 @@
 import { readFileSync } from 'node:fs';
 import { Ajv, type ErrorObject } from 'ajv';
 import { parse as parseYaml } from 'yaml';
-import { ConfigSchema, type RawConfig, type UpstreamConfig, type ModelConfig, type ClientKeyConfig, type PriceConfig } from './schema.js';
+import {
+  ConfigSchema,
+  type RawConfig,
+  type UpstreamConfig,
+  type ModelConfig,
+  type ClientKeyConfig,
+  type PriceConfig,
+  type RoutingConfig,
+  type Strategy,
+} from './schema.js';
 
 /** Thrown for any problem with the config file; `message` lists every problem found. */
 export class ConfigError extends Error {
@@ -23,14 +32,22 @@ export interface LiveUpstream extends Readonly<UpstreamConfig> {
 
 /** One way to serve a public model: an upstream plus the model id sent to it. */
 export interface Target {
+  /** `<upstream id>/<upstream model>`: the identity health, latency and pins are kept under. */
+  readonly key: string;
   readonly upstream: LiveUpstream;
   readonly model: string;
+  readonly weight: number;
+  /** USD per 1M tokens: the target's override, else the model's price. */
+  readonly price: Required<PriceConfig>;
 }
 
 export interface Model {
   readonly name: string;
   readonly reasoning: boolean;
   readonly price: Required<PriceConfig>;
+  readonly strategy: Strategy;
+  /** Fallback model names, in order (cycle-free, checked at load). */
+  readonly fallbacks: readonly string[];
   /** Live targets, in config order (standby ones only when nothing else is live). */
   readonly targets: readonly Target[];
 }
@@ -46,6 +63,7 @@ export interface UpstreamStatus {
 export interface GatewayConfig {
   readonly path: string;
   readonly server: RawConfig['server'];
+  readonly routing: RoutingConfig;
   readonly upstreams: ReadonlyMap<string, LiveUpstream>;
   readonly upstreamStatus: readonly UpstreamStatus[];
   readonly models: ReadonlyMap<string, Model>;
@@ -101,6 +119,27 @@ function describe(err: ErrorObject, root: unknown): string {
   if (err.keyword === 'required') return `${path}: missing field "${String(err.params['missingProperty'])}"`;
   const shown = /api_key|key_sha256|password/i.test(path) ? '[redacted]' : JSON.stringify(valueAt(root, path));
   return `${path}: ${err.message ?? 'invalid'} (got ${shown})`;
+}
+
+function fullPrice(p: PriceConfig): Required<PriceConfig> {
+  return Object.freeze({ input: p.input, output: p.output, cached_input: p.cached_input ?? p.input });
+}
+
+/** The first path from `start` that comes back to a model already on it, or null. */
+function findCycle(start: string, next: (name: string) => readonly string[]): string[] | null {
+  const path: string[] = [];
+  const visit = (name: string): string[] | null => {
+    const at = path.indexOf(name);
+    if (at !== -1) return [...path.slice(at), name];
+    path.push(name);
+    for (const n of next(name)) {
+      const c = visit(n);
+      if (c) return c;
+    }
+    path.pop();
+    return null;
+  };
+  return visit(start);
 }
 
 /**
@@ -175,16 +214,39 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
       warnings.push(`model "${m.name}" has no live target; it is not served`);
       return;
     }
+    const price = fullPrice(m.price);
     models.set(
       m.name,
       Object.freeze({
         name: m.name,
         reasoning: m.reasoning,
-        price: Object.freeze({ input: m.price.input, output: m.price.output, cached_input: m.price.cached_input ?? m.price.input }),
-        targets: Object.freeze(chosen.map((t) => Object.freeze({ upstream: upstreams.get(t.upstream)!, model: t.model }))),
+        price,
+        strategy: m.strategy ?? raw.routing.strategy,
+        fallbacks: Object.freeze([...m.fallbacks]),
+        targets: Object.freeze(
+          chosen.map((t) =>
+            Object.freeze({
+              key: `${t.upstream}/${t.model}`,
+              upstream: upstreams.get(t.upstream)!,
+              model: t.model,
+              weight: t.weight,
+              price: t.price ? fullPrice(t.price) : price,
+            }),
+          ),
+        ),
       }),
     );
   });
+
+  // Fallback chains: every name must be a declared model, and no chain may loop back.
+  const declaredModels = new Map(raw.models.map((m, i) => [m.name, { m, i }]));
+  for (const { m, i } of declaredModels.values()) {
+    m.fallbacks.forEach((f, j) => {
+      if (!declaredModels.has(f)) problems.push(`/models/${i}/fallbacks/${j}: unknown model "${f}"`);
+    });
+    const cycle = findCycle(m.name, (n) => declaredModels.get(n)?.m.fallbacks ?? []);
+    if (cycle) problems.push(`/models/${i}/fallbacks: fallback cycle ${cycle.join(' -> ')}`);
+  }
 
   const keyNames = new Set<string>();
   raw.keys.forEach((k: ClientKeyConfig, i: number) => {
@@ -197,6 +259,7 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
   return Object.freeze({
     path,
     server: Object.freeze(raw.server),
+    routing: Object.freeze(raw.routing),
     upstreams,
     upstreamStatus: Object.freeze(status),
     models,

@@ -75,6 +75,18 @@ export const ERRORS = {
     message: 'The upstream stream failed before it completed.',
   },
   GW_ERR_UPSTREAM_ERROR: { status: 502, type: 'server_error', code: 'upstream_error', message: 'The upstream provider returned an error.' },
+  GW_ERR_RETRY_BUDGET: {
+    status: 503,
+    type: 'server_error',
+    code: 'retry_budget_exhausted',
+    message: 'The upstreams for this model are failing and the gateway is not retrying more right now.',
+  },
+  GW_ERR_UPSTREAM_OVERLOADED: {
+    status: 503,
+    type: 'server_error',
+    code: 'upstream_overloaded',
+    message: 'Every upstream for this model is at its concurrency limit.',
+  },
   GW_ERR_NO_TARGET: { status: 503, type: 'server_error', code: 'no_upstream_available', message: 'No upstream can serve this model now.' },
   GW_ERR_INTERNAL: { status: 500, type: 'server_error', code: 'internal_error', message: 'The gateway hit an internal error.' },
 } as const satisfies Record<string, ErrorSpec>;

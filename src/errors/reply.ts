@@ -6,13 +6,18 @@ import type { FastifyError, FastifyReply } from 'fastify';
 import { GatewayError } from './codes.js';
 import { errorBody } from './render.js';
 
-/** Sends `err` unless the response already started; returns the status sent. */
-export function sendError(reply: FastifyReply, err: GatewayError): number {
+/**
+ * Sends `err` unless the response already started; returns the status sent.
+ * @param extra more response headers (routing headers); the error's own win.
+ */
+export function sendError(reply: FastifyReply, err: GatewayError, extra: Record<string, string> = {}): number {
   if (reply.sent || reply.raw.headersSent) return reply.statusCode;
   const requestId = reply.request.id;
+  // Switchyard's own 429 and 503 always say when to come back.
+  const retry = (err.status === 429 || err.status === 503) && !err.headers['retry-after'] ? { 'retry-after': '1' } : {};
   void reply
     .status(err.status)
-    .headers({ ...err.headers, 'x-request-id': requestId })
+    .headers({ ...extra, ...retry, ...err.headers, 'x-request-id': requestId })
     .type('application/json; charset=utf-8')
     .send(errorBody(err));
   return err.status;

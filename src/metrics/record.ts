@@ -3,6 +3,7 @@
  * upstream failures into metric updates.
  */
 import type { RequestRecord } from '../pipeline/context.js';
+import type { Attempt } from '../router/run.js';
 import type { Metrics } from './registry.js';
 
 const NONE = 'none';
@@ -22,9 +23,27 @@ export function recordRequest(m: Metrics, r: RequestRecord): void {
   if (r.costUsd > 0) m.cost.inc({ model, upstream }, r.costUsd);
 }
 
-/** Records one failed upstream attempt. */
+/** Records one failed upstream attempt (or a stream that failed after it started). */
 export function recordUpstreamError(m: Metrics, upstream: string, cls: string): void {
   m.upstreamErrors.inc({ upstream, class: cls });
+  m.attempts.inc({ upstream, outcome: cls });
+}
+
+/** Records an upstream attempt that delivered a response. */
+export function recordAttemptOk(m: Metrics, upstream: string): void {
+  m.attempts.inc({ upstream, outcome: 'ok' });
+}
+
+/** Records the start of an attempt: retries, fallbacks and queue wait. */
+export function recordAttemptStart(m: Metrics, a: Attempt): void {
+  if (a.number > 1) m.retries.inc({ model: a.model.name });
+  if (a.fallbackFrom) m.fallbacks.inc({ from: a.fallbackFrom, to: a.model.name });
+  if (a.queuedMs > 0) m.queueWait.observe({ upstream: a.target.upstream.id }, a.queuedMs / 1000);
+}
+
+/** Counts a request refused because the retry budget was spent. */
+export function recordBudgetExhausted(m: Metrics): void {
+  m.retryBudgetExhausted.inc();
 }
 
 /** Tracks requests in flight for a model. */

@@ -15,6 +15,20 @@ export interface Metrics {
   readonly cost: Counter<'model' | 'upstream'>;
   readonly upstreamErrors: Counter<'upstream' | 'class'>;
   readonly inFlight: Gauge<'model'>;
+  readonly attempts: Counter<'upstream' | 'outcome'>;
+  readonly retries: Counter<'model'>;
+  readonly fallbacks: Counter<'from' | 'to'>;
+  readonly retryBudgetExhausted: Counter;
+  readonly queueWait: Histogram<'upstream'>;
+  readonly targetState: Gauge<'target' | 'upstream' | 'state'>;
+  readonly queueDepth: Gauge<'upstream'>;
+  /** Read at scrape time by the state gauges; set by the app once the router exists. */
+  readonly sources: MetricSources;
+}
+
+export interface MetricSources {
+  targets?: () => { target: string; upstream: string; state: 'healthy' | 'cooling' | 'probing' }[];
+  queues?: () => { upstream: string; depth: number }[];
 }
 
 /** Creates the registry and all metrics. */
@@ -22,6 +36,7 @@ export function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'switchyard_' });
   const registers = [registry];
+  const sources: MetricSources = {};
   return {
     registry,
     requests: new Counter({
@@ -68,5 +83,61 @@ export function createMetrics(): Metrics {
       labelNames: ['model'],
       registers,
     }),
+    attempts: new Counter({
+      name: 'switchyard_upstream_attempts_total',
+      help: 'Upstream attempts by outcome: ok, or the failure class.',
+      labelNames: ['upstream', 'outcome'],
+      registers,
+    }),
+    retries: new Counter({
+      name: 'switchyard_retries_total',
+      help: 'Attempts after the first one of a request (failover and backoff retries).',
+      labelNames: ['model'],
+      registers,
+    }),
+    fallbacks: new Counter({
+      name: 'switchyard_fallbacks_total',
+      help: 'Requests that moved to a fallback model.',
+      labelNames: ['from', 'to'],
+      registers,
+    }),
+    retryBudgetExhausted: new Counter({
+      name: 'switchyard_retry_budget_exhausted_total',
+      help: 'Requests answered 503 because the retry budget was spent.',
+      registers,
+    }),
+    queueWait: new Histogram({
+      name: 'switchyard_queue_wait_seconds',
+      help: 'Time a request waited for a concurrency slot on an upstream.',
+      labelNames: ['upstream'],
+      buckets: [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10],
+      registers,
+    }),
+    targetState: new Gauge({
+      name: 'switchyard_target_state',
+      help: 'Circuit state per target: 1 for the current state (healthy, cooling, probing).',
+      labelNames: ['target', 'upstream', 'state'],
+      registers,
+      collect() {
+        if (!sources.targets) return;
+        this.reset();
+        for (const t of sources.targets()) {
+          for (const state of ['healthy', 'cooling', 'probing'] as const) {
+            this.set({ target: t.target, upstream: t.upstream, state }, t.state === state ? 1 : 0);
+          }
+        }
+      },
+    }),
+    queueDepth: new Gauge({
+      name: 'switchyard_queue_depth',
+      help: 'Requests waiting for a concurrency slot, per upstream.',
+      labelNames: ['upstream'],
+      registers,
+      collect() {
+        if (!sources.queues) return;
+        for (const q of sources.queues()) this.set({ upstream: q.upstream }, q.depth);
+      },
+    }),
+    sources,
   };
 }

@@ -6,13 +6,17 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { mayUse } from '../auth/keys.js';
 import type { GatewayConfig, Model, Target } from '../config/load.js';
+import type { PriceConfig, Strategy } from '../config/schema.js';
 import { GatewayError } from '../errors/codes.js';
 import { classifyError, type Classified } from '../errors/classify.js';
 import { sendError } from '../errors/reply.js';
-import { recordUpstreamError, trackInFlight } from '../metrics/record.js';
+import { recordAttemptOk, recordAttemptStart, recordUpstreamError, trackInFlight } from '../metrics/record.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { Provider } from '../providers/types.js';
-import { planTargets } from '../router/index.js';
+import { retryAfterMs } from '../router/backoff.js';
+import type { Router } from '../router/index.js';
+import type { RouteRun } from '../router/run.js';
+import { STRATEGY_NAMES } from '../router/strategies/index.js';
 import { upstreamBody, type ChatRequest } from './chat-request.js';
 import { newRecord, type RequestRecord } from './context.js';
 import { finishRequest } from './finish.js';
@@ -25,6 +29,7 @@ export interface PipelineDeps {
   readonly config: () => GatewayConfig;
   readonly providers: () => ReadonlyMap<string, Provider>;
   readonly metrics: Metrics;
+  readonly router: Router;
 }
 
 /** The abort reason used when the client goes away. */
@@ -46,8 +51,42 @@ function findModel(config: GatewayConfig, req: FastifyRequest, name: string): Mo
   return model;
 }
 
-function routeHeaders(rec: RequestRecord, target: Target): Record<string, string> {
-  return { 'x-request-id': rec.requestId, 'x-switchyard-upstream': target.upstream.id, 'x-switchyard-model': target.model };
+/** Response headers saying where the call went and how it was routed. */
+function routeHeaders(rec: RequestRecord, route: RouteRun, strategy: Strategy, target: Target | null): Record<string, string> {
+  const h: Record<string, string> = {
+    'x-request-id': rec.requestId,
+    'x-switchyard-strategy': strategy,
+    'x-switchyard-attempts': String(route.attempts),
+  };
+  if (target) {
+    h['x-switchyard-upstream'] = target.upstream.id;
+    h['x-switchyard-model'] = target.model;
+  }
+  if (route.sticky) h['x-switchyard-sticky'] = route.sticky;
+  if (route.fallback) h['x-switchyard-fallback'] = route.fallback;
+  return h;
+}
+
+/** The strategy for this request: body `cluster_routing`, header `x-switchyard-strategy`, or the model's. */
+function pickStrategy(req: FastifyRequest, body: ChatRequest, model: Model): Strategy {
+  if (body.cluster_routing) return body.cluster_routing;
+  const header = req.headers['x-switchyard-strategy'];
+  if (header === undefined) return model.strategy;
+  const value = String(header).trim().toLowerCase();
+  if (!(STRATEGY_NAMES as string[]).includes(value)) {
+    throw new GatewayError('GW_ERR_INVALID_REQUEST', {
+      message: `Invalid x-switchyard-strategy header: expected one of ${STRATEGY_NAMES.join(', ')}.`,
+      param: 'x-switchyard-strategy',
+    });
+  }
+  return value as Strategy;
+}
+
+/** The `sticky` session key: `x-session-id`, then `prompt_cache_key`, then `user`. */
+function sessionKey(req: FastifyRequest, body: ChatRequest): string | undefined {
+  const header = req.headers['x-session-id'];
+  const key = (typeof header === 'string' && header) || body.prompt_cache_key || body.user;
+  return key ? `${req.caller?.name ?? ''}:${key}` : undefined;
 }
 
 /** Handles `POST /v1/chat/completions`; never throws (every outcome is answered and recorded). */
@@ -60,75 +99,110 @@ export async function handleChatCompletion(deps: PipelineDeps, req: FastifyReque
     if (!reply.raw.writableFinished) abort.abort(new ClientDisconnected());
   };
   reply.raw.on('close', onClose);
-  let model: Model | null = null;
+  let requested: Model | null = null;
+  let price: Required<PriceConfig> | null = null;
 
   try {
     const config = deps.config();
-    model = findModel(config, req, body.model);
+    const model = findModel(config, req, body.model);
+    requested = model;
+    price = model.price;
     rec.model = model.name;
     trackInFlight(deps.metrics, model.name, 1);
+    const strategy = pickStrategy(req, body, model);
+    const session = sessionKey(req, body);
     const wantsUsage = rec.stream && body.stream_options?.include_usage === true;
-    let last: { classified: Classified; error: GatewayError } | null = null;
+    const route = deps.router.begin({ model, strategy, ...(session ? { session } : {}), lookup: (n) => config.models.get(n) });
 
-    for (const target of planTargets(model)) {
-      if (abort.signal.aborted) throw abort.signal.reason;
-      const provider = deps.providers().get(target.upstream.id);
-      if (!provider) continue;
-      rec.attempts++;
+    for (;;) {
+      const next = await route.next(abort.signal);
+      if ('stop' in next) {
+        const err = next.stop;
+        rec.errorClass = route.lastFailure?.classified.class ?? null;
+        rec.outcome = route.lastFailure?.classified.class === 'caller' ? 'client_error' : 'upstream_error';
+        // Switchyard already retried; the SDK retrying on top would multiply upstream load.
+        const noRetry: Record<string, string> = route.attempts > 0 && err.status >= 429 ? { 'x-should-retry': 'false' } : {};
+        rec.status = sendError(reply, err, { ...noRetry, ...routeHeaders(rec, route, strategy, null) });
+        return;
+      }
+      const { attempt } = next;
+      const { target } = attempt;
+      recordAttemptStart(deps.metrics, attempt);
+      rec.attempts = attempt.number;
       rec.upstream = target.upstream.id;
       rec.upstreamModel = target.model;
+      rec.model = attempt.model.name;
+      price = target.price;
       const secrets = [target.upstream.apiKey];
-      const headers = routeHeaders(rec, target);
-
-      let res;
-      try {
-        res = await provider.sendChat({ body: upstreamBody(body, target.model), stream: rec.stream, requestId: rec.requestId, signal: abort.signal });
-      } catch (err) {
-        if (abort.signal.aborted) throw abort.signal.reason;
-        const classified = classifyError(err);
-        last = {
-          classified,
-          error: new GatewayError(classified.class === 'timeout' ? 'GW_ERR_UPSTREAM_TIMEOUT' : 'GW_ERR_UPSTREAM_UNREACHABLE'),
-        };
+      const headers = routeHeaders(rec, route, strategy, target);
+      const failed = (classified: Classified, error: GatewayError, retryAfter?: number): void => {
         recordUpstreamError(deps.metrics, target.upstream.id, classified.class);
-        continue;
-      }
+        route.report(attempt, { ok: false, classified, error, latencyMs: Date.now() - attempt.startedAt, ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}) });
+      };
 
-      if (res.statusCode >= 400) {
-        last = await readUpstreamError(res, secrets);
-        recordUpstreamError(deps.metrics, target.upstream.id, last.classified.class);
-        if (last.classified.retryable) continue;
-        break;
-      }
-
-      const isSse = String(res.headers['content-type'] ?? '').includes('text/event-stream');
-      if (rec.stream && isSse) {
-        const result = await relaySse({ reply, upstream: res, wantsUsage, rec, headers, signal: abort.signal, secrets });
-        if (result.committed) {
-          if (rec.errorClass) recordUpstreamError(deps.metrics, target.upstream.id, rec.errorClass);
-          return;
+      try {
+        let res;
+        try {
+          res = await deps.providers().get(target.upstream.id)!.sendChat({
+            body: upstreamBody(body, target.model),
+            stream: rec.stream,
+            requestId: rec.requestId,
+            signal: abort.signal,
+          });
+        } catch (err) {
+          if (abort.signal.aborted) throw abort.signal.reason;
+          const classified = classifyError(err);
+          failed(classified, new GatewayError(classified.class === 'timeout' ? 'GW_ERR_UPSTREAM_TIMEOUT' : 'GW_ERR_UPSTREAM_UNREACHABLE'));
+          continue;
         }
-        last = result;
-        recordUpstreamError(deps.metrics, target.upstream.id, result.classified.class);
-        if (result.classified.retryable) continue;
-        break;
-      }
-      try {
-        await relayJson(reply, res, rec, headers);
-        return;
+
+        if (res.statusCode >= 400) {
+          const failure = await readUpstreamError(res, secrets);
+          failed(failure.classified, failure.error, retryAfterMs(res.headers, config.routing.retry_after_cap_ms));
+          continue;
+        }
+
+        const isSse = String(res.headers['content-type'] ?? '').includes('text/event-stream');
+        if (rec.stream && isSse) {
+          const result = await relaySse({
+            reply,
+            upstream: res,
+            wantsUsage,
+            rec,
+            headers,
+            signal: abort.signal,
+            secrets,
+            firstTokenTimeoutMs: config.routing.first_token_timeout_ms,
+            onCommit: () => {
+              recordAttemptOk(deps.metrics, target.upstream.id);
+              route.report(attempt, { ok: true, latencyMs: Date.now() - attempt.startedAt });
+            },
+          });
+          if (result.committed) {
+            if (rec.errorClass) recordUpstreamError(deps.metrics, target.upstream.id, rec.errorClass);
+            return;
+          }
+          failed(result.classified, result.error);
+          continue;
+        }
+        try {
+          await relayJson(reply, res, rec, headers);
+          recordAttemptOk(deps.metrics, target.upstream.id);
+          route.report(attempt, { ok: true, latencyMs: Date.now() - attempt.startedAt });
+          return;
+        } catch (err) {
+          if (abort.signal.aborted) throw abort.signal.reason;
+          if (err instanceof GatewayError) failed({ class: 'bad_response', retryable: true }, err);
+          else failed(classifyError(err), new GatewayError('GW_ERR_UPSTREAM_STREAM', { cause: err }));
+          continue;
+        }
       } catch (err) {
-        if (abort.signal.aborted) throw abort.signal.reason;
-        const classified: Classified = err instanceof GatewayError ? { class: 'bad_response', retryable: true } : classifyError(err);
-        last = { classified, error: err instanceof GatewayError ? err : new GatewayError('GW_ERR_UPSTREAM_STREAM', { cause: err }) };
-        recordUpstreamError(deps.metrics, target.upstream.id, classified.class);
-        continue;
+        route.report(attempt, { ok: 'aborted' });
+        throw err;
+      } finally {
+        attempt.release();
       }
     }
-
-    const final = last ?? { classified: null, error: new GatewayError('GW_ERR_NO_TARGET') };
-    rec.errorClass = final.classified?.class ?? null;
-    rec.outcome = final.error.status < 500 && final.classified?.class === 'caller' ? 'client_error' : 'upstream_error';
-    rec.status = sendError(reply, final.error);
   } catch (err) {
     if (err instanceof ClientDisconnected || abort.signal.aborted) {
       rec.outcome = 'client_aborted';
@@ -144,10 +218,8 @@ export async function handleChatCompletion(deps: PipelineDeps, req: FastifyReque
     }
   } finally {
     reply.raw.off('close', onClose);
-    if (model) {
-      trackInFlight(deps.metrics, model.name, -1);
-      rec.costUsd = costUsd(rec.usage, model.price);
-    }
+    if (requested) trackInFlight(deps.metrics, requested.name, -1);
+    if (price) rec.costUsd = costUsd(rec.usage, price);
     rec.durationMs = Date.now() - rec.startedAt;
     req.recorded = true;
     finishRequest(deps.metrics, req.log, rec);

@@ -45,6 +45,10 @@ export interface SseRelayArgs {
   readonly signal: AbortSignal;
   /** Exact strings to scrub from relayed error messages. */
   readonly secrets: readonly (string | undefined)[];
+  /** Longest wait for the first upstream event before giving up on this upstream (failover). */
+  readonly firstTokenTimeoutMs: number;
+  /** Called once, when the first event goes to the client. */
+  readonly onCommit: () => void;
 }
 
 export type SseRelayResult =
@@ -93,11 +97,19 @@ export async function relaySse(args: SseRelayArgs): Promise<SseRelayResult> {
   let failure: { classified: Classified; error: GatewayError } | null = null;
 
   const commit = (): void => {
+    clearTimeout(firstTokenTimer);
     reply.hijack();
     out.writeHead(200, { ...SSE_HEADERS, ...args.headers });
     committed = true;
     rec.ttftMs = Date.now() - rec.startedAt;
+    args.onCommit();
   };
+  // Until the first event, a silent upstream is abandoned so the request can fail over.
+  let firstTokenTimedOut = false;
+  const firstTokenTimer = setTimeout(() => {
+    firstTokenTimedOut = true;
+    upstream.body.destroy(new Error('first token timeout'));
+  }, args.firstTokenTimeoutMs);
 
   /** Sorts one event into the batch; returns an error when the stream must end. */
   const take = (ev: SseEvent, batch: Buffer[]): GatewayError | null => {
@@ -176,14 +188,19 @@ export async function relaySse(args: SseRelayArgs): Promise<SseRelayResult> {
     }
   } catch (err) {
     if (signal.aborted) throw signal.reason;
-    const classified = classifyError(err);
+    const classified: Classified = firstTokenTimedOut ? { class: 'timeout', retryable: true } : classifyError(err);
     failure = {
       classified: { class: classified.class === 'timeout' ? 'timeout' : 'stream', retryable: !committed },
       error: new GatewayError('GW_ERR_UPSTREAM_STREAM', {
-        message: classified.class === 'timeout' ? 'The upstream stream went idle for too long.' : 'The upstream connection failed mid-stream.',
+        message: firstTokenTimedOut
+          ? 'The upstream sent no event within the first-token timeout.'
+          : classified.class === 'timeout'
+            ? 'The upstream stream went idle for too long.'
+            : 'The upstream connection failed mid-stream.',
       }),
     };
   } finally {
+    clearTimeout(firstTokenTimer);
     if (!rec.usage.output && deltas > 0) {
       // No usage reported: keep what was seen (one token per delta event), marked estimated.
       rec.usage = { input: rec.usage.input, cached: rec.usage.cached, output: deltas, reasoning: 0 };

@@ -30,6 +30,11 @@ export interface ConfigOptions {
   bodyLimit?: number;
   /** More upstream base URLs, served as failover targets of `gpt-test` in order. */
   extraUpstreams?: string[];
+  /**
+   * YAML lines under `routing:` (indented two spaces). Defaults to `max_attempts: 1`, so a
+   * test of one attempt's behaviour is not changed by retries; routing tests set their own.
+   */
+  routing?: string;
 }
 
 /** A config with one OpenAI-compatible upstream `fake` serving `gpt-test` (as `upstream-model-x`). */
@@ -45,11 +50,16 @@ export function testConfigYaml(upstreamUrl: string, opts: ConfigOptions = {}): s
     timeouts: { connect_ms: ${t.connect_ms}, first_byte_ms: ${t.first_byte_ms}, idle_ms: ${t.idle_ms} }`,
     )
     .join('');
-  const extraTargets = (opts.extraUpstreams ?? []).map((_u, i) => `\n      - { upstream: fake${i + 2}, model: upstream-model-x }`).join('');
+  // Extra targets cost more than the first, so `strategy: cheap` tries them in config order.
+  const extraTargets = (opts.extraUpstreams ?? [])
+    .map((_u, i) => `\n      - { upstream: fake${i + 2}, model: upstream-model-x, price: { input: ${5 * (i + 1)}, output: ${20 * (i + 1)} } }`)
+    .join('');
   return `
 server:
   body_limit_bytes: ${opts.bodyLimit ?? 33554432}
   log_level: info
+routing:
+${opts.routing ?? '  max_attempts: 1'}
 upstreams:
   - id: fake
     provider: openai-compatible

@@ -62,7 +62,7 @@ function richBody(extra: Record<string, unknown> = {}): Record<string, unknown> 
     user: 'user-1',
     store: false,
     some_future_field: { nested: [1, null, true, 'x', { deep: 1.5 }] },
-    cluster_routing: { prefer: 'eu', weights: [1, 2] },
+    cluster_routing: 'cheap',
     switchyard: { tag: 'x' },
     ...extra,
   };

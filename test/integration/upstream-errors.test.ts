@@ -322,7 +322,11 @@ describe('failover before the first byte', () => {
   before(async () => {
     first = await new FakeUpstream().start();
     second = await new FakeUpstream().start();
-    gw = await startGateway(testConfigYaml(first.url, { extraUpstreams: [second.url] }));
+    // cheap: the first upstream is the cheaper one, so it is always tried first; no cooldown
+    // and no retry budget limit, so every request here fails over the same way.
+    gw = await startGateway(
+      testConfigYaml(first.url, { extraUpstreams: [second.url], routing: '  strategy: cheap\n  max_attempts: 4\n  cooldown: { failures: 1000 }\n  retry_budget: { min_retries: 1000 }' }),
+    );
     direct = new OpenAI({ apiKey: 'direct', baseURL: `${second.url}/v1`, maxRetries: 0 });
   });
   after(async () => {

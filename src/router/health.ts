@@ -1,0 +1,108 @@
+/**
+ * Per-target circuit breaker. A target is `healthy` until `failures` consecutive retryable
+ * failures, or one 429, open it: it is then `cooling` for the upstream's `Retry-After` or a
+ * cooldown that doubles on each trip (base_ms, 2×, 4× … max_ms). When the cooldown ends it
+ * is `probing`: exactly one request is let through, and its outcome closes the circuit or
+ * opens it again. A 401/403 cools every target of that upstream for `credential_ms`.
+ */
+import type { RoutingConfig } from '../config/schema.js';
+import type { FailureClass } from '../errors/classify.js';
+
+export type TargetHealthState = 'healthy' | 'cooling' | 'probing';
+
+interface Entry {
+  failures: number;
+  /** Consecutive trips without a success; sets the next cooldown length. */
+  trips: number;
+  coolingUntil: number;
+  probeInFlight: boolean;
+}
+
+export class HealthBoard {
+  private readonly entries = new Map<string, Entry>();
+  /** Upstream id -> epoch ms until which its credentials are considered bad. */
+  private readonly credentialUntil = new Map<string, number>();
+
+  constructor(private readonly cfg: RoutingConfig['cooldown'], private readonly now: () => number = Date.now) {}
+
+  private entry(key: string): Entry {
+    let e = this.entries.get(key);
+    if (!e) {
+      e = { failures: 0, trips: 0, coolingUntil: 0, probeInFlight: false };
+      this.entries.set(key, e);
+    }
+    return e;
+  }
+
+  /** Epoch ms when the target may take traffic again (0 when it may now). */
+  availableAt(key: string, upstreamId: string): number {
+    const e = this.entries.get(key);
+    const cred = this.credentialUntil.get(upstreamId) ?? 0;
+    const until = Math.max(e?.coolingUntil ?? 0, cred);
+    return until > this.now() ? until : 0;
+  }
+
+  state(key: string, upstreamId: string): TargetHealthState {
+    if (this.availableAt(key, upstreamId) > 0) return 'cooling';
+    const e = this.entries.get(key);
+    return e && e.trips > 0 ? 'probing' : 'healthy';
+  }
+
+  /** Whether a request may be sent now: healthy, or probing with no probe in flight. */
+  canAdmit(key: string, upstreamId: string): boolean {
+    const st = this.state(key, upstreamId);
+    if (st === 'healthy') return true;
+    return st === 'probing' && !this.entries.get(key)?.probeInFlight;
+  }
+
+  /**
+   * Marks a request as sent. Outside `healthy` it is the probe (at most one at a time), also
+   * when a cooling target is tried because every target of the model is cooling.
+   */
+  admit(key: string, upstreamId: string): void {
+    if (this.state(key, upstreamId) !== 'healthy') this.entry(key).probeInFlight = true;
+  }
+
+  /** Records a success: the circuit closes. */
+  success(key: string): void {
+    const e = this.entry(key);
+    e.failures = 0;
+    e.trips = 0;
+    e.coolingUntil = 0;
+    e.probeInFlight = false;
+  }
+
+  /** Ends an admitted request that neither succeeded nor failed (client abort). */
+  release(key: string): void {
+    const e = this.entries.get(key);
+    if (e) e.probeInFlight = false;
+  }
+
+  /**
+   * Records a failure.
+   * @param retryAfterMs the upstream's `Retry-After`, already capped, if it sent one.
+   */
+  failure(key: string, upstreamId: string, cls: FailureClass, retryAfterMs?: number): void {
+    const e = this.entry(key);
+    const wasProbe = e.probeInFlight;
+    e.probeInFlight = false;
+    if (cls === 'caller' || cls === 'stream') return; // not the target's health
+    if (cls === 'credential') {
+      this.credentialUntil.set(upstreamId, this.now() + this.cfg.credential_ms);
+      return;
+    }
+    e.failures++;
+    if (cls === 'rate_limited' || wasProbe || e.failures >= this.cfg.failures) {
+      const grown = Math.min(this.cfg.max_ms, this.cfg.base_ms * 2 ** e.trips);
+      const ms = cls === 'rate_limited' && retryAfterMs !== undefined ? retryAfterMs : grown;
+      e.trips++;
+      e.failures = 0;
+      e.coolingUntil = this.now() + ms;
+    }
+  }
+
+  /** Every known target's state, for metrics and the admin view. */
+  snapshot(): { key: string; failures: number; coolingUntil: number; trips: number }[] {
+    return [...this.entries].map(([key, e]) => ({ key, failures: e.failures, coolingUntil: e.coolingUntil, trips: e.trips }));
+  }
+}

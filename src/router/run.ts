@@ -1,0 +1,230 @@
+/**
+ * One request's route: which target each attempt goes to, in what order, and when to stop.
+ *
+ * Order of attempts: the model's targets, each once, in the strategy's order (another
+ * target first); then each fallback model's targets, each once; then, while attempts and
+ * the deadline allow, the primary's targets again after a full-jitter backoff that also
+ * honours the upstreams' `Retry-After`. Every attempt after the first draws on the retry
+ * budget. Cooling targets are skipped; if every target of a model is cooling, the one whose
+ * cooldown ends first is tried. A target at its concurrency cap is passed over for one
+ * with a free slot; when all are full the request queues (bounded) for the best one.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Model, Target } from '../config/load.js';
+import type { RoutingConfig, Strategy } from '../config/schema.js';
+import { GatewayError } from '../errors/codes.js';
+import type { Classified } from '../errors/classify.js';
+import { fullJitter } from './backoff.js';
+import { QueueFullError } from './concurrency.js';
+import type { RouterState } from './index.js';
+import { STRATEGIES } from './strategies/index.js';
+import type { Candidate } from './strategies/types.js';
+
+export interface Attempt {
+  readonly target: Target;
+  /** The public model this attempt serves (the primary, or a fallback). */
+  readonly model: Model;
+  /** 1-based attempt number within the request. */
+  readonly number: number;
+  readonly startedAt: number;
+  /** Time spent queued for a slot, ms. */
+  readonly queuedMs: number;
+  /** Set on the first attempt of a fallback model: the primary model's name. */
+  readonly fallbackFrom?: string;
+  /** Returns the concurrency slot; safe to call more than once. */
+  release(): void;
+}
+
+export type AttemptResult =
+  | { readonly ok: true; readonly latencyMs: number }
+  | { readonly ok: false; readonly classified: Classified; readonly error: GatewayError; readonly retryAfterMs?: number; readonly latencyMs: number }
+  | { readonly ok: 'aborted' };
+
+export type Next = { readonly attempt: Attempt } | { readonly stop: GatewayError };
+
+export interface RouteOptions {
+  readonly model: Model;
+  readonly strategy: Strategy;
+  /** Session key for `sticky`. */
+  readonly session?: string;
+  /** Resolves fallback model names to served models. */
+  readonly lookup: (name: string) => Model | undefined;
+}
+
+export class RouteRun {
+  attempts = 0;
+  lastFailure: { classified: Classified; error: GatewayError } | null = null;
+  /** `sticky` only: whether the session stayed on its pin, moved, or was pinned afresh. */
+  sticky: 'pinned' | 'moved' | 'new' | null = null;
+  /** Set when a fallback model served (or was tried): `primary->fallback`. */
+  fallback: string | null = null;
+
+  private chain: Model[];
+  private chainIdx = 0;
+  private readonly tried = new Set<string>();
+  private round = 0;
+  private stopNow = false;
+  private retryHintMs = 0;
+  private readonly deadline: number;
+  private readonly pinned: string | undefined;
+
+  constructor(
+    private readonly state: RouterState,
+    private readonly cfg: RoutingConfig,
+    private readonly opts: RouteOptions,
+  ) {
+    const chain = [opts.model];
+    for (const name of opts.model.fallbacks) {
+      const m = opts.lookup(name);
+      if (m && !chain.includes(m)) chain.push(m);
+    }
+    this.chain = chain;
+    this.deadline = Date.now() + cfg.deadline_ms;
+    this.pinned = opts.strategy === 'sticky' && opts.session ? state.pins.get(opts.session) : undefined;
+  }
+
+  private finalError(): GatewayError {
+    return this.lastFailure?.error ?? new GatewayError('GW_ERR_NO_TARGET');
+  }
+
+  private retryAfterSeconds(model: Model): string {
+    const soonest = Math.min(...model.targets.map((t) => this.state.health.availableAt(t.key, t.upstream.id) || Infinity));
+    const ms = Number.isFinite(soonest) ? soonest - Date.now() : this.retryHintMs;
+    return String(Math.max(1, Math.ceil(ms / 1000)));
+  }
+
+  private candidate(t: Target): Candidate {
+    return {
+      target: t,
+      inFlight: this.state.slots.inFlight(t.upstream.id),
+      capacity: t.upstream.max_concurrency,
+      latencyMs: this.state.latency.estimate(t.key),
+    };
+  }
+
+  /**
+   * The next attempt, or why to stop (the last upstream failure, an exhausted retry
+   * budget, a full queue, or no target at all).
+   * @throws the abort reason when `signal` fires while waiting (backoff or queue).
+   */
+  async next(signal: AbortSignal): Promise<Next> {
+    for (;;) {
+      if (this.stopNow || this.attempts >= this.cfg.max_attempts) return { stop: this.finalError() };
+      const left = this.deadline - Date.now();
+      if (left <= 0) return { stop: this.lastFailure ? this.finalError() : new GatewayError('GW_ERR_UPSTREAM_TIMEOUT') };
+
+      const model = this.chain[this.chainIdx]!;
+      const remaining = model.targets.filter((t) => !this.tried.has(t.key));
+      if (remaining.length === 0) {
+        if (this.chainIdx + 1 < this.chain.length) {
+          this.chainIdx++;
+          this.tried.clear();
+          continue;
+        }
+        // Everything tried once: fallbacks are done for this request; back off, then the
+        // primary's targets again.
+        this.chain = [this.chain[0]!];
+        this.chainIdx = 0;
+        this.tried.clear();
+        const delay = Math.min(left, Math.max(fullJitter(this.round, this.cfg.backoff_base_ms, this.cfg.backoff_cap_ms), this.retryHintMs));
+        this.round++;
+        this.retryHintMs = 0;
+        if (delay > 0) await sleep(delay, undefined, { signal });
+        continue;
+      }
+
+      let pool = remaining.filter((t) => this.state.health.canAdmit(t.key, t.upstream.id));
+      if (pool.length === 0) {
+        if (this.tried.size > 0) {
+          // The rest of this model is cooling: treat it as exhausted.
+          for (const t of remaining) this.tried.add(t.key);
+          continue;
+        }
+        // Every target cooling: try the one whose cooldown ends first rather than refuse.
+        const soonest = [...remaining].sort(
+          (a, b) => this.state.health.availableAt(a.key, a.upstream.id) - this.state.health.availableAt(b.key, b.upstream.id),
+        )[0]!;
+        pool = [soonest];
+      }
+
+      if (this.attempts > 0 && !this.state.budget.tryRetry()) {
+        this.state.onBudgetExhausted?.();
+        return {
+          stop: new GatewayError('GW_ERR_RETRY_BUDGET', { headers: { 'retry-after': this.retryAfterSeconds(model) } }),
+        };
+      }
+
+      const ordered = STRATEGIES[this.opts.strategy](pool.map((t) => this.candidate(t)), {
+        random: this.state.random,
+        tick: this.state.nextTick(),
+        ...(this.pinned ? { pinned: this.pinned } : {}),
+      });
+      let chosen = ordered.find((c) => this.state.slots.tryAcquire(c.target.upstream.id, c.capacity));
+      let queuedMs = 0;
+      if (!chosen) {
+        chosen = ordered[0]!;
+        try {
+          queuedMs = await this.state.slots.acquire(chosen.target.upstream.id, chosen.capacity, signal);
+        } catch (err) {
+          if (err instanceof QueueFullError) {
+            return {
+              stop: new GatewayError('GW_ERR_UPSTREAM_OVERLOADED', {
+                message: `Every upstream for this model is at its concurrency limit (${err.reason === 'full' ? 'queue full' : 'queue wait timed out'}).`,
+                headers: { 'retry-after': '1' },
+              }),
+            };
+          }
+          throw err;
+        }
+      }
+
+      const target = chosen.target;
+      const firstOfFallback = this.chainIdx > 0 && this.tried.size === 0;
+      this.state.health.admit(target.key, target.upstream.id);
+      this.tried.add(target.key);
+      this.attempts++;
+      if (this.chainIdx > 0) this.fallback = `${this.chain[0]!.name}->${model.name}`;
+      if (this.opts.strategy === 'sticky' && this.opts.session) {
+        this.sticky = this.pinned === undefined ? 'new' : this.pinned === target.key ? 'pinned' : 'moved';
+      }
+      let released = false;
+      const slots = this.state.slots;
+      return {
+        attempt: {
+          target,
+          model,
+          number: this.attempts,
+          startedAt: Date.now(),
+          queuedMs,
+          ...(firstOfFallback ? { fallbackFrom: this.chain[0]!.name } : {}),
+          release: () => {
+            if (released) return;
+            released = true;
+            slots.release(target.upstream.id);
+          },
+        },
+      };
+    }
+  }
+
+  /** Feeds an attempt's outcome back into health, latency, pins and the stop decision. */
+  report(attempt: Attempt, result: AttemptResult): void {
+    const { target } = attempt;
+    if (result.ok === true) {
+      this.state.health.success(target.key);
+      this.state.latency.observe(target.key, result.latencyMs);
+      if (this.opts.strategy === 'sticky' && this.opts.session) this.state.pins.set(this.opts.session, target.key);
+      return;
+    }
+    attempt.release();
+    if (result.ok === 'aborted') {
+      this.state.health.release(target.key);
+      return;
+    }
+    this.state.health.failure(target.key, target.upstream.id, result.classified.class, result.retryAfterMs);
+    if (result.classified.class === 'timeout') this.state.latency.observe(target.key, result.latencyMs);
+    if (result.retryAfterMs !== undefined) this.retryHintMs = Math.max(this.retryHintMs, result.retryAfterMs);
+    this.lastFailure = { classified: result.classified, error: result.error };
+    if (!result.classified.retryable) this.stopNow = true;
+  }
+}
