@@ -6,10 +6,13 @@
 // driver share CPU 0, the gateway gets CPU 1 alone, so both arms see the same loader and
 // mock and only the gateway's work differs.
 //
-//   node scripts/bench-overhead.mjs [--quick] [--aa] [--out docs/bench/overhead.json]
+//   node scripts/bench-overhead.mjs [--quick] [--aa] [--compare <git rev>] [--out docs/bench/overhead.json]
 //
-// --quick   short rounds (smoke run, numbers not for publishing)
-// --aa      also run the A/A noise floor (direct vs direct)
+// --quick    short rounds (smoke run, numbers not for publishing)
+// --aa       also run the A/A noise floor (direct vs direct)
+// --compare  also measure an earlier build (built from that commit into .bench/rev-<rev>),
+//            as a third target in the same run: the cost of what changed since, measured
+//            under identical conditions. Both gateways take turns on CPU 1.
 import { spawn, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,6 +28,7 @@ const { values: o } = parseArgs({
     aa: { type: 'boolean', default: false },
     out: { type: 'string', default: join(root, '.bench', 'overhead.json') },
     harness: { type: 'string', default: join(root, '..', 'shared', 'bench') },
+    compare: { type: 'string' },
   },
 });
 
@@ -97,11 +101,33 @@ writeFileSync(
   `server:\n  log_level: info\nupstreams:\n  - id: mock\n    provider: openai-compatible\n    base_url: http://127.0.0.1:${mockPort}/v1\n    api_key: bench-upstream-key\n    max_concurrency: 256\nmodels:\n${models}\nkeys:\n  - name: bench\n    key_sha256: ${createHash('sha256').update(benchKey).digest('hex')}\n`,
 );
 
+/** Builds the gateway as of `rev` into .bench/rev-<rev> (once) and returns its main.js. */
+function buildRev(rev) {
+  const sha = execFileSync('git', ['rev-parse', '--short', rev], { cwd: root, encoding: 'utf8' }).trim();
+  const dir = join(work, `rev-${sha}`);
+  if (!existsSync(join(dir, 'dist', 'main.js'))) {
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    execFileSync('sh', ['-c', `git -C "${root}" archive ${sha} | tar -x -C "${dir}"`], { stdio: 'inherit' });
+    execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: dir, stdio: 'inherit' });
+    execFileSync('npm', ['run', 'build'], { cwd: dir, stdio: 'inherit' });
+  }
+  return { sha, main: join(dir, 'dist', 'main.js') };
+}
+
 start(0, process.execPath, [join(harness, 'mock-upstream.mjs'), '--port', String(mockPort)]);
 const gwLog = openSync(join(work, 'gateway.log'), 'w');
 start(1, process.execPath, [join(root, 'dist', 'main.js'), '--config', configPath], { env: { PORT: String(gwPort), HOST: '127.0.0.1' }, log: gwLog });
 await waitHttp(`http://127.0.0.1:${mockPort}/health`);
 await waitHttp(`http://127.0.0.1:${gwPort}/healthz`);
+const extraTargets = [];
+if (o.compare) {
+  const { sha, main } = buildRev(o.compare);
+  const port = await freePort();
+  start(1, process.execPath, [main, '--config', configPath], { env: { PORT: String(port), HOST: '127.0.0.1' }, log: openSync(join(work, `gateway-${sha}.log`), 'w') });
+  await waitHttp(`http://127.0.0.1:${port}/healthz`);
+  extraTargets.push('--target', `switchyard@${sha}=http://127.0.0.1:${port}`, '--header', `switchyard@${sha}=authorization:Bearer ${benchKey}`);
+}
 
 const timing = o.quick ? ['--duration', '2', '--rounds', '2', '--warmup', '1'] : ['--duration', '5', '--rounds', '3', '--warmup', '1'];
 const common = ['--concurrency', '1,16,64', '--mode', 'both', '--chunks', String(CHUNKS), '--delay', DELAYS.join(','), '--include-usage', ...timing];
@@ -119,7 +145,15 @@ if (o.aa) {
 mkdirSync(dirname(resolve(o.out)), { recursive: true });
 reports.push(
   run(
-    ['--target', `direct=http://127.0.0.1:${mockPort}`, '--target', `switchyard=http://127.0.0.1:${gwPort}`, '--header', `switchyard=authorization:Bearer ${benchKey}`],
+    [
+      '--target',
+      `direct=http://127.0.0.1:${mockPort}`,
+      ...extraTargets,
+      '--target',
+      `switchyard=http://127.0.0.1:${gwPort}`,
+      '--header',
+      `switchyard=authorization:Bearer ${benchKey}`,
+    ],
     resolve(o.out),
   ),
 );

@@ -58,6 +58,7 @@ export class ConcurrencyBoard {
    *         when `signal` fires first.
    */
   async acquire(id: string, limit: number, signal: AbortSignal): Promise<number> {
+    if (signal.aborted) throw signal.reason;
     if (this.tryAcquire(id, limit)) return 0;
     const g = this.gate(id);
     if (g.waiters.length >= this.queueMax) throw new QueueFullError('full');

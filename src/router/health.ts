@@ -63,9 +63,21 @@ export class HealthBoard {
     if (this.state(key, upstreamId) !== 'healthy') this.entry(key).probeInFlight = true;
   }
 
-  /** Records a success: the circuit closes. */
+  /** Whether the upstream is cooling because it refused Switchyard's provider key. */
+  credentialCooling(upstreamId: string): boolean {
+    return (this.credentialUntil.get(upstreamId) ?? 0) > this.now();
+  }
+
+  /**
+   * Records a success: the circuit closes. A success that was not the probe (a request
+   * sent before the circuit opened) does not end a cooldown early.
+   */
   success(key: string): void {
     const e = this.entry(key);
+    if (e.coolingUntil > this.now() && !e.probeInFlight) {
+      e.failures = 0;
+      return;
+    }
     e.failures = 0;
     e.trips = 0;
     e.coolingUntil = 0;

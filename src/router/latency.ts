@@ -3,7 +3,7 @@
  * time otherwise), after Finagle's "peak EWMA" load balancer: a sample above the estimate
  * replaces it at once (a target that turns slow loses traffic on its first slow answer);
  * a lower one is blended in with weight exp(-Δt/τ). While a target gets no traffic its
- * estimate decays toward zero with the same τ, so a recovered target is tried again.
+ * estimate decays toward zero with time constant 3τ, so a recovered target is tried again.
  */
 export class LatencyBoard {
   private readonly est = new Map<string, { ewma: number; at: number }>();
@@ -14,12 +14,13 @@ export class LatencyBoard {
   observe(key: string, ms: number): void {
     const t = this.now();
     const cur = this.est.get(key);
-    if (!cur || ms >= cur.ewma) {
+    const base = this.estimate(key);
+    if (!cur || ms >= base) {
       this.est.set(key, { ewma: ms, at: t });
       return;
     }
     const w = Math.exp(-Math.max(0, t - cur.at) / this.decayMs);
-    this.est.set(key, { ewma: cur.ewma * w + ms * (1 - w), at: t });
+    this.est.set(key, { ewma: base * w + ms * (1 - w), at: t });
   }
 
   /** The current estimate, ms; 0 for a target never measured (it gets explored first). */

@@ -1,6 +1,7 @@
 /**
  * Retry budget (after Finagle's RetryBudget and Envoy's retry budgets): over a sliding
- * window, retries may be at most `ratio` of requests, plus `min_retries` always allowed.
+ * window, retries may be at most `ratio` of requests, or `min_retries` if that is larger
+ * (so a quiet gateway can still retry).
  * In a total outage every first attempt still goes out, but retries stop multiplying load.
  */
 import type { RoutingConfig } from '../config/schema.js';

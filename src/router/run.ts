@@ -63,6 +63,7 @@ export class RouteRun {
   private chainIdx = 0;
   private readonly tried = new Set<string>();
   private round = 0;
+  private roundStartAttempts = 0;
   private stopNow = false;
   private retryHintMs = 0;
   private readonly deadline: number;
@@ -121,6 +122,11 @@ export class RouteRun {
           this.tried.clear();
           continue;
         }
+        // A whole round without an attempt: only targets with bad provider keys are left.
+        if (this.attempts === this.roundStartAttempts) {
+          return { stop: this.lastFailure ? this.finalError() : new GatewayError('GW_ERR_UPSTREAM_AUTH') };
+        }
+        this.roundStartAttempts = this.attempts;
         // Everything tried once: fallbacks are done for this request; back off, then the
         // primary's targets again.
         this.chain = [this.chain[0]!];
@@ -135,13 +141,15 @@ export class RouteRun {
 
       let pool = remaining.filter((t) => this.state.health.canAdmit(t.key, t.upstream.id));
       if (pool.length === 0) {
-        if (this.tried.size > 0) {
+        // A bad provider key does not heal by waiting: such targets are never forced.
+        const forceable = remaining.filter((t) => !this.state.health.credentialCooling(t.upstream.id));
+        if (this.tried.size > 0 || forceable.length === 0) {
           // The rest of this model is cooling: treat it as exhausted.
           for (const t of remaining) this.tried.add(t.key);
           continue;
         }
         // Every target cooling: try the one whose cooldown ends first rather than refuse.
-        const soonest = [...remaining].sort(
+        const soonest = [...forceable].sort(
           (a, b) => this.state.health.availableAt(a.key, a.upstream.id) - this.state.health.availableAt(b.key, b.upstream.id),
         )[0]!;
         pool = [soonest];
@@ -149,8 +157,12 @@ export class RouteRun {
 
       if (this.attempts > 0 && !this.state.budget.tryRetry()) {
         this.state.onBudgetExhausted?.();
+        const last = this.lastFailure ? ` Last upstream error: ${this.lastFailure.error.openaiCode ?? this.lastFailure.error.status}.` : '';
         return {
-          stop: new GatewayError('GW_ERR_RETRY_BUDGET', { headers: { 'retry-after': this.retryAfterSeconds(model) } }),
+          stop: new GatewayError('GW_ERR_RETRY_BUDGET', {
+            message: `The upstreams for this model are failing and the gateway is not retrying more right now.${last}`,
+            headers: { 'retry-after': this.retryAfterSeconds(model) },
+          }),
         };
       }
 

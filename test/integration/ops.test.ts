@@ -269,7 +269,7 @@ describe('secret scan', () => {
 
   before(async () => {
     upstream = await new FakeUpstream().start();
-    gw = await startGateway(testConfigYaml(upstream.url));
+    gw = await startGateway(testConfigYaml(upstream.url, { routing: '  max_attempts: 1\n  cooldown: { credential_ms: 1 }' }));
   });
   after(async () => {
     await gw.close();

@@ -92,7 +92,8 @@ describe('upstream error responses', () => {
 
   before(async () => {
     upstream = await new FakeUpstream().start();
-    gw = await startGateway(testConfigYaml(upstream.url));
+    // One attempt per request, and a 401 does not keep the upstream out of later tests.
+    gw = await startGateway(testConfigYaml(upstream.url, { routing: '  max_attempts: 1\n  cooldown: { credential_ms: 1 }' }));
   });
   after(async () => {
     await gw.close();
