@@ -13,9 +13,11 @@
 // --compare  also measure an earlier build (built from that commit into .bench/rev-<rev>),
 //            as a third target in the same run: the cost of what changed since, measured
 //            under identical conditions. Both gateways take turns on CPU 1.
+// --redis    also measure the current build with its state in Redis (a redis-server the
+//            script starts on CPU 0 with the driver), as another target.
 import { spawn, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +31,7 @@ const { values: o } = parseArgs({
     out: { type: 'string', default: join(root, '.bench', 'overhead.json') },
     harness: { type: 'string', default: join(root, '..', 'shared', 'bench') },
     compare: { type: 'string' },
+    redis: { type: 'boolean', default: false },
   },
 });
 
@@ -127,6 +130,21 @@ if (o.compare) {
   start(1, process.execPath, [main, '--config', configPath], { env: { PORT: String(port), HOST: '127.0.0.1' }, log: openSync(join(work, `gateway-${sha}.log`), 'w') });
   await waitHttp(`http://127.0.0.1:${port}/healthz`);
   extraTargets.push('--target', `switchyard@${sha}=http://127.0.0.1:${port}`, '--header', `switchyard@${sha}=authorization:Bearer ${benchKey}`);
+}
+if (o.redis) {
+  const redisPort = await freePort();
+  start(0, 'redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']);
+  const redisConfig = join(work, 'switchyard.bench-redis.yaml');
+  writeFileSync(redisConfig, readFileSync(configPath, 'utf8').replace(/^server:/m, `store:\n  redis_url: redis://127.0.0.1:${redisPort}\nserver:`));
+  const port = await freePort();
+  start(1, process.execPath, [join(root, 'dist', 'main.js'), '--config', redisConfig], { env: { PORT: String(port), HOST: '127.0.0.1' }, log: openSync(join(work, 'gateway-redis.log'), 'w') });
+  await waitHttp(`http://127.0.0.1:${port}/healthz`);
+  for (let i = 0; i < 50; i++) {
+    const ready = await (await fetch(`http://127.0.0.1:${port}/readyz`)).text();
+    if (ready.includes('"mode":"redis"')) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  extraTargets.push('--target', `switchyard+redis=http://127.0.0.1:${port}`, '--header', `switchyard+redis=authorization:Bearer ${benchKey}`);
 }
 
 const timing = o.quick ? ['--duration', '2', '--rounds', '2', '--warmup', '1'] : ['--duration', '5', '--rounds', '3', '--warmup', '1'];

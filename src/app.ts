@@ -10,7 +10,7 @@ import { KeyStore } from './auth/keys.js';
 import type { GatewayConfig } from './config/load.js';
 import { GatewayError } from './errors/codes.js';
 import { sendError, toGatewayError } from './errors/reply.js';
-import { recordBudgetExhausted } from './metrics/record.js';
+import { recordBudgetExhausted, recordShed } from './metrics/record.js';
 import { createMetrics, type Metrics } from './metrics/registry.js';
 import { newRecord } from './pipeline/context.js';
 import { finishRequest } from './pipeline/finish.js';
@@ -21,6 +21,7 @@ import { registerChatCompletions } from './routes/chat-completions.js';
 import { registerMetrics } from './routes/metrics.js';
 import { registerModels } from './routes/models.js';
 import { Router } from './router/index.js';
+import { StateStore } from './store/index.js';
 import { registerHealth } from './server/health.js';
 import { createLogger } from './server/logger.js';
 
@@ -81,13 +82,21 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
   const metrics = createMetrics();
   const keys = new KeyStore(config.keys);
   const providers = createProviders(config);
-  const router = new Router(config.routing);
+  const store = new StateStore(config.store, logger);
+  const router = new Router(config.routing, store);
   router.onBudgetExhausted = () => recordBudgetExhausted(metrics);
+  router.onShed = (model, policy) => recordShed(metrics, model, policy);
+  metrics.sources.storeMode = () => store.mode;
+  metrics.sources.windows = async () => {
+    const ups = [...config.upstreams.values()];
+    const views = await store.view(ups.map((u) => ({ key: `${u.id}/`, upstream: u.id, windowMs: u.window.seconds * 1000 })));
+    return ups.map((u, i) => ({ upstream: u.id, occupancy: views[i]!.window }));
+  };
   metrics.sources.targets = () =>
     [...config.models.values()].flatMap((m) =>
       m.targets.map((t) => ({ target: t.key, upstream: t.upstream.id, state: router.health.state(t.key, t.upstream.id) })),
     );
-  metrics.sources.queues = () => [...config.upstreams.keys()].map((id) => ({ upstream: id, depth: router.slots.queued(id) }));
+  metrics.sources.queues = () => [...config.upstreams.keys()].map((id) => ({ upstream: id, depth: router.queue.queued(id) }));
   const deps: PipelineDeps = { config: () => config, providers: () => providers, metrics, router };
 
   app.decorateRequest('caller', null);
@@ -121,7 +130,7 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
     sendError(reply, new GatewayError('GW_ERR_ROUTE_NOT_FOUND', { message: `Unknown request URL: ${req.method} ${req.url.split('?')[0]!.slice(0, 200)}.` }));
   });
 
-  registerHealth(app, () => config);
+  registerHealth(app, () => config, () => store.mode);
   registerMetrics(app, metrics);
   await app.register(async (v1) => {
     v1.addHook('onRequest', authHook(() => keys));
@@ -130,7 +139,7 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
   });
 
   app.addHook('onClose', async () => {
-    await Promise.allSettled([...providers.values()].map((p) => p.close()));
+    await Promise.allSettled([...[...providers.values()].map((p) => p.close()), store.close()]);
   });
   return { app, metrics, logger };
 }

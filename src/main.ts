@@ -4,6 +4,8 @@
  *   switchyard [serve] [--config path]   start the gateway (PORT, HOST env vars; default 127.0.0.1:8080)
  *   switchyard hash-key [key]            print the SHA-256 to put in keys[].key_sha256 (reads stdin without an argument)
  *   switchyard check-config [--config]   validate a config file and exit
+ *   switchyard simulate [--port 9100] [--accounts 4] [--config] [--throttle] [--seed N] [--chunk-delay-ms N]
+ *                                        serve simulated provider accounts (src/providers/simulator/server.ts)
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -12,6 +14,7 @@ import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
 import { hashKey } from './auth/keys.js';
 import { ConfigError, loadConfig } from './config/load.js';
+import { runSimulate } from './providers/simulator/cli.js';
 import { logStartup } from './server/startup-log.js';
 import { packageRoot } from './util/package-root.js';
 
@@ -19,6 +22,8 @@ const USAGE = `usage:
   switchyard [serve] [--config <file>]   start the gateway (env: PORT=8080, HOST=127.0.0.1, SWITCHYARD_CONFIG)
   switchyard hash-key [<key>]            print the key's SHA-256 for keys[].key_sha256 (reads stdin if no key given)
   switchyard check-config [--config <file>]
+  switchyard simulate [--port 9100] [--accounts 4] [--config <file>] [--throttle] [--seed <n>] [--chunk-delay-ms <n>]
+                                         simulated provider accounts on /acct-<n>/v1 (settings: the config's first simulator upstream)
 `;
 
 function configPath(flag: string | undefined): string {
@@ -48,7 +53,16 @@ async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      config: { type: 'string', short: 'c' },
+      help: { type: 'boolean', short: 'h' },
+      // simulate
+      port: { type: 'string' },
+      accounts: { type: 'string' },
+      throttle: { type: 'boolean' },
+      seed: { type: 'string' },
+      'chunk-delay-ms': { type: 'string' },
+    },
   });
   const command = positionals[0] ?? 'serve';
   if (values.help) {
@@ -74,6 +88,9 @@ async function main(argv: string[]): Promise<number> {
       for (const w of config.warnings) process.stdout.write(`warning: ${w}\n`);
       return 0;
     }
+    case 'simulate':
+      await runSimulate(configPath(values.config), values);
+      return -1;
     default:
       process.stderr.write(USAGE);
       return 2;

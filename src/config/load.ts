@@ -15,6 +15,9 @@ import {
   type PriceConfig,
   type RoutingConfig,
   type Strategy,
+  type Effort,
+  type ShedConfig,
+  type StoreConfig,
 } from './schema.js';
 
 /** Thrown for any problem with the config file; `message` lists every problem found. */
@@ -48,6 +51,12 @@ export interface Model {
   readonly strategy: Strategy;
   /** Fallback model names, in order (cycle-free, checked at load). */
   readonly fallbacks: readonly string[];
+  /** reasoning_effort at or above which a call is deep (see router/deep.ts). */
+  readonly deepEffort: Effort;
+  /** reasoning_effort assumed when a request sends none. */
+  readonly defaultEffort: Effort;
+  /** What happens to a deep call when every target's window is hot. */
+  readonly shed: ShedConfig;
   /** Live targets, in config order (standby ones only when nothing else is live). */
   readonly targets: readonly Target[];
 }
@@ -64,6 +73,7 @@ export interface GatewayConfig {
   readonly path: string;
   readonly server: RawConfig['server'];
   readonly routing: RoutingConfig;
+  readonly store: StoreConfig;
   readonly upstreams: ReadonlyMap<string, LiveUpstream>;
   readonly upstreamStatus: readonly UpstreamStatus[];
   readonly models: ReadonlyMap<string, Model>;
@@ -223,6 +233,9 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
         price,
         strategy: m.strategy ?? raw.routing.strategy,
         fallbacks: Object.freeze([...m.fallbacks]),
+        deepEffort: m.deep_effort,
+        defaultEffort: m.default_effort,
+        shed: Object.freeze({ ...m.shed }),
         targets: Object.freeze(
           chosen.map((t) =>
             Object.freeze({
@@ -244,6 +257,12 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
     m.fallbacks.forEach((f, j) => {
       if (!declaredModels.has(f)) problems.push(`/models/${i}/fallbacks/${j}: unknown model "${f}"`);
     });
+    if (m.shed.fallback !== undefined && !declaredModels.has(m.shed.fallback)) {
+      problems.push(`/models/${i}/shed/fallback: unknown model "${m.shed.fallback}"`);
+    }
+    if (m.shed.policy === 'downgrade' && m.reasoning && m.shed.fallback === undefined && m.fallbacks.length === 0) {
+      warnings.push(`model "${m.name}" sheds by downgrade but names no shed.fallback; its hot calls will be rejected`);
+    }
     const cycle = findCycle(m.name, (n) => declaredModels.get(n)?.m.fallbacks ?? []);
     if (cycle) problems.push(`/models/${i}/fallbacks: fallback cycle ${cycle.join(' -> ')}`);
   }
@@ -260,6 +279,7 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
     path,
     server: Object.freeze(raw.server),
     routing: Object.freeze(raw.routing),
+    store: Object.freeze(raw.store),
     upstreams,
     upstreamStatus: Object.freeze(status),
     models,

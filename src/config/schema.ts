@@ -27,6 +27,44 @@ export const SimulatorSchema = Type.Object(
     chunk_delay_ms: Type.Integer({ minimum: 0, maximum: 10_000, default: 20 }),
     /** Pause before the response headers (queueing + prompt processing upstream). */
     first_byte_delay_ms: Type.Integer({ minimum: 0, maximum: 600_000, default: 150 }),
+    /** Seed of the simulator's PRNG (which congested call is refused, which stalls), so runs repeat exactly. */
+    seed: Type.Integer({ minimum: 0, maximum: 4_294_967_295, default: 1 }),
+    /**
+     * Makes the account throttle like a real provider under reasoning bursts (docs/simulator.md):
+     * past `deep_threshold` deep calls in the window, a new deep call gets a 429 or stalls.
+     */
+    throttle: Type.Object(
+      {
+        enabled: Type.Boolean({ default: false }),
+        /** A deep call counts while it is in flight and started less than this long ago. */
+        window_ms: Type.Integer({ minimum: 1, maximum: 600_000, default: 4_000 }),
+        /** Deep calls the account takes in its window; the one past it finds the account congested. */
+        deep_threshold: Type.Integer({ minimum: 1, default: 6 }),
+        /** `reasoning_effort` values that make a call to a `reasoner` model deep. */
+        deep_efforts: Type.Array(Type.String({ minLength: 1 }), { default: ['high', 'xhigh'] }),
+        /** Share of congested deep calls answered 429 (the rest stall). */
+        reject_share: Type.Number({ minimum: 0, maximum: 1, default: 0.5 }),
+        /** `Retry-After` of the 429, seconds. */
+        retry_after_s: Type.Integer({ minimum: 0, maximum: 3_600, default: 2 }),
+        /** A stalled call's extra wait before its first event. */
+        stall_first_token_ms: Type.Integer({ minimum: 0, maximum: 600_000, default: 6_000 }),
+        /** A stalled call's pause inside its reasoning burst … */
+        stall_pause_ms: Type.Integer({ minimum: 0, maximum: 600_000, default: 500 }),
+        /** … before every this-many-th reasoning event. */
+        stall_pause_every: Type.Integer({ minimum: 1, default: 10 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+export const WindowSchema = Type.Object(
+  {
+    /** W: a deep call counts while it is in flight and started less than this long ago. */
+    seconds: Type.Number({ exclusiveMinimum: 0, maximum: 600, default: 4 }),
+    /** Deep calls in the window at which this upstream account counts as hot. */
+    threshold: Type.Integer({ minimum: 1, default: 6 }),
   },
   { additionalProperties: false, default: {} },
 );
@@ -45,6 +83,8 @@ export const UpstreamSchema = Type.Object(
     /** Extra headers sent to this upstream (e.g. `OpenAI-Organization`). */
     headers: Type.Record(Type.String(), Type.String(), { default: {} }),
     simulator: SimulatorSchema,
+    /** The reasoning-burst window of this account (see README, "Reasoning bursts"). */
+    window: WindowSchema,
   },
   { additionalProperties: false },
 );
@@ -78,10 +118,29 @@ export const TargetSchema = Type.Object(
 
 export const StrategySchema = Type.Union([Type.Literal('fast'), Type.Literal('balanced'), Type.Literal('cheap'), Type.Literal('sticky')]);
 
+export const EffortSchema = Type.Union(['minimal', 'low', 'medium', 'high', 'xhigh'].map((e) => Type.Literal(e)));
+
+export const ShedSchema = Type.Object(
+  {
+    /** What happens to a deep call when every target's window is hot. */
+    policy: Type.Union([Type.Literal('downgrade'), Type.Literal('queue'), Type.Literal('reject')], { default: 'downgrade' }),
+    /** `downgrade`: the model that takes the call instead (usually a cheap non-reasoning one). */
+    fallback: Type.Optional(Id),
+    /** `queue`: longest wait for a cool window before the call is rejected. */
+    queue_timeout_ms: Type.Integer({ minimum: 1, default: 5_000 }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
 export const ModelSchema = Type.Object(
   {
     name: Id,
     reasoning: Type.Boolean({ default: false }),
+    /** A request is deep when `reasoning` and its reasoning_effort >= this level. */
+    deep_effort: Type.Union([EffortSchema], { default: 'high' }),
+    /** The effort assumed when a request sends no reasoning_effort. */
+    default_effort: Type.Union([EffortSchema], { default: 'medium' }),
+    shed: ShedSchema,
     price: PriceSchema,
     /** Routing strategy; defaults to `routing.strategy`. */
     strategy: Type.Optional(StrategySchema),
@@ -168,9 +227,29 @@ export const ServerSchema = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
+export const StoreSchema = Type.Object(
+  {
+    /** `redis://[:password@]host:port/db` or `rediss://` for TLS; empty = in-memory (one replica). `REDIS_URL` is used when unset. */
+    redis_url: Type.Optional(Type.String()),
+    /** Extra ioredis options (tls, sentinels, name, username, password, db …). */
+    redis_options: Type.Record(Type.String(), Type.Unknown(), { default: {} }),
+    /** Cluster mode: node URLs; all keys share one hash tag, so scripts stay atomic. */
+    cluster_nodes: Type.Array(Type.String(), { default: [] }),
+    key_prefix: Type.String({ minLength: 1, default: 'switchyard' }),
+    /** Timeout of every Redis call; past it the call fails over to the local store. */
+    command_timeout_ms: Type.Integer({ minimum: 10, maximum: 5_000, default: 250 }),
+    /** Replicas sharing the limits: in degraded mode each enforces limit / replicas locally. */
+    replicas: Type.Integer({ minimum: 1, default: 1 }),
+    /** Longest time an in-flight slot survives without release (a replica that died mid-request). */
+    lease_ms: Type.Integer({ minimum: 1_000, default: 600_000 }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
 export const ConfigSchema = Type.Object(
   {
     server: ServerSchema,
+    store: StoreSchema,
     routing: RoutingSchema,
     upstreams: Type.Array(UpstreamSchema, { minItems: 1 }),
     models: Type.Array(ModelSchema, { minItems: 1 }),
@@ -188,3 +267,6 @@ export type TimeoutsConfig = Static<typeof TimeoutsSchema>;
 export type SimulatorConfig = Static<typeof SimulatorSchema>;
 export type RoutingConfig = Static<typeof RoutingSchema>;
 export type Strategy = Static<typeof StrategySchema>;
+export type StoreConfig = Static<typeof StoreSchema>;
+export type Effort = Static<typeof EffortSchema>;
+export type ShedConfig = Static<typeof ShedSchema>;

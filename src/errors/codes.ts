@@ -87,6 +87,12 @@ export const ERRORS = {
     code: 'upstream_overloaded',
     message: 'Every upstream for this model is at its concurrency limit.',
   },
+  GW_ERR_SHED_REJECTED: {
+    status: 429,
+    type: 'rate_limit_error',
+    code: 'reasoning_burst_shed',
+    message: 'Too many deep-reasoning calls right now; retry later.',
+  },
   GW_ERR_NO_TARGET: { status: 503, type: 'server_error', code: 'no_upstream_available', message: 'No upstream can serve this model now.' },
   GW_ERR_INTERNAL: { status: 500, type: 'server_error', code: 'internal_error', message: 'The gateway hit an internal error.' },
 } as const satisfies Record<string, ErrorSpec>;

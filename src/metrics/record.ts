@@ -50,3 +50,8 @@ export function recordBudgetExhausted(m: Metrics): void {
 export function trackInFlight(m: Metrics, model: string, delta: 1 | -1): void {
   m.inFlight.inc({ model }, delta);
 }
+
+/** Counts a deep call shed by `policy`. */
+export function recordShed(m: Metrics, model: string, policy: string): void {
+  m.sheds.inc({ model, policy });
+}

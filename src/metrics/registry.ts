@@ -22,6 +22,9 @@ export interface Metrics {
   readonly queueWait: Histogram<'upstream'>;
   readonly targetState: Gauge<'target' | 'upstream' | 'state'>;
   readonly queueDepth: Gauge<'upstream'>;
+  readonly sheds: Counter<'model' | 'policy'>;
+  readonly windowOccupancy: Gauge<'upstream'>;
+  readonly storeMode: Gauge<'mode'>;
   /** Read at scrape time by the state gauges; set by the app once the router exists. */
   readonly sources: MetricSources;
 }
@@ -29,6 +32,8 @@ export interface Metrics {
 export interface MetricSources {
   targets?: () => { target: string; upstream: string; state: 'healthy' | 'cooling' | 'probing' }[];
   queues?: () => { upstream: string; depth: number }[];
+  windows?: () => Promise<{ upstream: string; occupancy: number }[]>;
+  storeMode?: () => string;
 }
 
 /** Creates the registry and all metrics. */
@@ -136,6 +141,33 @@ export function createMetrics(): Metrics {
       collect() {
         if (!sources.queues) return;
         for (const q of sources.queues()) this.set({ upstream: q.upstream }, q.depth);
+      },
+    }),
+    sheds: new Counter({
+      name: 'switchyard_sheds_total',
+      help: 'Deep-reasoning calls shed because every account window was hot, by policy (downgrade, queue, reject).',
+      labelNames: ['model', 'policy'],
+      registers,
+    }),
+    windowOccupancy: new Gauge({
+      name: 'switchyard_window_occupancy',
+      help: 'Deep calls in flight that started within the burst window, per upstream account (across replicas).',
+      labelNames: ['upstream'],
+      registers,
+      async collect() {
+        if (!sources.windows) return;
+        for (const w of await sources.windows()) this.set({ upstream: w.upstream }, w.occupancy);
+      },
+    }),
+    storeMode: new Gauge({
+      name: 'switchyard_store_mode',
+      help: 'Shared-state mode: 1 for the current one (memory, redis, degraded).',
+      labelNames: ['mode'],
+      registers,
+      collect() {
+        if (!sources.storeMode) return;
+        const cur = sources.storeMode();
+        for (const mode of ['memory', 'redis', 'degraded']) this.set({ mode }, cur === mode ? 1 : 0);
       },
     }),
     sources,

@@ -3,6 +3,7 @@
  * model lookup -> target plan -> for each target: rewrite body, send, sort failures,
  * maybe next target -> relay SSE or JSON -> record usage, cost, metrics, one log line.
  */
+import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { mayUse } from '../auth/keys.js';
 import type { GatewayConfig, Model, Target } from '../config/load.js';
@@ -64,6 +65,7 @@ function routeHeaders(rec: RequestRecord, route: RouteRun, strategy: Strategy, t
   }
   if (route.sticky) h['x-switchyard-sticky'] = route.sticky;
   if (route.fallback) h['x-switchyard-fallback'] = route.fallback;
+  if (route.shed) h['x-switchyard-shed'] = route.shed;
   return h;
 }
 
@@ -86,7 +88,8 @@ function pickStrategy(req: FastifyRequest, body: ChatRequest, model: Model): Str
 function sessionKey(req: FastifyRequest, body: ChatRequest): string | undefined {
   const header = req.headers['x-session-id'];
   const key = (typeof header === 'string' && header) || body.prompt_cache_key || body.user;
-  return key ? `${req.caller?.name ?? ''}:${key}` : undefined;
+  // Hashed: bounded length, and no client text stored in the shared store.
+  return key ? createHash('sha256').update(`${req.caller?.name ?? ''}\n${key}`).digest('base64url') : undefined;
 }
 
 /** Handles `POST /v1/chat/completions`; never throws (every outcome is answered and recorded). */
@@ -112,7 +115,13 @@ export async function handleChatCompletion(deps: PipelineDeps, req: FastifyReque
     const strategy = pickStrategy(req, body, model);
     const session = sessionKey(req, body);
     const wantsUsage = rec.stream && body.stream_options?.include_usage === true;
-    const route = deps.router.begin({ model, strategy, ...(session ? { session } : {}), lookup: (n) => config.models.get(n) });
+    const route = deps.router.begin({
+      model,
+      strategy,
+      ...(session ? { session } : {}),
+      effort: body.reasoning_effort ?? null,
+      lookup: (n) => config.models.get(n),
+    });
 
     for (;;) {
       const next = await route.next(abort.signal);

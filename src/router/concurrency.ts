@@ -1,8 +1,11 @@
 /**
- * In-flight requests per upstream account, capped at its `max_concurrency`, with a bounded
- * FIFO wait queue: a request that finds every suitable upstream full waits up to the queue
- * timeout for a slot on one of them instead of piling onto the provider.
+ * Waiting for a concurrency slot. The slots themselves live in the shared store (so
+ * `max_concurrency` holds across replicas); this is the bounded local queue of requests
+ * that found every suitable upstream full. A waiter retries the store when a slot is
+ * released on this replica, and every `pollMs` (slots released by other replicas).
  */
+import type { StateStore } from '../store/index.js';
+import type { Lease, SlotRequest } from '../store/types.js';
 
 export class QueueFullError extends Error {
   constructor(readonly reason: 'full' | 'timeout') {
@@ -11,97 +14,74 @@ export class QueueFullError extends Error {
   }
 }
 
-interface Waiter {
-  resolve: () => void;
-  reject: (err: unknown) => void;
-}
+export class SlotQueue {
+  /** upstream -> wake-up callbacks of the requests waiting for it, oldest first. */
+  private readonly waiters = new Map<string, (() => void)[]>();
 
-interface Gate {
-  inFlight: number;
-  waiters: Waiter[];
-}
+  constructor(
+    private readonly store: StateStore,
+    private readonly queueMax: number,
+    private readonly queueTimeoutMs: number,
+    private readonly pollMs = 25,
+  ) {}
 
-export class ConcurrencyBoard {
-  private readonly gates = new Map<string, Gate>();
-
-  constructor(private readonly queueMax: number, private readonly queueTimeoutMs: number) {}
-
-  private gate(id: string): Gate {
-    let g = this.gates.get(id);
-    if (!g) {
-      g = { inFlight: 0, waiters: [] };
-      this.gates.set(id, g);
-    }
-    return g;
-  }
-
-  inFlight(id: string): number {
-    return this.gates.get(id)?.inFlight ?? 0;
-  }
-
-  queued(id: string): number {
-    return this.gates.get(id)?.waiters.length ?? 0;
-  }
-
-  /** Takes a slot if one is free now. */
-  tryAcquire(id: string, limit: number): boolean {
-    const g = this.gate(id);
-    if (g.inFlight >= limit) return false;
-    g.inFlight++;
-    return true;
+  /** Requests waiting for a slot on `upstream` on this replica. */
+  queued(upstream: string): number {
+    return this.waiters.get(upstream)?.length ?? 0;
   }
 
   /**
-   * Waits for a slot (FIFO).
-   * @returns the time waited, ms.
+   * Waits in line for a slot.
+   * @returns the lease and the time waited, ms.
    * @throws QueueFullError when the queue is full or the wait times out; the abort reason
    *         when `signal` fires first.
    */
-  async acquire(id: string, limit: number, signal: AbortSignal): Promise<number> {
+  async wait(req: SlotRequest, signal: AbortSignal): Promise<{ lease: Lease; waitedMs: number }> {
     if (signal.aborted) throw signal.reason;
-    if (this.tryAcquire(id, limit)) return 0;
-    const g = this.gate(id);
-    if (g.waiters.length >= this.queueMax) throw new QueueFullError('full');
+    let line = this.waiters.get(req.upstream);
+    if (!line) {
+      line = [];
+      this.waiters.set(req.upstream, line);
+    }
+    if (line.length >= this.queueMax) throw new QueueFullError('full');
     const started = Date.now();
-    await new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = {
-        resolve: () => {
-          cleanup();
-          resolve();
-        },
-        reject: (err) => {
-          cleanup();
-          reject(err);
-        },
-      };
-      const remove = () => {
-        const i = g.waiters.indexOf(waiter);
-        if (i !== -1) g.waiters.splice(i, 1);
-      };
-      const timer = setTimeout(() => {
-        remove();
-        waiter.reject(new QueueFullError('timeout'));
-      }, this.queueTimeoutMs);
-      const onAbort = () => {
-        remove();
-        waiter.reject(signal.reason);
-      };
-      const cleanup = () => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', onAbort);
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      g.waiters.push(waiter);
-    });
-    return Date.now() - started;
+    const deadline = started + this.queueTimeoutMs;
+    let wake: () => void = () => {};
+    const entry = () => wake();
+    line.push(entry);
+    try {
+      for (;;) {
+        // Only the head of the line takes a slot, so the queue stays first in, first out.
+        if (line[0] === entry) {
+          const got = await this.store.acquire(req);
+          if (got.ok) return { lease: got.lease, waitedMs: Date.now() - started };
+        }
+        const left = deadline - Date.now();
+        if (left <= 0) throw new QueueFullError('timeout');
+        await new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(done, Math.min(left, this.pollMs));
+          function done(): void {
+            clearTimeout(timer);
+            signal.removeEventListener('abort', onAbort);
+            resolve();
+          }
+          function onAbort(): void {
+            clearTimeout(timer);
+            reject(signal.reason);
+          }
+          wake = done;
+          signal.addEventListener('abort', onAbort, { once: true });
+        });
+      }
+    } finally {
+      const i = line.indexOf(entry);
+      if (i !== -1) line.splice(i, 1);
+      line[0]?.();
+    }
   }
 
-  /** Returns a slot; hands it straight to the longest waiter, if any. */
-  release(id: string): void {
-    const g = this.gates.get(id);
-    if (!g) return;
-    const next = g.waiters.shift();
-    if (next) next.resolve();
-    else g.inFlight = Math.max(0, g.inFlight - 1);
+  /** A slot on `upstream` was released here: wake the head of its line. */
+  notify(upstream: string): void {
+    this.waiters.get(upstream)?.[0]?.();
   }
 }

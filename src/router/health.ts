@@ -23,7 +23,13 @@ export class HealthBoard {
   /** Upstream id -> epoch ms until which its credentials are considered bad. */
   private readonly credentialUntil = new Map<string, number>();
 
-  constructor(private readonly cfg: RoutingConfig['cooldown'], private readonly now: () => number = Date.now) {}
+  /** Called when a target's circuit opens, with the cooldown end (shared with other replicas). */
+  onTrip?: (key: string, untilMs: number) => void;
+
+  constructor(
+    private readonly cfg: RoutingConfig['cooldown'],
+    private readonly now: () => number = Date.now,
+  ) {}
 
   private entry(key: string): Entry {
     let e = this.entries.get(key);
@@ -110,6 +116,7 @@ export class HealthBoard {
       e.trips++;
       e.failures = 0;
       e.coolingUntil = this.now() + ms;
+      this.onTrip?.(key, e.coolingUntil);
     }
   }
 

@@ -1,45 +1,47 @@
 /**
- * The router: the routing state shared by all requests of this replica (target health,
- * latency estimates, concurrency slots, retry budget, session pins) and `begin()`, which
- * starts the route of one request (see run.ts).
+ * The router: the routing state of this replica (target health, latency estimates, retry
+ * budget, the local slot queue) plus the shared store (in-flight slots, burst windows,
+ * cooldowns, pins), and `begin()`, which starts the route of one request (see run.ts).
  */
 import type { RoutingConfig } from '../config/schema.js';
-import { ConcurrencyBoard } from './concurrency.js';
+import type { StateStore } from '../store/index.js';
+import { SlotQueue } from './concurrency.js';
 import { HealthBoard } from './health.js';
 import { LatencyBoard } from './latency.js';
 import { RetryBudget } from './retry-budget.js';
 import { RouteRun, type RouteOptions } from './run.js';
-import { SessionPins } from './sticky.js';
 
 export interface RouterState {
   readonly health: HealthBoard;
   readonly latency: LatencyBoard;
-  readonly slots: ConcurrencyBoard;
   readonly budget: RetryBudget;
-  readonly pins: SessionPins;
+  readonly queue: SlotQueue;
+  readonly store: StateStore;
   readonly random: () => number;
   nextTick(): number;
   onBudgetExhausted?: () => void;
+  onShed?: (model: string, policy: string) => void;
 }
 
 export class Router implements RouterState {
   readonly health: HealthBoard;
   readonly latency: LatencyBoard;
-  readonly slots: ConcurrencyBoard;
   readonly budget: RetryBudget;
-  readonly pins: SessionPins;
+  readonly queue: SlotQueue;
   onBudgetExhausted?: () => void;
+  onShed?: (model: string, policy: string) => void;
   private tick = 0;
 
   constructor(
     private readonly cfg: RoutingConfig,
+    readonly store: StateStore,
     readonly random: () => number = Math.random,
   ) {
     this.health = new HealthBoard(cfg.cooldown);
+    this.health.onTrip = (key, until) => void store.setCooldown(key, until);
     this.latency = new LatencyBoard(cfg.latency_decay_ms);
-    this.slots = new ConcurrencyBoard(cfg.queue.max, cfg.queue.timeout_ms);
     this.budget = new RetryBudget(cfg.retry_budget);
-    this.pins = new SessionPins(cfg.sticky_ttl_ms);
+    this.queue = new SlotQueue(store, cfg.queue.max, cfg.queue.timeout_ms);
   }
 
   nextTick(): number {

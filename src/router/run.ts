@@ -5,33 +5,43 @@
  * target first); then each fallback model's targets, each once; then, while attempts and
  * the deadline allow, the primary's targets again after a full-jitter backoff that also
  * honours the upstreams' `Retry-After`. Every attempt after the first draws on the retry
- * budget. Cooling targets are skipped; if every target of a model is cooling, the one whose
- * cooldown ends first is tried. A target at its concurrency cap is passed over for one
- * with a free slot; when all are full the request queues (bounded) for the best one.
+ * budget. Cooling targets (here or on another replica) are skipped; if every target of a
+ * model is cooling, the one whose cooldown ends first is tried. A target at its
+ * concurrency cap is passed over for one with a free slot; when all are full the request
+ * queues (bounded) for the best one.
+ *
+ * Deep calls (router/deep.ts) also take a place in their upstream's burst window: hot
+ * accounts are passed over for cool accounts of the same model first (spread), and only
+ * when every account is hot does the model's shed policy apply: `downgrade` to the shed
+ * fallback model, `queue` for a cool window up to a bounded wait, or `reject` with 429.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Model, Target } from '../config/load.js';
 import type { RoutingConfig, Strategy } from '../config/schema.js';
 import { GatewayError } from '../errors/codes.js';
 import type { Classified } from '../errors/classify.js';
+import type { Lease, SlotRequest, TargetView } from '../store/types.js';
 import { fullJitter } from './backoff.js';
 import { QueueFullError } from './concurrency.js';
+import { isDeep } from './deep.js';
 import type { RouterState } from './index.js';
 import { STRATEGIES } from './strategies/index.js';
 import type { Candidate } from './strategies/types.js';
 
 export interface Attempt {
   readonly target: Target;
-  /** The public model this attempt serves (the primary, or a fallback). */
+  /** The public model this attempt serves (the primary, a fallback, or a shed fallback). */
   readonly model: Model;
   /** 1-based attempt number within the request. */
   readonly number: number;
   readonly startedAt: number;
   /** Time spent queued for a slot, ms. */
   readonly queuedMs: number;
+  /** Whether this attempt holds a place in its upstream's burst window. */
+  readonly deep: boolean;
   /** Set on the first attempt of a fallback model: the primary model's name. */
   readonly fallbackFrom?: string;
-  /** Returns the concurrency slot; safe to call more than once. */
+  /** Returns the slot (and window place); safe to call more than once. */
   release(): void;
 }
 
@@ -47,9 +57,13 @@ export interface RouteOptions {
   readonly strategy: Strategy;
   /** Session key for `sticky`. */
   readonly session?: string;
+  /** The request's `reasoning_effort`, for deep detection. */
+  readonly effort?: string | null;
   /** Resolves fallback model names to served models. */
   readonly lookup: (name: string) => Model | undefined;
 }
+
+const SHED_POLL_MS = 50;
 
 export class RouteRun {
   attempts = 0;
@@ -58,6 +72,8 @@ export class RouteRun {
   sticky: 'pinned' | 'moved' | 'new' | null = null;
   /** Set when a fallback model served (or was tried): `primary->fallback`. */
   fallback: string | null = null;
+  /** Set when the burst shedder acted: `model->fallback`, `queued:<ms>` or `rejected`. */
+  shed: string | null = null;
 
   private chain: Model[];
   private chainIdx = 0;
@@ -67,7 +83,9 @@ export class RouteRun {
   private stopNow = false;
   private retryHintMs = 0;
   private readonly deadline: number;
-  private readonly pinned: string | undefined;
+  private pinned: string | undefined;
+  private pinLoaded = false;
+  private shedQueueSince = 0;
 
   constructor(
     private readonly state: RouterState,
@@ -81,7 +99,6 @@ export class RouteRun {
     }
     this.chain = chain;
     this.deadline = Date.now() + cfg.deadline_ms;
-    this.pinned = opts.strategy === 'sticky' && opts.session ? state.pins.get(opts.session) : undefined;
   }
 
   private finalError(): GatewayError {
@@ -94,21 +111,30 @@ export class RouteRun {
     return String(Math.max(1, Math.ceil(ms / 1000)));
   }
 
-  private candidate(t: Target): Candidate {
+  private slotRequest(t: Target, deep: boolean): SlotRequest {
     return {
-      target: t,
-      inFlight: this.state.slots.inFlight(t.upstream.id),
-      capacity: t.upstream.max_concurrency,
-      latencyMs: this.state.latency.estimate(t.key),
+      upstream: t.upstream.id,
+      limit: t.upstream.max_concurrency,
+      deep,
+      windowMs: t.upstream.window.seconds * 1000,
+      threshold: t.upstream.window.threshold,
     };
+  }
+
+  private availableAt(t: Target, view: TargetView): number {
+    return Math.max(this.state.health.availableAt(t.key, t.upstream.id), view.coolingUntil);
   }
 
   /**
    * The next attempt, or why to stop (the last upstream failure, an exhausted retry
-   * budget, a full queue, or no target at all).
-   * @throws the abort reason when `signal` fires while waiting (backoff or queue).
+   * budget, a full queue, a rejected shed, or no target at all).
+   * @throws the abort reason when `signal` fires while waiting (backoff, queue, shed queue).
    */
   async next(signal: AbortSignal): Promise<Next> {
+    if (!this.pinLoaded) {
+      this.pinLoaded = true;
+      if (this.opts.strategy === 'sticky' && this.opts.session) this.pinned = await this.state.store.getPin(this.opts.session);
+    }
     for (;;) {
       if (this.stopNow || this.attempts >= this.cfg.max_attempts) return { stop: this.finalError() };
       const left = this.deadline - Date.now();
@@ -139,7 +165,12 @@ export class RouteRun {
         continue;
       }
 
-      let pool = remaining.filter((t) => this.state.health.canAdmit(t.key, t.upstream.id));
+      // One round trip for the shared view of every remaining target.
+      const views = await this.state.store.view(
+        remaining.map((t) => ({ key: t.key, upstream: t.upstream.id, windowMs: t.upstream.window.seconds * 1000 })),
+      );
+      const viewOf = new Map(remaining.map((t, i) => [t, views[i]!]));
+      let pool = remaining.filter((t) => viewOf.get(t)!.coolingUntil === 0 && this.state.health.canAdmit(t.key, t.upstream.id));
       if (pool.length === 0) {
         // A bad provider key does not heal by waiting: such targets are never forced.
         const forceable = remaining.filter((t) => !this.state.health.credentialCooling(t.upstream.id));
@@ -149,10 +180,20 @@ export class RouteRun {
           continue;
         }
         // Every target cooling: try the one whose cooldown ends first rather than refuse.
-        const soonest = [...forceable].sort(
-          (a, b) => this.state.health.availableAt(a.key, a.upstream.id) - this.state.health.availableAt(b.key, b.upstream.id),
-        )[0]!;
+        const soonest = [...forceable].sort((a, b) => this.availableAt(a, viewOf.get(a)!) - this.availableAt(b, viewOf.get(b)!))[0]!;
         pool = [soonest];
+      }
+
+      // Deep calls spread over cool accounts first; when every account is hot, shed.
+      const deep = isDeep(model, this.opts.effort);
+      if (deep) {
+        const cool = pool.filter((t) => viewOf.get(t)!.window < t.upstream.window.threshold);
+        if (cool.length === 0) {
+          const shed = await this.applyShed(model, signal);
+          if (shed) return shed;
+          continue;
+        }
+        pool = cool;
       }
 
       if (this.attempts > 0 && !this.state.budget.tryRetry()) {
@@ -166,17 +207,40 @@ export class RouteRun {
         };
       }
 
-      const ordered = STRATEGIES[this.opts.strategy](pool.map((t) => this.candidate(t)), {
-        random: this.state.random,
-        tick: this.state.nextTick(),
-        ...(this.pinned ? { pinned: this.pinned } : {}),
-      });
-      let chosen = ordered.find((c) => this.state.slots.tryAcquire(c.target.upstream.id, c.capacity));
+      const ordered = STRATEGIES[this.opts.strategy](
+        pool.map((t): Candidate => ({
+          target: t,
+          inFlight: viewOf.get(t)!.inFlight,
+          capacity: t.upstream.max_concurrency,
+          latencyMs: this.state.latency.estimate(t.key),
+        })),
+        { random: this.state.random, tick: this.state.nextTick(), ...(this.pinned ? { pinned: this.pinned } : {}) },
+      );
+      let chosen: Candidate | undefined;
+      let lease: Lease | undefined;
+      let allHot = deep;
+      for (const c of ordered) {
+        const got = await this.state.store.acquire(this.slotRequest(c.target, deep));
+        if (got.ok) {
+          chosen = c;
+          lease = got.lease;
+          break;
+        }
+        if (got.reason !== 'hot') allHot = false;
+      }
       let queuedMs = 0;
-      if (!chosen) {
+      if (!chosen || !lease) {
+        if (allHot) {
+          // Every window filled up between the view and the acquire (other requests, other replicas).
+          const shed = await this.applyShed(model, signal);
+          if (shed) return shed;
+          continue;
+        }
         chosen = ordered[0]!;
         try {
-          queuedMs = await this.state.slots.acquire(chosen.target.upstream.id, chosen.capacity, signal);
+          const waited = await this.state.queue.wait(this.slotRequest(chosen.target, deep), signal);
+          lease = waited.lease;
+          queuedMs = waited.waitedMs;
         } catch (err) {
           if (err instanceof QueueFullError) {
             return {
@@ -196,11 +260,13 @@ export class RouteRun {
       this.tried.add(target.key);
       this.attempts++;
       if (this.chainIdx > 0) this.fallback = `${this.chain[0]!.name}->${model.name}`;
+      if (this.shedQueueSince > 0 && this.shed === null) this.shed = `queued:${Date.now() - this.shedQueueSince}ms`;
       if (this.opts.strategy === 'sticky' && this.opts.session) {
         this.sticky = this.pinned === undefined ? 'new' : this.pinned === target.key ? 'pinned' : 'moved';
       }
       let released = false;
-      const slots = this.state.slots;
+      const { store, queue } = this.state;
+      const held = lease;
       return {
         attempt: {
           target,
@@ -208,15 +274,54 @@ export class RouteRun {
           number: this.attempts,
           startedAt: Date.now(),
           queuedMs,
+          deep,
           ...(firstOfFallback ? { fallbackFrom: this.chain[0]!.name } : {}),
           release: () => {
             if (released) return;
             released = true;
-            slots.release(target.upstream.id);
+            void store.release(held).then(() => queue.notify(target.upstream.id));
           },
         },
       };
     }
+  }
+
+  /**
+   * Applies the model's shed policy when every account's window is hot.
+   * @returns a stop (reject, or a queue wait that ran out), or null to route again
+   *          (downgraded to the shed fallback, or after a short wait in the shed queue).
+   */
+  private async applyShed(model: Model, signal: AbortSignal): Promise<Next | null> {
+    const policy = model.shed.policy;
+    if (policy === 'downgrade') {
+      const name = model.shed.fallback ?? model.fallbacks[0];
+      const to = name === undefined ? undefined : this.opts.lookup(name);
+      if (to && to !== model) {
+        this.state.onShed?.(model.name, 'downgrade');
+        this.shed = `${model.name}->${to.name}`;
+        this.chain[this.chainIdx] = to;
+        this.tried.clear();
+        return null;
+      }
+    } else if (policy === 'queue') {
+      if (this.shedQueueSince === 0) {
+        this.shedQueueSince = Date.now();
+        this.state.onShed?.(model.name, 'queue');
+      }
+      if (Date.now() - this.shedQueueSince < model.shed.queue_timeout_ms) {
+        await sleep(SHED_POLL_MS, undefined, { signal });
+        return null;
+      }
+    }
+    this.state.onShed?.(model.name, 'reject');
+    this.shed = 'rejected';
+    const windowS = Math.max(...model.targets.map((t) => t.upstream.window.seconds));
+    return {
+      stop: new GatewayError('GW_ERR_SHED_REJECTED', {
+        message: `Too many deep-reasoning calls to ${model.name} right now; retry later.`,
+        headers: { 'retry-after': String(Math.max(1, Math.ceil(windowS))) },
+      }),
+    };
   }
 
   /** Feeds an attempt's outcome back into health, latency, pins and the stop decision. */
@@ -225,7 +330,7 @@ export class RouteRun {
     if (result.ok === true) {
       this.state.health.success(target.key);
       this.state.latency.observe(target.key, result.latencyMs);
-      if (this.opts.strategy === 'sticky' && this.opts.session) this.state.pins.set(this.opts.session, target.key);
+      if (this.opts.strategy === 'sticky' && this.opts.session) void this.state.store.setPin(this.opts.session, target.key, this.cfg.sticky_ttl_ms);
       return;
     }
     attempt.release();

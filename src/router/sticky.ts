@@ -18,9 +18,9 @@ export class SessionPins {
   }
 
   /** Pins (or re-pins) a session and refreshes its TTL. */
-  set(session: string, target: string): void {
+  set(session: string, target: string, ttlMs: number = this.ttlMs): void {
     this.pins.delete(session);
-    this.pins.set(session, { target, expiresAt: this.now() + this.ttlMs });
+    this.pins.set(session, { target, expiresAt: this.now() + ttlMs });
     if (this.pins.size > this.maxPins) {
       const oldest = this.pins.keys().next().value;
       if (oldest !== undefined) this.pins.delete(oldest);

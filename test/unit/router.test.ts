@@ -6,7 +6,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { fullJitter, retryAfterMs } from '../../src/router/backoff.js';
-import { ConcurrencyBoard, QueueFullError } from '../../src/router/concurrency.js';
+import { QueueFullError, SlotQueue } from '../../src/router/concurrency.js';
+import { StateStore } from '../../src/store/index.js';
+
+const quiet = { info: () => {}, warn: () => {} };
 import { HealthBoard } from '../../src/router/health.js';
 import { LatencyBoard } from '../../src/router/latency.js';
 import { RetryBudget } from '../../src/router/retry-budget.js';
@@ -476,127 +479,81 @@ describe('SessionPins', () => {
   });
 });
 
-describe('ConcurrencyBoard', () => {
+describe('SlotQueue over the memory store', () => {
   const never = () => new AbortController().signal;
+  const req = (limit: number) => ({ upstream: 'u', limit, deep: false, windowMs: 4000, threshold: 6 });
+  const setup = (queueMax: number, timeoutMs: number) => {
+    const store = new StateStore({ redis_options: {}, cluster_nodes: [], key_prefix: 'sy', command_timeout_ms: 250, replicas: 1, lease_ms: 60_000 }, quiet);
+    return { store, q: new SlotQueue(store, queueMax, timeoutMs, 5) };
+  };
 
-  test('tryAcquire takes slots up to the limit; release gives them back', () => {
-    const b = new ConcurrencyBoard(4, 1_000);
-    assert.equal(b.tryAcquire('u', 2), true);
-    assert.equal(b.tryAcquire('u', 2), true);
-    assert.equal(b.tryAcquire('u', 2), false);
-    assert.equal(b.inFlight('u'), 2);
-    assert.equal(b.inFlight('other'), 0, 'gates are per upstream');
-    b.release('u');
-    assert.equal(b.inFlight('u'), 1);
-    assert.equal(b.tryAcquire('u', 2), true);
-    b.release('u');
-    b.release('u');
-    b.release('u');
-    b.release('never-used');
-    assert.equal(b.inFlight('u'), 0, 'never below 0');
+  test('the store takes slots up to the limit; release gives them back, never below zero', async () => {
+    const { store } = setup(4, 1_000);
+    const a = await store.acquire(req(2));
+    const b = await store.acquire(req(2));
+    assert.ok(a.ok && b.ok);
+    assert.deepEqual(await store.acquire(req(2)), { ok: false, reason: 'full' });
+    assert.equal((await store.view([{ key: 'u/m', upstream: 'u', windowMs: 4000 }]))[0]!.inFlight, 2);
+    await store.release(a.lease);
+    await store.release(a.lease);
+    assert.equal((await store.view([{ key: 'u/m', upstream: 'u', windowMs: 4000 }]))[0]!.inFlight, 1, 'release is idempotent');
+    await store.release(b.lease);
+    assert.equal((await store.view([{ key: 'u/m', upstream: 'u', windowMs: 4000 }]))[0]!.inFlight, 0);
   });
 
-  test('acquire returns 0 at once when a slot is free', async () => {
-    const b = new ConcurrencyBoard(4, 1_000);
-    assert.equal(await b.acquire('u', 1, never()), 0);
-    assert.equal(b.inFlight('u'), 1);
-  });
-
-  test('waiters get released slots in FIFO order, handed over directly', async () => {
-    const b = new ConcurrencyBoard(10, 5_000);
-    assert.equal(b.tryAcquire('u', 1), true);
+  test('waiters get released slots in FIFO order', async () => {
+    const { store, q } = setup(10, 5_000);
+    const first = await store.acquire(req(1));
+    assert.ok(first.ok);
     const order: string[] = [];
-    const waits = ['A', 'B', 'C'].map((name) => b.acquire('u', 1, never()).then((ms) => (order.push(name), ms)));
-    assert.equal(b.queued('u'), 3);
-    await new Promise((r) => setTimeout(r, 30));
-    assert.deepEqual(order, [], 'nobody gets a slot before a release');
-    b.release('u');
-    await new Promise((r) => setImmediate(r));
-    assert.deepEqual(order, ['A']);
-    assert.equal(b.inFlight('u'), 1, 'the slot moved to A: still one in flight');
-    assert.equal(b.queued('u'), 2);
-    // A slot freed while others wait is not up for grabs.
-    assert.equal(b.tryAcquire('u', 1), false);
-    b.release('u');
-    b.release('u');
-    const waited = await Promise.all(waits);
-    assert.deepEqual(order, ['A', 'B', 'C']);
-    assert.ok(waited[0]! >= 25, `A waited ${waited[0]} ms`);
-    assert.equal(b.queued('u'), 0);
-    assert.equal(b.inFlight('u'), 1);
-  });
-
-  test('a full queue refuses at once with reason "full"', async () => {
-    const b = new ConcurrencyBoard(2, 5_000);
-    assert.equal(b.tryAcquire('u', 1), true);
-    const ac = new AbortController();
-    const w1 = b.acquire('u', 1, ac.signal).catch((e: unknown) => e);
-    const w2 = b.acquire('u', 1, ac.signal).catch((e: unknown) => e);
-    const t0 = Date.now();
-    await assert.rejects(b.acquire('u', 1, ac.signal), (err: unknown) => {
-      assert.ok(err instanceof QueueFullError);
-      assert.equal(err.reason, 'full');
-      return true;
-    });
-    assert.ok(Date.now() - t0 < 50, 'refused without waiting');
-    assert.equal(b.queued('u'), 2);
-    ac.abort(new Error('cleanup'));
-    await Promise.all([w1, w2]);
-  });
-
-  test('queue max 0: no waiting at all', async () => {
-    const b = new ConcurrencyBoard(0, 5_000);
-    assert.equal(b.tryAcquire('u', 1), true);
-    await assert.rejects(b.acquire('u', 1, never()), (err: unknown) => err instanceof QueueFullError && err.reason === 'full');
-  });
-
-  test('a wait past the queue timeout fails with reason "timeout" and leaves the queue', async () => {
-    const b = new ConcurrencyBoard(4, 80);
-    assert.equal(b.tryAcquire('u', 1), true);
-    const t0 = Date.now();
-    await assert.rejects(b.acquire('u', 1, never()), (err: unknown) => {
-      assert.ok(err instanceof QueueFullError);
-      assert.equal(err.reason, 'timeout');
-      return true;
-    });
-    const waited = Date.now() - t0;
-    assert.ok(waited >= 75 && waited < 500, `timed out after ${waited} ms`);
-    assert.equal(b.queued('u'), 0);
-    // The timed-out waiter does not swallow a later release.
-    b.release('u');
-    assert.equal(b.inFlight('u'), 0);
-  });
-
-  test('an abort rejects with the abort reason and removes the waiter', async () => {
-    const b = new ConcurrencyBoard(4, 5_000);
-    assert.equal(b.tryAcquire('u', 1), true);
-    const ac = new AbortController();
-    const reason = new Error('client went away');
-    const aborted = b.acquire('u', 1, ac.signal);
-    const next = b.acquire('u', 1, never());
-    assert.equal(b.queued('u'), 2);
-    ac.abort(reason);
-    await assert.rejects(aborted, (err: unknown) => err === reason);
-    assert.equal(b.queued('u'), 1);
-    b.release('u');
-    await next; // the slot went to the live waiter, not the aborted one
-    assert.equal(b.inFlight('u'), 1);
-    assert.equal(b.queued('u'), 0);
-  });
-
-  test('an already-aborted signal is refused at once instead of queueing', async () => {
-    const b = new ConcurrencyBoard(4, 2_000);
-    assert.equal(b.tryAcquire('u', 1), true);
-    const ac = new AbortController();
-    const reason = new Error('gone before queueing');
-    ac.abort(reason);
-    const t0 = Date.now();
-    const outcome = await b.acquire('u', 1, ac.signal).then(
-      () => 'acquired',
-      (err: unknown) => err,
+    const leases: Record<string, import('../../src/store/types.js').Lease> = {};
+    const waits = ['A', 'B', 'C'].map((name) =>
+      q.wait(req(1), never()).then((r) => {
+        order.push(name);
+        leases[name] = r.lease;
+      }),
     );
-    assert.equal(outcome, reason, `expected the abort reason, got ${String(outcome)}`);
-    assert.ok(Date.now() - t0 < 200, `took ${Date.now() - t0} ms (waited for the queue timeout)`);
-    assert.equal(b.queued('u'), 0);
+    await new Promise((r) => setTimeout(r, 30));
+    assert.equal(q.queued('u'), 3);
+    assert.deepEqual(order, [], 'nobody gets a slot before a release');
+    await store.release(first.lease);
+    q.notify('u');
+    await new Promise((r) => setTimeout(r, 30));
+    assert.deepEqual(order, ['A']);
+    await store.release(leases['A']!);
+    q.notify('u');
+    await new Promise((r) => setTimeout(r, 30));
+    await store.release(leases['B']!);
+    q.notify('u');
+    await Promise.all(waits);
+    assert.deepEqual(order, ['A', 'B', 'C']);
+    assert.equal(q.queued('u'), 0);
+  });
+
+  test('a full queue refuses at once; a wait past the timeout fails', async () => {
+    const { store, q } = setup(1, 80);
+    assert.ok((await store.acquire(req(1))).ok);
+    const waiting = q.wait(req(1), never());
+    await assert.rejects(q.wait(req(1), never()), (e: unknown) => e instanceof QueueFullError && e.reason === 'full');
+    const t0 = Date.now();
+    await assert.rejects(waiting, (e: unknown) => e instanceof QueueFullError && e.reason === 'timeout');
+    assert.ok(Date.now() - t0 < 1000);
+    assert.equal(q.queued('u'), 0, 'the timed-out waiter left the line');
+  });
+
+  test('an aborted wait leaves the line with the abort reason; an already-aborted signal is refused at once', async () => {
+    const { store, q } = setup(4, 5_000);
+    assert.ok((await store.acquire(req(1))).ok);
+    const ctl = new AbortController();
+    const waiting = q.wait(req(1), ctl.signal);
+    await new Promise((r) => setTimeout(r, 20));
+    ctl.abort(new Error('client left'));
+    await assert.rejects(waiting, /client left/);
+    assert.equal(q.queued('u'), 0);
+    const gone = new AbortController();
+    gone.abort(new Error('gone already'));
+    const t0 = Date.now();
+    await assert.rejects(q.wait(req(1), gone.signal), /gone already/);
+    assert.ok(Date.now() - t0 < 50);
   });
 });

@@ -11,18 +11,36 @@
  * `stream_options.include_usage`, as OpenAI does. The 2023 text capture predates usage
  * chunks; when usage is asked for, one is added in OpenAI's shape with completion tokens
  * counted as content deltas and prompt tokens estimated at 4 characters a token.
+ *
+ * Throttling (`simulator.throttle`, off by default): each simulator instance is one provider
+ * account that reacts to reasoning bursts like a real one (`throttle.ts`): a deep call past
+ * the account's threshold gets the recorded OpenAI 429 with `Retry-After`, or stalls (its
+ * first event late by `stall_first_token_ms`, its reasoning burst paused). See docs/simulator.md.
  */
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LiveUpstream } from '../../config/load.js';
 import type { ChatSendRequest, Provider, UpstreamResponse } from '../types.js';
-import { loadRecordings, type StreamRecording } from './recordings.js';
+import { loadRecordings, type Recordings, type StreamRecording } from './recordings.js';
+import { AccountThrottle, type ThrottleStats } from './throttle.js';
+
+export type { ThrottleStats } from './throttle.js';
 
 interface SimRequest {
   model?: string;
   messages?: unknown;
   tools?: unknown[];
+  reasoning_effort?: unknown;
   stream_options?: { include_usage?: boolean };
+}
+
+/** A simulator instance: one provider account, with its throttle state. */
+export interface SimulatorProvider extends Provider {
+  readonly id: string;
+  /** Counters since start or the last `reset()`. */
+  stats(): ThrottleStats;
+  /** Clears the throttle window and the stats, and re-seeds the PRNG. */
+  reset(): void;
 }
 
 function usageChunk(rec: StreamRecording, req: SimRequest): Buffer {
@@ -49,37 +67,97 @@ function plan(rec: StreamRecording, req: SimRequest): Buffer[] {
   return events;
 }
 
-async function* replay(events: Buffer[], delayMs: number, signal: AbortSignal): AsyncGenerator<Buffer> {
-  for (let i = 0; i < events.length; i++) {
-    if (i > 0 && delayMs > 0) await sleep(delayMs, undefined, { signal });
-    yield events[i]!;
+interface Pacing {
+  /** Between two events. */
+  readonly delayMs: number;
+  /** Before the first event (a stall), after the headers. */
+  readonly firstEventMs: number;
+  /** Extra pause before every `pauseEvery`-th reasoning event (a stall), 0 for none. */
+  readonly pauseMs: number;
+  readonly pauseEvery: number;
+}
+
+const REASONING_DELTA = Buffer.from('"reasoning_content":"');
+
+async function* replay(events: Buffer[], pace: Pacing, signal: AbortSignal, done: () => void): AsyncGenerator<Buffer> {
+  try {
+    let reasoning = 0;
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i]!;
+      let wait = i === 0 ? pace.firstEventMs : pace.delayMs;
+      if (pace.pauseMs > 0 && event.includes(REASONING_DELTA) && ++reasoning % pace.pauseEvery === 0) wait += pace.pauseMs;
+      if (wait > 0) await sleep(wait, undefined, { signal });
+      yield event;
+    }
+  } finally {
+    done();
   }
 }
 
-export function createSimulator(upstream: LiveUpstream): Provider {
+function rateLimited(recordings: Recordings, retryAfterS: number): UpstreamResponse {
+  return {
+    statusCode: 429,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'retry-after': String(retryAfterS) },
+    body: Readable.from([recordings.rateLimit429]),
+  };
+}
+
+export function createSimulator(upstream: Pick<LiveUpstream, 'id' | 'simulator'>): SimulatorProvider {
   const recordings = loadRecordings();
-  const { chunk_delay_ms: chunkDelay, first_byte_delay_ms: firstByteDelay } = upstream.simulator;
+  const sim = upstream.simulator;
+  const { chunk_delay_ms: chunkDelay, first_byte_delay_ms: firstByteDelay } = sim;
+  const throttle = new AccountThrottle(sim.throttle, sim.seed);
 
   return {
+    id: upstream.id,
     async sendChat(req: ChatSendRequest): Promise<UpstreamResponse> {
       const body = JSON.parse(req.body) as SimRequest;
       const reasoning = /reasoner/i.test(body.model ?? '');
       const tools = Array.isArray(body.tools) && body.tools.length > 0;
-      if (firstByteDelay > 0) await sleep(firstByteDelay, undefined, { signal: req.signal });
-      if (!req.stream) {
-        const json = reasoning ? recordings.reasoningJson : recordings.chatJson;
-        return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: Readable.from([json]) };
+      const admission = throttle.admit(throttle.isDeep(body.model, body.reasoning_effort));
+      if (admission.kind === 'reject') return rateLimited(recordings, sim.throttle.retry_after_s);
+
+      // The call leaves the window when its response is fully sent, fails, or is aborted.
+      const onAbort = (): void => done();
+      const done = (): void => {
+        admission.release();
+        req.signal.removeEventListener('abort', onAbort);
+      };
+      req.signal.addEventListener('abort', onAbort, { once: true });
+      const stall = admission.kind === 'stall';
+      try {
+        if (firstByteDelay > 0) await sleep(firstByteDelay, undefined, { signal: req.signal });
+        if (!req.stream) {
+          if (stall && sim.throttle.stall_first_token_ms > 0) await sleep(sim.throttle.stall_first_token_ms, undefined, { signal: req.signal });
+          const json = Readable.from([reasoning ? recordings.reasoningJson : recordings.chatJson]);
+          json.once('close', done);
+          return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: json };
+        }
+        const rec = reasoning
+          ? tools
+            ? recordings.reasoningToolStream
+            : recordings.reasoningStream
+          : tools
+            ? recordings.chatToolStream
+            : recordings.chatStream;
+        const pace: Pacing = stall
+          ? {
+              delayMs: chunkDelay,
+              firstEventMs: sim.throttle.stall_first_token_ms,
+              pauseMs: sim.throttle.stall_pause_ms,
+              pauseEvery: sim.throttle.stall_pause_every,
+            }
+          : { delayMs: chunkDelay, firstEventMs: 0, pauseMs: 0, pauseEvery: 1 };
+        const stream = Readable.from(replay(plan(rec, body), pace, req.signal, done), { objectMode: false });
+        stream.once('close', done);
+        return { statusCode: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8' }, body: stream };
+      } catch (err) {
+        done();
+        throw err;
       }
-      const rec = reasoning
-        ? tools
-          ? recordings.reasoningToolStream
-          : recordings.reasoningStream
-        : tools
-          ? recordings.chatToolStream
-          : recordings.chatStream;
-      const stream = Readable.from(replay(plan(rec, body), chunkDelay, req.signal), { objectMode: false });
-      return { statusCode: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8' }, body: stream };
     },
+    stats: () => throttle.stats(),
+    reset: () => throttle.reset(),
     close: async () => {},
   };
 }

@@ -26,6 +26,8 @@ export interface Recordings {
   readonly chatToolStream: StreamRecording;
   readonly reasoningJson: Buffer;
   readonly chatJson: Buffer;
+  /** OpenAI's 429 `rate_limit_exceeded` body, byte for byte (what a throttled account answers). */
+  readonly rateLimit429: Buffer;
 }
 
 function dir(): string {
@@ -72,6 +74,7 @@ export function loadRecordings(): Recordings {
     chatToolStream: loadSse('openai-chat-stream-parallel-tool-calls.sse'),
     reasoningJson: readFileSync(join(dir(), 'deepseek-reasoner.json')),
     chatJson: readFileSync(join(dir(), 'openai-chat-gpt5.json')),
+    rateLimit429: readFileSync(join(dir(), 'openai-error-429-rate-limit-exceeded.json')),
   };
   return cache;
 }

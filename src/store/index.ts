@@ -1,0 +1,171 @@
+/**
+ * The store the router uses: Redis when configured and reachable, else the local
+ * in-memory store, with an explicit degraded mode in between.
+ *
+ * - No Redis configured: `memory` mode, exact for one replica (start-up says so).
+ * - Redis configured: `redis` mode while it answers. A failed or slow call (every call has
+ *   `command_timeout_ms` and no offline queue) switches to `degraded`: requests keep
+ *   flowing on the local store with limits divided by `replicas`, one warning is logged
+ *   (without the URL or password), and the gauge and `/readyz` show it. ioredis reconnects
+ *   in the background (every ≤ 1 s); on `ready` the store returns to Redis and re-sends
+ *   releases that failed meanwhile, so no slot leaks.
+ * No method of this class rejects: a Redis failure always falls back to the local answer.
+ */
+import type { StoreConfig } from '../config/schema.js';
+import { MemoryStore } from './memory.js';
+import { createRedisClient, RedisStore } from './redis.js';
+import type { Lease, SharedStore, SlotRequest, SlotResult, TargetRef, TargetView } from './types.js';
+
+export type StoreMode = 'memory' | 'redis' | 'degraded';
+
+export interface StoreLog {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+const MAX_PENDING_RELEASES = 10_000;
+
+export class StateStore {
+  private mode_: StoreMode;
+  private readonly local: MemoryStore;
+  private readonly redis: RedisStore | null = null;
+  private readonly client: ReturnType<typeof createRedisClient> | null = null;
+  private readonly pending: Lease[] = [];
+  private closed = false;
+  /** Called on every mode change (metrics). */
+  onMode?: (mode: StoreMode) => void;
+
+  constructor(
+    private readonly cfg: StoreConfig,
+    private readonly log: StoreLog,
+    env: NodeJS.ProcessEnv = process.env,
+  ) {
+    this.local = new MemoryStore(cfg.lease_ms);
+    const url = cfg.redis_url ?? env['REDIS_URL'] ?? '';
+    if (!url && cfg.cluster_nodes.length === 0) {
+      this.mode_ = 'memory';
+      log.info({ store: 'memory' }, 'shared store: in-memory (single replica); set store.redis_url or REDIS_URL to share state across replicas');
+      return;
+    }
+    this.mode_ = 'degraded';
+    const client = createRedisClient({
+      ...(url ? { url } : {}),
+      clusterNodes: cfg.cluster_nodes,
+      options: cfg.redis_options,
+      prefix: cfg.key_prefix,
+      commandTimeoutMs: cfg.command_timeout_ms,
+      leaseMs: cfg.lease_ms,
+    });
+    this.client = client;
+    this.redis = new RedisStore(client, { prefix: cfg.key_prefix, leaseMs: cfg.lease_ms });
+    client.on('ready', () => this.onReady());
+    client.on('error', (err: NodeJS.ErrnoException) => this.degrade(err));
+    client.on('close', () => this.degrade(null));
+  }
+
+  get mode(): StoreMode {
+    return this.mode_;
+  }
+
+  private set(mode: StoreMode): void {
+    if (this.mode_ === mode) return;
+    this.mode_ = mode;
+    this.onMode?.(mode);
+  }
+
+  private onReady(): void {
+    if (this.closed) return;
+    const was = this.mode_;
+    this.set('redis');
+    this.log.info({ store: 'redis', was }, was === 'degraded' ? 'shared store: on Redis' : 'shared store: connected to Redis');
+    const again = this.pending.splice(0);
+    for (const lease of again) void this.release(lease);
+  }
+
+  /** Switches to the local store; logs once per outage. The error's code only: no URL, no password. */
+  private degrade(err: NodeJS.ErrnoException | null): void {
+    if (this.closed || this.mode_ !== 'redis') return;
+    this.set('degraded');
+    this.log.warn(
+      { store: 'degraded', reason: err?.code ?? err?.name ?? 'connection closed', replicas: this.cfg.replicas },
+      'shared store: Redis unreachable, running on the local store with limits divided by replicas',
+    );
+  }
+
+  /** The local request, with limits scaled to this replica's share while degraded. */
+  private scaled(req: SlotRequest): SlotRequest {
+    if (this.mode_ !== 'degraded' || this.cfg.replicas <= 1) return req;
+    const share = (n: number) => Math.max(1, Math.floor(n / this.cfg.replicas));
+    return { ...req, limit: share(req.limit), threshold: share(req.threshold) };
+  }
+
+  private async attempt<T>(viaRedis: (r: SharedStore) => Promise<T>, viaLocal: () => Promise<T>): Promise<T> {
+    if (this.mode_ === 'redis' && this.redis) {
+      try {
+        return await viaRedis(this.redis);
+      } catch (err) {
+        this.degrade(err as NodeJS.ErrnoException);
+      }
+    }
+    return viaLocal();
+  }
+
+  /** One view per target (see SharedStore.view). */
+  view(targets: readonly TargetRef[]): Promise<TargetView[]> {
+    return this.attempt(
+      (r) => r.view(targets),
+      () => this.local.view(targets),
+    );
+  }
+
+  /** Takes a slot (see SharedStore.acquire). */
+  acquire(req: SlotRequest): Promise<SlotResult> {
+    return this.attempt(
+      (r) => r.acquire(req),
+      () => this.local.acquire(this.scaled(req)),
+    );
+  }
+
+  /** Returns a slot to the store that issued it; a Redis release that fails is re-sent on reconnect. */
+  async release(lease: Lease): Promise<void> {
+    if (lease.from === 'memory') return this.local.release(lease);
+    if (this.mode_ === 'redis' && this.redis) {
+      try {
+        return await this.redis.release(lease);
+      } catch (err) {
+        this.degrade(err as NodeJS.ErrnoException);
+      }
+    }
+    if (this.pending.length < MAX_PENDING_RELEASES) this.pending.push(lease);
+  }
+
+  setCooldown(targetKey: string, untilMs: number): Promise<void> {
+    return this.attempt(
+      (r) => r.setCooldown(targetKey, untilMs),
+      () => this.local.setCooldown(targetKey, untilMs),
+    );
+  }
+
+  getPin(session: string): Promise<string | undefined> {
+    return this.attempt(
+      (r) => r.getPin(session),
+      () => this.local.getPin(session),
+    );
+  }
+
+  setPin(session: string, target: string, ttlMs: number): Promise<void> {
+    return this.attempt(
+      async (r) => {
+        await r.setPin(session, target, ttlMs);
+        // Also kept locally, so a pin survives a Redis outage on this replica.
+        await this.local.setPin(session, target, ttlMs);
+      },
+      () => this.local.setPin(session, target, ttlMs),
+    );
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.redis?.close();
+  }
+}

@@ -1,0 +1,554 @@
+/**
+ * Several replicas, one shared state: two real gateways (two buildApp instances, each on
+ * its own port) on one real redis-server, against scripted fake upstreams on loopback.
+ * What must be global with Redis (the reasoning-burst window, max_concurrency, sticky
+ * pins) is checked across both replicas, and contrasted with the same config without
+ * Redis, where each replica only knows its own traffic. The shed policies and
+ * spread-before-shed are checked through one replica.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { APIError } from 'openai';
+import { hashKey } from '../../src/auth/keys.js';
+import { FakeUpstream, type ReceivedRequest, type ScriptedReply } from '../helpers/fake-upstream.js';
+import { CLIENT_KEY, startGateway, waitFor, type TestGateway } from '../helpers/gateway.js';
+import { RedisServer } from '../helpers/redis-server.js';
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+// ---------------------------------------------------------------------------------------
+// Fake upstream accounts
+
+interface Deferred {
+  promise: Promise<void>;
+  resolve(): void;
+}
+
+function deferred(): Deferred {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+function sseChunk(content: string, finish: string | null = null): string {
+  return `data: ${JSON.stringify({
+    id: 'chatcmpl-replicas',
+    object: 'chat.completion.chunk',
+    created: 1700000000,
+    model: 'upstream-model',
+    choices: [{ index: 0, delta: content ? { content } : {}, finish_reason: finish }],
+  })}\n\n`;
+}
+
+/** A reply in the shape the request asked for (SSE when `stream`), taking about `ms`. */
+function answer(req: ReceivedRequest, text: string, ms = 0): ScriptedReply {
+  if (req.json?.['stream'] === true) {
+    return {
+      status: 200,
+      headers: { 'content-type': 'text/event-stream' },
+      steps: [sseChunk(text), { delayMs: ms }, sseChunk('', 'stop'), 'data: [DONE]\n\n'],
+    };
+  }
+  return {
+    status: 200,
+    delayMs: ms,
+    body: {
+      id: 'chatcmpl-replicas',
+      object: 'chat.completion',
+      created: 1700000000,
+      model: 'upstream-model',
+      choices: [{ index: 0, message: { role: 'assistant', content: text, refusal: null }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 },
+    },
+  };
+}
+
+const promptOf = (req: ReceivedRequest) => (req.json?.['messages'] as { content: string }[] | undefined)?.[0]?.content;
+
+/**
+ * A fake upstream account that tracks its own concurrency: the highest number of requests
+ * it had open at once (counted when each arrives; a request stops counting once its
+ * response is written to the end, or its connection closes).
+ */
+class Account {
+  readonly fake = new FakeUpstream();
+  max = 0;
+  /** Answer time, ms. */
+  ms = 0;
+  /** Requests whose prompt is `hold` wait for this before answering. */
+  gate: Deferred = deferred();
+
+  constructor(readonly id: string) {
+    this.fake.on(async (req) => {
+      this.max = Math.max(this.max, this.open());
+      if (promptOf(req) === 'hold') await this.gate.promise;
+      return answer(req, `from ${this.id}`, this.ms);
+    });
+  }
+
+  async start(): Promise<this> {
+    await this.fake.start();
+    return this;
+  }
+
+  get url(): string {
+    return this.fake.url;
+  }
+
+  get count(): number {
+    return this.fake.requests.length;
+  }
+
+  open(): number {
+    return this.fake.requests.filter((r) => !r.finished && r.abortedAt === null).length;
+  }
+
+  reset(ms: number): void {
+    this.max = 0;
+    this.ms = ms;
+    this.gate.resolve();
+    this.gate = deferred();
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Config (JSON is YAML)
+
+interface UpSpec {
+  id: string;
+  url: string;
+  maxConcurrency?: number;
+  window?: { seconds: number; threshold: number };
+}
+
+type ModelSpec = Record<string, unknown> & { name: string };
+
+function configText(store: Record<string, unknown> | null, ups: UpSpec[], models: ModelSpec[]): string {
+  return JSON.stringify({
+    server: { log_level: 'info' },
+    ...(store ? { store } : {}),
+    routing: { max_attempts: 2, queue: { max: 64, timeout_ms: 10_000 }, retry_budget: { min_retries: 1000 } },
+    upstreams: ups.map((u) => ({
+      id: u.id,
+      provider: 'openai-compatible',
+      base_url: `${u.url}/v1`,
+      api_key: '${TEST_UPSTREAM_KEY}',
+      max_concurrency: u.maxConcurrency ?? 64,
+      timeouts: { connect_ms: 1000, first_byte_ms: 15_000, idle_ms: 15_000 },
+      ...(u.window ? { window: u.window } : {}),
+    })),
+    models: models.map((m) => ({ price: { input: 1, output: 1 }, ...m })),
+    keys: [{ name: 'team-a', key_sha256: hashKey(CLIENT_KEY), models: ['*'] }],
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// Client side
+
+interface Raw {
+  status: number;
+  headers: Headers;
+  text: string;
+  ms: number;
+}
+
+interface CallOpts {
+  effort?: string;
+  stream?: boolean;
+  prompt?: string;
+  session?: string;
+}
+
+async function chat(gw: TestGateway, model: string, o: CallOpts = {}): Promise<Raw> {
+  const t0 = Date.now();
+  const res = await fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${CLIENT_KEY}`,
+      'content-type': 'application/json',
+      ...(o.session ? { 'x-session-id': o.session } : {}),
+    },
+    body: JSON.stringify({
+      model,
+      messages: [{ role: 'user', content: o.prompt ?? 'hello' }],
+      stream: o.stream ?? true,
+      ...(o.effort ? { reasoning_effort: o.effort } : {}),
+    }),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, text, ms: Date.now() - t0 };
+}
+
+const deep = (gw: TestGateway, model: string, o: CallOpts = {}) => chat(gw, model, { effort: 'high', ...o });
+
+async function readyz(gw: TestGateway): Promise<{ status: number; body: { store: { mode: string; degraded: boolean } } }> {
+  const res = await fetch(`${gw.url}/readyz`);
+  return { status: res.status, body: (await res.json()) as { store: { mode: string; degraded: boolean } } };
+}
+
+async function waitMode(gw: TestGateway, mode: string, ms = 5_000): Promise<void> {
+  const end = Date.now() + ms;
+  for (;;) {
+    if ((await readyz(gw)).body.store.mode === mode) return;
+    if (Date.now() > end) throw new Error(`store mode of ${gw.url} did not become ${mode} within ${ms} ms`);
+    await sleep(20);
+  }
+}
+
+/** Sum of every sample of `name` whose labels include `labels`. */
+function metric(text: string, name: string, labels: Record<string, string> = {}): number {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][\w:]*)(?:\{([^}]*)\})?\s+(\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const got: Record<string, string> = {};
+    for (const l of (m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) got[l[1]!] = l[2]!;
+    if (Object.entries(labels).every(([k, v]) => got[k] === v)) sum += Number(m[3]);
+  }
+  return sum;
+}
+
+const shedOf = (r: Raw) => r.headers.get('x-switchyard-shed');
+
+// ---------------------------------------------------------------------------------------
+
+let redis: RedisServer;
+const acc: Record<string, Account> = {};
+let redisA: TestGateway;
+let redisB: TestGateway;
+let memC: TestGateway;
+let memD: TestGateway;
+
+const BURST = ['acc1', 'acc2', 'acc3'];
+const SPREAD = ['sp1', 'sp2', 'sp3'];
+const STICKY = ['st1', 'st2', 'st3'];
+
+function ups(): UpSpec[] {
+  const w3 = { seconds: 10, threshold: 3 };
+  const w1 = { seconds: 7, threshold: 1 };
+  return [
+    ...BURST.map((id) => ({ id, url: acc[id]!.url, window: w3 })),
+    ...SPREAD.map((id) => ({ id, url: acc[id]!.url, window: w3 })),
+    ...STICKY.map((id) => ({ id, url: acc[id]!.url })),
+    { id: 'lite', url: acc['lite']!.url },
+    { id: 'accD', url: acc['accD']!.url, window: w1 },
+    { id: 'accQ', url: acc['accQ']!.url, window: w1 },
+    { id: 'accQS', url: acc['accQS']!.url, window: w1 },
+    { id: 'accR', url: acc['accR']!.url, window: w1 },
+    { id: 'lim', url: acc['lim']!.url, maxConcurrency: 2 },
+  ];
+}
+
+function models(): ModelSpec[] {
+  const one = (upstream: string) => [{ upstream, model: `${upstream}-model` }];
+  return [
+    { name: 'lite', targets: one('lite') },
+    // Deep at `high` (the default deep_effort), medium assumed when no effort is sent.
+    { name: 'reasoner', reasoning: true, shed: { policy: 'downgrade', fallback: 'lite' }, targets: BURST.map((u) => ({ upstream: u, model: 'r-up' })) },
+    {
+      name: 'spread',
+      reasoning: true,
+      strategy: 'cheap',
+      shed: { policy: 'downgrade', fallback: 'lite' },
+      // Priced 1, 2, 3: `cheap` alone would put every call on sp1.
+      targets: SPREAD.map((u, i) => ({ upstream: u, model: 'r-up', price: { input: i + 1, output: i + 1 } })),
+    },
+    { name: 'r-down', reasoning: true, shed: { policy: 'downgrade', fallback: 'lite' }, targets: one('accD') },
+    { name: 'r-queue', reasoning: true, shed: { policy: 'queue', queue_timeout_ms: 5_000 }, targets: one('accQ') },
+    { name: 'r-queue-short', reasoning: true, shed: { policy: 'queue', queue_timeout_ms: 300 }, targets: one('accQS') },
+    { name: 'r-reject', reasoning: true, shed: { policy: 'reject' }, targets: one('accR') },
+    { name: 'plain-on-r', reasoning: false, targets: one('accR') },
+    { name: 'chat', strategy: 'sticky', targets: STICKY.map((u) => ({ upstream: u, model: 'chat-up' })) },
+    { name: 'limited', targets: one('lim') },
+  ];
+}
+
+before(async () => {
+  redis = await RedisServer.start();
+  for (const id of [...BURST, ...SPREAD, ...STICKY, 'lite', 'accD', 'accQ', 'accQS', 'accR', 'lim']) acc[id] = await new Account(id).start();
+  const store = { redis_url: redis.url, replicas: 2, key_prefix: `replicas-${randomUUID()}` };
+  redisA = await startGateway(configText(store, ups(), models()));
+  redisB = await startGateway(configText(store, ups(), models()));
+  memC = await startGateway(configText(null, ups(), models()));
+  memD = await startGateway(configText(null, ups(), models()));
+  await Promise.all([waitMode(redisA, 'redis'), waitMode(redisB, 'redis')]);
+});
+
+after(async () => {
+  for (const a of Object.values(acc)) a.gate.resolve();
+  await Promise.all([redisA, redisB, memC, memD].map((g) => g?.close()));
+  await Promise.all(Object.values(acc).map((a) => a.fake.close()));
+  await redis.stop();
+});
+
+/** 16 concurrent deep calls to `reasoner`, 8 through each of two replicas. */
+async function burst(x: TestGateway, y: TestGateway): Promise<Raw[]> {
+  for (const id of BURST) acc[id]!.reset(800);
+  acc['lite']!.reset(0);
+  return Promise.all(Array.from({ length: 16 }, (_v, i) => deep(i % 2 === 0 ? x : y, 'reasoner')));
+}
+
+describe('the reasoning-burst window is one global count with Redis', () => {
+  test('16 concurrent deep calls over two replicas and 3 accounts (threshold 3): never more than 3 per account, the 7 beyond 9 downgraded', async () => {
+    const m0 = [await redisA.metricsText(), await redisB.metricsText()];
+    const pending = burst(redisA, redisB);
+    // While the 9 admitted calls are running, either replica sees every account's window full.
+    await waitFor(() => BURST.every((id) => acc[id]!.open() === 3), 3_000, 'three open calls on every account');
+    const mid = await redisB.metricsText();
+    for (const id of BURST) assert.equal(metric(mid, 'switchyard_window_occupancy', { upstream: id }), 3, `window occupancy of ${id} seen by replica B`);
+    const res = await pending;
+
+    for (const r of res) assert.equal(r.status, 200, r.text);
+    for (const id of BURST) assert.ok(acc[id]!.max <= 3, `${id} saw ${acc[id]!.max} concurrent deep calls`);
+    const onAccounts = BURST.reduce((n, id) => n + acc[id]!.count, 0);
+    const shed = res.filter((r) => shedOf(r) !== null);
+    const summary = `per account max ${BURST.map((id) => acc[id]!.max).join('/')}, shed ${shed.length}, on accounts ${onAccounts}`;
+    assert.equal(shed.length, 7, summary);
+    for (const r of shed) {
+      assert.equal(shedOf(r), 'reasoner->lite');
+      assert.equal(r.headers.get('x-switchyard-upstream'), 'lite');
+      assert.match(r.text, /from lite/);
+    }
+    for (const r of res.filter((x) => shedOf(x) === null)) assert.ok(BURST.includes(r.headers.get('x-switchyard-upstream') ?? ''), 'served by a reasoning account');
+    assert.equal(onAccounts, 9, summary);
+    assert.equal(acc['lite']!.count, 7);
+    // Both replicas shed: the count each one saw included the other's calls.
+    const m1 = [await redisA.metricsText(), await redisB.metricsText()];
+    const sheds = [0, 1].map((i) => metric(m1[i]!, 'switchyard_sheds_total', { model: 'reasoner', policy: 'downgrade' }) - metric(m0[i]!, 'switchyard_sheds_total', { model: 'reasoner', policy: 'downgrade' }));
+    assert.equal(sheds[0]! + sheds[1]!, 7);
+  });
+
+  test('the same config without Redis (each replica in memory mode) lets more than 3 per account through', async () => {
+    assert.equal((await readyz(memC)).body.store.mode, 'memory');
+    assert.equal((await readyz(memD)).body.store.mode, 'memory');
+    const before = BURST.reduce((n, id) => n + acc[id]!.count, 0);
+    const res = await burst(memC, memD);
+    for (const r of res) assert.equal(r.status, 200, r.text);
+    const maxes = BURST.map((id) => acc[id]!.max);
+    assert.ok(Math.max(...maxes) > 3, `per-account maxima ${maxes.join('/')}: expected some account above 3 with two independent windows`);
+    const onAccounts = BURST.reduce((n, id) => n + acc[id]!.count, 0) - before;
+    assert.ok(onAccounts > 9, `${onAccounts} calls reached the accounts`);
+  });
+});
+
+describe('spread before shed (one replica)', () => {
+  test('deep calls fill every account of the model (cheapest first) before any is shed', async () => {
+    for (const id of SPREAD) acc[id]!.reset(0);
+    const nLite = acc['lite']!.count;
+    const calls: Promise<Raw>[] = [];
+    const order: string[] = [];
+    for (let i = 0; i < 9; i++) {
+      const counts = SPREAD.map((id) => acc[id]!.count);
+      calls.push(deep(redisA, 'spread', { prompt: 'hold' }));
+      const reached = await waitFor(() => SPREAD.find((id, k) => acc[id]!.count > counts[k]!), 3_000, `deep call ${i + 1} to reach an account`);
+      order.push(reached);
+    }
+    assert.deepEqual(order, ['sp1', 'sp1', 'sp1', 'sp2', 'sp2', 'sp2', 'sp3', 'sp3', 'sp3']);
+    assert.equal(acc['lite']!.count, nLite, 'nothing was shed while an account was cool');
+
+    // Every account hot: the 10th is shed.
+    const tenth = await deep(redisA, 'spread');
+    assert.equal(tenth.status, 200, tenth.text);
+    assert.equal(shedOf(tenth), 'spread->lite');
+    assert.equal(tenth.headers.get('x-switchyard-upstream'), 'lite');
+
+    for (const id of SPREAD) acc[id]!.gate.resolve();
+    const res = await Promise.all(calls);
+    for (const r of res) {
+      assert.equal(r.status, 200, r.text);
+      assert.equal(shedOf(r), null, 'one of the first 9 was shed');
+    }
+    assert.deepEqual(
+      res.map((r) => r.headers.get('x-switchyard-upstream')),
+      order,
+    );
+  });
+});
+
+describe('shed policies (one replica)', () => {
+  /** Starts a deep call that the account holds open (until its gate opens); resolves once it arrived. */
+  async function holdOne(id: string, model: string): Promise<{ held: Promise<Raw> }> {
+    acc[id]!.reset(0);
+    const n = acc[id]!.count;
+    const held = deep(redisA, model, { prompt: 'hold' });
+    await waitFor(() => acc[id]!.count === n + 1, 3_000, `the held call on ${id}`);
+    return { held };
+  }
+
+  test('downgrade: served by the fallback model, header a->b, counted as policy="downgrade"', async () => {
+    const { held } = await holdOne('accD', 'r-down');
+    const m0 = await redisA.metricsText();
+    const nLite = acc['lite']!.count;
+    const r = await deep(redisA, 'r-down', { stream: false });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(shedOf(r), 'r-down->lite');
+    assert.equal(r.headers.get('x-switchyard-upstream'), 'lite');
+    assert.equal(r.headers.get('x-switchyard-model'), 'lite-model');
+    assert.equal((JSON.parse(r.text) as { choices: { message: { content: string } }[] }).choices[0]!.message.content, 'from lite');
+    assert.equal(acc['lite']!.count, nLite + 1);
+    assert.equal(acc['accD']!.count, 1, 'the hot account got no second call');
+    const m1 = await redisA.metricsText();
+    assert.equal(metric(m1, 'switchyard_sheds_total', { model: 'r-down', policy: 'downgrade' }) - metric(m0, 'switchyard_sheds_total', { model: 'r-down', policy: 'downgrade' }), 1);
+    assert.equal(metric(m1, 'switchyard_sheds_total', { model: 'r-down', policy: 'reject' }), 0);
+
+    acc['accD']!.gate.resolve();
+    const h = await held;
+    assert.equal(h.status, 200);
+    assert.equal(shedOf(h), null);
+    // The window place is free again: the next deep call goes to the reasoning account.
+    const again = await deep(redisA, 'r-down');
+    assert.equal(again.status, 200);
+    assert.equal(shedOf(again), null);
+    assert.equal(again.headers.get('x-switchyard-upstream'), 'accD');
+  });
+
+  test('queue: the call waits until a window place frees, then the reasoning model serves it (header queued:<ms>)', async () => {
+    const { held } = await holdOne('accQ', 'r-queue');
+    const m0 = await redisA.metricsText();
+    const t0 = Date.now();
+    const queued = deep(redisA, 'r-queue');
+    await sleep(500);
+    assert.equal(acc['accQ']!.count, 1, 'the queued call reached the hot account before its window place freed');
+    const freedAt = Date.now();
+    acc['accQ']!.gate.resolve();
+    const r = await queued;
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.headers.get('x-switchyard-upstream'), 'accQ');
+    assert.match(r.text, /from accQ/);
+    const m = /^queued:(\d+)(?:ms)?$/.exec(shedOf(r) ?? '');
+    assert.ok(m, `x-switchyard-shed: ${shedOf(r)}`);
+    const waited = Number(m[1]);
+    assert.ok(waited >= freedAt - t0 - 50 && waited <= Date.now() - t0, `queued ${waited} ms; freed after ${freedAt - t0} ms`);
+    assert.equal(acc['accQ']!.count, 2);
+    const [first, second] = acc['accQ']!.fake.requests;
+    assert.ok(first!.finished && second!.receivedAt >= freedAt);
+    assert.equal((await held).status, 200);
+    const m1 = await redisA.metricsText();
+    assert.equal(metric(m1, 'switchyard_sheds_total', { model: 'r-queue', policy: 'queue' }) - metric(m0, 'switchyard_sheds_total', { model: 'r-queue', policy: 'queue' }), 1);
+  });
+
+  test('queue with a short queue_timeout_ms (300): 429 reasoning_burst_shed once the wait runs out', async () => {
+    const { held } = await holdOne('accQS', 'r-queue-short');
+    const r = await deep(redisA, 'r-queue-short');
+    assert.equal(r.status, 429, r.text);
+    assert.equal((JSON.parse(r.text) as { error: { code: string } }).error.code, 'reasoning_burst_shed');
+    assert.ok(r.ms >= 280, `rejected after ${r.ms} ms, before the queue timeout`);
+    assert.ok(r.ms < 2_000, `rejected after ${r.ms} ms`);
+    assert.equal(acc['accQS']!.count, 1, 'the hot account got no second call');
+    acc['accQS']!.gate.resolve();
+    assert.equal((await held).status, 200);
+  });
+
+  test('reject: 429 reasoning_burst_shed in the OpenAI error shape with Retry-After; non-deep calls are never shed', async () => {
+    const { held } = await holdOne('accR', 'r-reject');
+    const m0 = await redisA.metricsText();
+
+    const r = await deep(redisA, 'r-reject', { stream: false });
+    assert.equal(r.status, 429, r.text);
+    assert.match(r.headers.get('content-type') ?? '', /^application\/json/);
+    const body = JSON.parse(r.text) as { error: Record<string, unknown> };
+    assert.deepEqual(Object.keys(body), ['error']);
+    assert.equal(body.error['code'], 'reasoning_burst_shed');
+    assert.equal(body.error['type'], 'rate_limit_error');
+    assert.equal(body.error['param'], null);
+    assert.equal(typeof body.error['message'], 'string');
+    const retryAfter = r.headers.get('retry-after');
+    assert.match(retryAfter ?? '', /^\d+$/);
+    assert.ok(Number(retryAfter) >= 1 && Number(retryAfter) <= 7, `Retry-After ${retryAfter} (window is 7 s)`);
+    assert.equal(shedOf(r), 'rejected');
+
+    // The same through the SDK, streaming.
+    const err = await redisA
+      .client()
+      .chat.completions.create({ model: 'r-reject', messages: [{ role: 'user', content: 'hi' }], stream: true, reasoning_effort: 'high' })
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
+    assert.ok(err instanceof APIError, `APIError expected, got ${String(err)}`);
+    assert.equal(err.status, 429);
+    assert.equal(err.code, 'reasoning_burst_shed');
+    assert.equal(err.type, 'rate_limit_error');
+    assert.equal(acc['accR']!.count, 1, 'a rejected call reached the hot account');
+    const m1 = await redisA.metricsText();
+    assert.equal(metric(m1, 'switchyard_sheds_total', { model: 'r-reject', policy: 'reject' }) - metric(m0, 'switchyard_sheds_total', { model: 'r-reject', policy: 'reject' }), 2);
+
+    // Not deep: effort below deep_effort, no effort (default medium), or a model that does not reason.
+    const cases: [string, CallOpts][] = [
+      ['r-reject', { effort: 'low' }],
+      ['r-reject', { effort: 'medium', stream: false }],
+      ['r-reject', {}],
+      ['plain-on-r', { effort: 'high' }],
+      ['plain-on-r', { effort: 'xhigh', stream: false }],
+    ];
+    for (const [model, o] of cases) {
+      const ok = await chat(redisA, model, o);
+      assert.equal(ok.status, 200, `${model} ${JSON.stringify(o)}: ${ok.text}`);
+      assert.equal(shedOf(ok), null, `${model} ${JSON.stringify(o)} was shed`);
+      assert.equal(ok.headers.get('x-switchyard-upstream'), 'accR');
+    }
+    assert.equal(acc['accR']!.count, 1 + cases.length);
+    // The window was hot all along: a deep call is still rejected.
+    assert.equal((await deep(redisA, 'r-reject')).status, 429);
+
+    acc['accR']!.gate.resolve();
+    assert.equal((await held).status, 200);
+  });
+});
+
+describe('sticky pins are shared', () => {
+  test('a session pinned through replica A lands on the same target through replica B', async () => {
+    for (const id of STICKY) acc[id]!.reset(0);
+    const seen = new Set<string>();
+    for (let i = 0; i < 6; i++) {
+      const session = `session-${randomUUID()}`;
+      const first = await chat(redisA, 'chat', { session, stream: i % 2 === 0 });
+      assert.equal(first.status, 200, first.text);
+      assert.equal(first.headers.get('x-switchyard-sticky'), 'new');
+      const target = first.headers.get('x-switchyard-upstream')!;
+      assert.ok(STICKY.includes(target));
+      seen.add(target);
+      // The pin is written after the answer: give it a moment to land in Redis.
+      await sleep(50);
+      for (const gw of [redisB, redisB, redisA]) {
+        const r = await chat(gw, 'chat', { session, stream: i % 2 === 1 });
+        assert.equal(r.status, 200, r.text);
+        assert.equal(r.headers.get('x-switchyard-sticky'), 'pinned', `session ${i} through ${gw === redisA ? 'A' : 'B'}`);
+        assert.equal(r.headers.get('x-switchyard-upstream'), target);
+      }
+    }
+    assert.ok(seen.size > 1, 'the sessions were spread over more than one target');
+    // A session never seen is new on B too.
+    const fresh = await chat(redisB, 'chat', { session: `session-${randomUUID()}` });
+    assert.equal(fresh.headers.get('x-switchyard-sticky'), 'new');
+  });
+
+  test('without Redis, replica D does not know the pins replica C made', async () => {
+    const session = `session-${randomUUID()}`;
+    const first = await chat(memC, 'chat', { session });
+    assert.equal(first.headers.get('x-switchyard-sticky'), 'new');
+    await sleep(50);
+    const r = await chat(memD, 'chat', { session });
+    assert.equal(r.headers.get('x-switchyard-sticky'), 'new');
+  });
+});
+
+describe('max_concurrency is global with Redis', () => {
+  async function tenCalls(x: TestGateway, y: TestGateway): Promise<Raw[]> {
+    acc['lim']!.reset(300);
+    return Promise.all(Array.from({ length: 10 }, (_v, i) => chat(i % 2 === 0 ? x : y, 'limited', { stream: i % 3 === 0 })));
+  }
+
+  test('an upstream with max_concurrency 2 never sees more than 2 concurrent requests across both replicas', async () => {
+    const res = await tenCalls(redisA, redisB);
+    for (const r of res) assert.equal(r.status, 200, r.text);
+    assert.equal(acc['lim']!.max, 2, `lim saw ${acc['lim']!.max} concurrent requests`);
+  });
+
+  test('without Redis each replica enforces it alone (more than 2 at once)', async () => {
+    const res = await tenCalls(memC, memD);
+    for (const r of res) assert.equal(r.status, 200, r.text);
+    assert.ok(acc['lim']!.max > 2, `lim saw ${acc['lim']!.max} concurrent requests`);
+  });
+});
