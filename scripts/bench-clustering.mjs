@@ -6,6 +6,7 @@
 //
 // --quick    12 chains and 10 uncongested calls (smoke run; writes under .bench/, not docs/)
 // --no-docs  keep docs/clustering.md and docs/clustering-latency.svg as they are
+// --render <report.json>  only rewrite docs/clustering.md and the SVG from an earlier report
 //
 // What runs (all from the compiled dist/, `npm run bench:clustering` builds first):
 //   - `switchyard simulate` with 4 throttling accounts (docs/simulator.md): acct-1..3 serve the
@@ -24,7 +25,7 @@
 // docs/clustering-latency.svg. Whole run: about 5 minutes on 2 cores.
 import { spawn, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, openSync, writeFileSync } from 'node:fs';
+import { mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -40,6 +41,7 @@ const { values: o } = parseArgs({
     quick: { type: 'boolean', default: false },
     'no-docs': { type: 'boolean', default: false },
     out: { type: 'string' },
+    render: { type: 'string' },
   },
 });
 const work = join(root, '.bench', 'clustering');
@@ -58,13 +60,13 @@ const SIM = {
   seed: SEED,
   throttle: {
     enabled: true,
-    window_ms: 6_000, // longer than a stalled step, so a stall keeps the account hot for its whole life
+    window_ms: 6_000, // a stalled step (~6.2 s) counts for nearly its whole life, so a stall keeps the account hot
     deep_threshold: 4, // 8 concurrent deep calls are twice one account's limit; 3 accounts take 12
     deep_efforts: ['high', 'xhigh'],
     reject_share: 0.6, // 60% of congested calls get 429 + Retry-After, the rest stall
     retry_after_s: 2,
-    stall_first_token_ms: 3_000, // a stalled step takes ~5.5 s instead of ~1.2 s …
-    stall_pause_ms: 400, // … with 4 pauses in its 39-event reasoning burst
+    stall_first_token_ms: 3_000, // a stalled step takes ~6.2 s instead of ~1.2 s …
+    stall_pause_ms: 400, // … with 5 pauses in its 40-event reasoning burst
     stall_pause_every: 8,
   },
 };
@@ -185,6 +187,11 @@ function hasRedis() {
   } catch {
     return false;
   }
+}
+
+if (o.render) {
+  present(JSON.parse(readFileSync(resolve(o.render), 'utf8')), true);
+  process.exit(0);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -547,47 +554,57 @@ const report = {
 mkdirSync(dirname(outJson), { recursive: true });
 writeFileSync(outJson, `${JSON.stringify(report, null, 2)}\n`);
 
-const f2 = (x) => (Number.isFinite(x) ? x.toFixed(2) : '–');
-const pctStr = (x) => `${(x * 100).toFixed(0)}%`;
-const usdStr = (x) => `$${x.toFixed(4)}`;
-const tableRows = arms.map((a) => [
-  a.label,
-  f2(a.latency_s.p50),
-  f2(a.latency_s.p95),
-  f2(a.latency_s.p99),
-  `${pctStr(a.chain_success)} (${a.chains_ok}/${a.chains})`,
-  String(a.client_429s),
-  String(a.sheds),
-  usdStr(a.cost_usd),
-  `${a.steps_ok}/${a.steps_run}`,
-  a.wall_s.toFixed(0),
-]);
-const HEAD = ['arm', 'p50 s', 'p95 s', 'p99 s', 'chains ok', '429s seen', 'sheds', 'cost', 'steps ok', 'wall s'];
-const statRows = arms.flatMap((a) =>
-  Object.entries(a.simulator)
-    .filter(([, s]) => s.requests > 0)
-    .map(([acct, s]) => [a.label, acct, s.requests, s.deep, s.rejected_429, s.stalled, s.peak_deep_in_window].map(String)),
-);
-const STAT_HEAD = ['arm', 'account', 'requests', 'deep', '429s', 'stalls', 'peak deep in window'];
+present(report, writeDocs);
 
+/** Prints the tables; with `docs`, writes docs/clustering.md and docs/clustering-latency.svg. */
+function present(rep, docs) {
+  const HEAD = ['arm', 'p50 s', 'p95 s', 'p99 s', 'chains ok', '429s seen', 'sheds', 'cost', 'steps ok', 'wall s'];
+  const rows = rep.arms.map((a) => [
+    a.label,
+    f2(a.latency_s.p50),
+    f2(a.latency_s.p95),
+    f2(a.latency_s.p99),
+    `${pctStr(a.chain_success)} (${a.chains_ok}/${a.chains})`,
+    String(a.client_429s),
+    String(a.sheds),
+    usdStr(a.cost_usd),
+    `${a.steps_ok}/${a.steps_run}`,
+    a.wall_s.toFixed(0),
+  ]);
+  const STAT_HEAD = ['arm', 'account', 'requests', 'deep', '429s', 'stalls', 'peak deep in window'];
+  const statRows = rep.arms.flatMap((a) =>
+    Object.entries(a.simulator)
+      .filter(([, s]) => s.requests > 0)
+      .map(([acct, s]) => [a.label, acct, s.requests, s.deep, s.rejected_429, s.stalled, s.peak_deep_in_window].map(String)),
+  );
+  process.stdout.write(
+    `\n${textTable(HEAD, rows)}\n\nsimulator /stats per arm:\n${textTable(STAT_HEAD, statRows)}\n\n` +
+      `step latency = full stream time of one step including the client's retries; cost from usage chunks, priced by the model that served.\n` +
+      `report: ${relative(root, outJson)}  (run took ${rep.elapsed_s.toFixed(0)} s)\n`,
+  );
+  if (docs) {
+    writeFileSync(join(root, 'docs', 'clustering-latency.svg'), svgChart(rep));
+    writeFileSync(join(root, 'docs', 'clustering.md'), markdown(rep, mdTable(HEAD, rows), mdTable(STAT_HEAD, statRows)));
+    process.stdout.write('wrote docs/clustering.md, docs/clustering-latency.svg\n');
+  }
+}
+
+function f2(x) {
+  return Number.isFinite(x) ? x.toFixed(2) : '–';
+}
+function pctStr(x) {
+  return `${(x * 100).toFixed(0)}%`;
+}
+function usdStr(x) {
+  return `$${x.toFixed(4)}`;
+}
 function textTable(head, rows) {
   const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (r) => r.map((c, i) => (i === 0 ? c.padEnd(w[i]) : c.padStart(w[i]))).join('  ');
   return [line(head), w.map((n) => '-'.repeat(n)).join('  '), ...rows.map(line)].join('\n');
 }
-const mdTable = (head, rows) =>
-  [`| ${head.join(' | ')} |`, `|${head.map((_h, i) => (i === 0 ? '---' : '---:')).join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
-
-process.stdout.write(
-  `\n${textTable(HEAD, tableRows)}\n\nsimulator /stats per arm:\n${textTable(STAT_HEAD, statRows)}\n\n` +
-    `step latency = full stream time of one step including the client's retries; cost from usage chunks, priced by the model that served.\n` +
-    `report: ${relative(root, outJson)}  (${elapsed.toFixed(0)} s)\n`,
-);
-
-if (writeDocs) {
-  writeFileSync(join(root, 'docs', 'clustering-latency.svg'), svgChart(arms));
-  writeFileSync(join(root, 'docs', 'clustering.md'), markdown(report, mdTable(HEAD, tableRows), mdTable(STAT_HEAD, statRows)));
-  process.stdout.write('wrote docs/clustering.md, docs/clustering-latency.svg\n');
+function mdTable(head, rows) {
+  return [`| ${head.join(' | ')} |`, `|${head.map((_h, i) => (i === 0 ? '---' : '---:')).join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
 }
 
 /**
@@ -595,10 +612,13 @@ if (writeDocs) {
  * so a charting dependency (and a headless browser to render it) would cost far more than it
  * gives; the output is deterministic, diffable text that GitHub renders as an image.
  */
-function svgChart(arms) {
+function svgChart(rep) {
+  const arms = rep.arms;
+  const wl = rep.parameters.workload;
+  const th = rep.parameters.simulator.throttle;
   const W = 760;
   const H = 380;
-  const m = { top: 56, right: 20, bottom: 62, left: 56 };
+  const m = { top: 56, right: 20, bottom: 50, left: 56 };
   const plotW = W - m.left - m.right;
   const plotH = H - m.top - m.bottom;
   const maxV = Math.max(1, ...arms.flatMap((a) => [a.latency_s.p50, a.latency_s.p95, a.latency_s.p99]));
@@ -617,7 +637,7 @@ function svgChart(arms) {
   parts.push(`<rect width="${W}" height="${H}" fill="#ffffff"/>`);
   parts.push(`<text x="${m.left}" y="22" font-size="15" font-weight="600">Step latency per arm (seconds; lower is better)</text>`);
   parts.push(
-    `<text x="${m.left}" y="40" fill="#555">${WORKLOAD.chains} agent chains × ${WORKLOAD.steps} streamed deep tool calls, ${WORKLOAD.concurrency} chains at a time; simulated accounts: ${t.deep_threshold} deep calls / ${t.window_ms / 1000} s window</text>`,
+    `<text x="${m.left}" y="40" fill="#555">${wl.chains} agent chains × ${wl.steps} streamed deep tool calls, ${wl.concurrency} chains at a time; simulated accounts: ${th.deep_threshold} deep calls / ${th.window_ms / 1000} s window</text>`,
   );
   for (let v = 0; v <= top + 1e-9; v += niceStep) {
     parts.push(`<line x1="${m.left}" x2="${W - m.right}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}" stroke="${v === 0 ? '#333' : '#e5e5e5'}"/>`);
@@ -636,14 +656,17 @@ function svgChart(arms) {
   });
   const lx = W - m.right - 190;
   ['p50', 'p95', 'p99'].forEach((k, j) => {
-    parts.push(`<rect x="${lx + j * 62}" y="${H - 20}" width="12" height="12" fill="${colors[k]}"/>`);
-    parts.push(`<text x="${lx + j * 62 + 16}" y="${H - 10}">${k}</text>`);
+    parts.push(`<rect x="${lx + j * 62}" y="11" width="12" height="12" fill="${colors[k]}"/>`);
+    parts.push(`<text x="${lx + j * 62 + 16}" y="21">${k}</text>`);
   });
   parts.push('</svg>');
   return `${parts.join('\n')}\n`;
 }
 
 function markdown(rep, table, stats) {
+  const t = rep.parameters.simulator.throttle;
+  const wl = rep.parameters.workload;
+  const PRICES = rep.parameters.prices_usd_per_1m;
   const by = Object.fromEntries(rep.arms.map((a) => [a.name, a]));
   const un = by['uncongested'];
   const di = by['direct'];
@@ -670,19 +693,26 @@ function markdown(rep, table, stats) {
         (a.redis_commands != null ? ` The replicas sent Redis ${a.redis_commands} commands during the arm.` : '') +
         (congested > 0
           ? ' Calls that still found an account congested mean the gateway let an account past its window; the gateway build measured here did not fully keep to it.'
-          : ''),
+          : a.sheds === 0
+            ? ` Nothing had to be shed: ${wl.concurrency} concurrent deep calls fit in 3 × ${t.deep_threshold} window slots; the downgrade to deepseek-v3.2 acts only when every reasoning account is hot.`
+            : ''),
     );
   }
   if (di && sy) {
+    const per = (a) => (a.steps_ok ? `$${((a.cost_usd / a.steps_ok) * 1000).toFixed(3)}` : '–');
     reading.push(
       `- **Cost.** Direct ${usdStr(di.cost_usd)} for ${di.steps_ok} completed steps, Switchyard ${usdStr(sy.cost_usd)} for ${sy.steps_ok}` +
         (s2 ? `, two replicas ${usdStr(s2.cost_usd)} for ${s2.steps_ok}` : '') +
-        `. A shed step is billed at deepseek-v3.2 prices (≈${x(PRICES['gpt-5.5-codex'].output, PRICES['deepseek-v3.2'].output)} cheaper output), ` +
-        'so shedding lowers cost; failed direct steps cost little because refused calls bill nothing, but their chains are lost.',
+        ` (per 1,000 completed steps: direct ${per(di)}, Switchyard ${per(sy)}${s2 ? `, two replicas ${per(s2)}` : ''}). ` +
+        'Direct spends less only because it completes less: a refused call bills nothing, and the chains it breaks are lost work. ' +
+        `A shed step would be billed at deepseek-v3.2 prices (${x(PRICES['gpt-5.5-codex'].output, PRICES['deepseek-v3.2'].output)} cheaper output).`,
     );
   }
   const sim = rep.parameters.simulator;
   const th = sim.throttle;
+  // The recorded DeepSeek tool-call stream: 52 events, 40 of them reasoning deltas.
+  const normalStep = (sim.first_byte_delay_ms + 51 * sim.chunk_delay_ms) / 1000;
+  const stalledStep = normalStep + (th.stall_first_token_ms + Math.floor(40 / th.stall_pause_every) * th.stall_pause_ms) / 1000;
   return `# Reasoning bursts: one account vs. Switchyard
 
 Generated by \`${rep.command}\` on ${rep.generated_at.slice(0, 10)} (git ${rep.git.rev ?? '?'}${rep.git.dirty ? ', uncommitted src changes' : ''}; Node ${rep.machine.node}, ${rep.machine.cpus} CPUs). Raw numbers: [bench/clustering.json](bench/clustering.json).
@@ -693,7 +723,7 @@ benchmark reproduces that against simulated provider accounts ([simulator.md](si
 and runs the same agent workload four ways in one run.
 
 \`\`\`bash
-npm run bench:clustering     # builds, then runs scripts/bench-clustering.mjs (~5 min on 2 cores)
+npm run bench:clustering     # builds, then runs scripts/bench-clustering.mjs (~4-5 min on 2 cores)
 \`\`\`
 
 ![step latency per arm](clustering-latency.svg)
@@ -729,14 +759,16 @@ ${reading.join('\n')}
 | x2 + redis | two gateway processes, same config plus \`store: { redis_url: redis://127.0.0.1:<port>, replicas: 2 }\`, a throwaway \`redis-server --save '' --appendonly no\`; chains alternate between the replicas |
 | prices | gpt-5.5-codex ${PRICES['gpt-5.5-codex'].input} / ${PRICES['gpt-5.5-codex'].cached_input} / ${PRICES['gpt-5.5-codex'].output}, deepseek-v3.2 ${PRICES['deepseek-v3.2'].input} / ${PRICES['deepseek-v3.2'].cached_input} / ${PRICES['deepseek-v3.2'].output} USD per 1M input / cached input / output tokens |
 
-Why these throttle numbers: 8 concurrent deep calls are twice what one account takes
-(${th.deep_threshold} in its window), so the direct arm is congested from the first wave and
-stays so (a stalled call stays in the ${th.window_ms / 1000} s window for its whole ~5.5 s life);
-three accounts take ${3 * th.deep_threshold}, so fanning the same 8 out leaves headroom. A
-stall (${th.stall_first_token_ms / 1000} s before the first token, ${th.stall_pause_ms} ms pauses
-in the reasoning burst) makes a ~1.2 s step take ~5.5 s, and \`Retry-After: ${th.retry_after_s}\`
-is what the client waits per refusal, which keeps the whole run near 5 minutes. The seed
-is fixed and every arm starts from \`POST /reset\`, so each arm's throttle decisions replay
+Why these throttle numbers: ${rep.parameters.workload.concurrency} concurrent deep calls are twice what one account takes
+(${th.deep_threshold} in its ${th.window_ms / 1000} s window), so the direct arm is congested from the first wave, and
+it stays so: a stall (${th.stall_first_token_ms / 1000} s before the first token, ${th.stall_pause_ms} ms pauses in the
+reasoning burst) turns a ${normalStep.toFixed(1)} s step into a ${stalledStep.toFixed(1)} s one that counts in the window for
+nearly all of it, like the throttling spiral of a real account. Three accounts take
+${3 * th.deep_threshold}, so fanning the same ${rep.parameters.workload.concurrency} out leaves headroom without shedding. \`Retry-After: ${th.retry_after_s}\`
+is what the client waits per refusal; with ${Math.round(th.reject_share * 100)}% of congested calls refused, about
+${Math.round(th.reject_share ** 3 * 100)}% of congested steps see all three attempts refused and fail their chain. The
+numbers also keep the whole run under 5 minutes. The seed is fixed and every arm starts
+from \`POST /reset\`, so each arm's throttle decisions replay
 identically for the same arrival order; the remaining run-to-run variation is timing.
 `;
 }

@@ -138,6 +138,10 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
     registerChatCompletions(v1, deps);
   });
 
+  // Give Redis a moment to connect before serving, so the first requests share state.
+  app.addHook('onReady', async () => {
+    await store.ready(config.store.command_timeout_ms * 4);
+  });
   app.addHook('onClose', async () => {
     await Promise.allSettled([...[...providers.values()].map((p) => p.close()), store.close()]);
   });

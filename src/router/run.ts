@@ -313,7 +313,7 @@ export class RouteRun {
         return null;
       }
     }
-    this.state.onShed?.(model.name, 'reject');
+    if (policy !== 'queue') this.state.onShed?.(model.name, 'reject');
     this.shed = 'rejected';
     const windowS = Math.max(...model.targets.map((t) => t.upstream.window.seconds));
     return {

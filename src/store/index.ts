@@ -32,6 +32,10 @@ export class StateStore {
   private readonly client: ReturnType<typeof createRedisClient> | null = null;
   private readonly pending: Lease[] = [];
   private closed = false;
+  /** Whether the current outage was logged (one warning per outage). */
+  private outageLogged = false;
+  /** While degraded over a live connection (a timed-out call), a periodic PING brings Redis back. */
+  private probe: NodeJS.Timeout | null = null;
   /** Called on every mode change (metrics). */
   onMode?: (mode: StoreMode) => void;
 
@@ -74,22 +78,47 @@ export class StateStore {
   }
 
   private onReady(): void {
-    if (this.closed) return;
-    const was = this.mode_;
+    if (this.closed || this.mode_ === 'redis') return;
     this.set('redis');
-    this.log.info({ store: 'redis', was }, was === 'degraded' ? 'shared store: on Redis' : 'shared store: connected to Redis');
+    this.log.info({ store: 'redis' }, this.outageLogged ? 'shared store: back on Redis' : 'shared store: connected to Redis');
+    this.outageLogged = false;
+    if (this.probe) clearInterval(this.probe);
+    this.probe = null;
     const again = this.pending.splice(0);
     for (const lease of again) void this.release(lease);
   }
 
-  /** Switches to the local store; logs once per outage. The error's code only: no URL, no password. */
+  /**
+   * Switches to the local store; logs once per outage (also a Redis that is down at
+   * start-up), with the error's code only: no URL, no password.
+   */
   private degrade(err: NodeJS.ErrnoException | null): void {
-    if (this.closed || this.mode_ !== 'redis') return;
+    if (this.closed) return;
     this.set('degraded');
-    this.log.warn(
-      { store: 'degraded', reason: err?.code ?? err?.name ?? 'connection closed', replicas: this.cfg.replicas },
-      'shared store: Redis unreachable, running on the local store with limits divided by replicas',
-    );
+    if (!this.outageLogged) {
+      this.outageLogged = true;
+      this.log.warn(
+        { store: 'degraded', reason: err?.code ?? err?.name ?? 'connection closed', replicas: this.cfg.replicas },
+        'shared store: Redis unreachable, running on the local store with limits divided by replicas',
+      );
+    }
+    // A call that timed out leaves the connection up, so no new `ready` will come: probe.
+    this.probe ??= setInterval(() => {
+      if (this.client?.status !== 'ready') return;
+      this.client.ping().then(
+        () => this.onReady(),
+        () => {},
+      );
+    }, 1_000).unref();
+  }
+
+  /**
+   * Resolves once the store is on Redis, or after `ms` (Redis down at start-up is not a
+   * failure: the store runs degraded and keeps reconnecting).
+   */
+  async ready(ms: number): Promise<void> {
+    const end = Date.now() + ms;
+    while (this.mode_ === 'degraded' && !this.closed && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
   }
 
   /** The local request, with limits scaled to this replica's share while degraded. */
@@ -166,6 +195,7 @@ export class StateStore {
 
   async close(): Promise<void> {
     this.closed = true;
+    if (this.probe) clearInterval(this.probe);
     await this.redis?.close();
   }
 }

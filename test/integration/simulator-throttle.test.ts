@@ -278,9 +278,9 @@ describe('simulator server', () => {
     assert.equal(stalled.status, 200);
     assert.equal(stalled.text, normal.text, 'the same recorded stream, only later');
     assert.ok(stalled.firstEventMs >= 390, `stalled first event after ${stalled.firstEventMs} ms`);
-    // 52 events 20 ms apart; 39 of them reasoning, with a 50 ms pause before every 5th: 7 pauses
+    // 52 events 20 ms apart; 40 of them reasoning, with a 50 ms pause before every 5th: 8 pauses
     const bodyStalled = stalled.totalMs - stalled.firstEventMs;
-    assert.ok(bodyStalled >= 51 * 20 + 7 * 50 * 0.9, `stalled stream body took ${bodyStalled} ms`);
+    assert.ok(bodyStalled >= 51 * 20 + 8 * 50 * 0.9, `stalled stream body took ${bodyStalled} ms`);
     const s = (await stats(stalling))['acct-1']!;
     assert.equal(s['stalled'], 1);
     assert.equal(s['rejected_429'], 0);

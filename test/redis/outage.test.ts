@@ -257,7 +257,7 @@ async function checkPerReplicaLimits(gw: TestGateway, acc: Record<string, Accoun
   const n = acc['hacc']!.count;
   const held = [chat(gw, 'hot-reasoner', { effort: 'high', prompt: 'hold', stream: true }), chat(gw, 'hot-reasoner', { effort: 'high', prompt: 'hold', stream: true })];
   await waitFor(() => acc['hacc']!.count === n + 2, 3_000, 'two deep calls on hacc');
-  const third = await chat(gw, 'hot-reasoner', { effort: 'high', prompt: 'hold', stream: true });
+  const third = await chat(gw, 'hot-reasoner', { effort: 'high', stream: true });
   assert.equal(third.status, 200, third.text);
   assert.equal(third.headers.get('x-switchyard-shed'), 'hot-reasoner->lite', 'threshold 4 / replicas 2 = 2 deep calls per degraded replica');
   assert.equal(acc['hacc']!.count, n + 2);
@@ -359,51 +359,52 @@ describe('Redis killed mid-run, then restarted on the same port', () => {
       }
     };
     const flows = Promise.all([a, b].flatMap((gw) => [0, 1, 2, 3].map((k) => worker(gw, k))));
+    try {
+      // Streams in flight on both kinds of account, then Redis dies.
+      await waitFor(() => acc['up']!.open() >= 2 && acc['dacc']!.open() >= 1, 3_000, 'streams in flight');
+      await sleep(100);
+      const warnedBefore = storeWarnings(a).length;
+      await redis.kill();
+      await Promise.all([waitMode(a, 'degraded', 2_000), waitMode(b, 'degraded', 2_000)]);
+      assert.deepEqual(await storeModeGauge(a), { memory: 0, redis: 0, degraded: 1 });
+      const rz = await readyz(b);
+      assert.equal(rz.status, 200);
+      assert.equal(rz.body.store.degraded, true);
 
-    // Streams in flight on both kinds of account, then Redis dies.
-    await waitFor(() => acc['up']!.open() >= 2 && acc['dacc']!.open() >= 1, 3_000, 'streams in flight');
-    await sleep(100);
-    const warnedBefore = storeWarnings(a).length;
-    await redis.kill();
-    await Promise.all([waitMode(a, 'degraded', 2_000), waitMode(b, 'degraded', 2_000)]);
-    assert.deepEqual(await storeModeGauge(a), { memory: 0, redis: 0, degraded: 1 });
-    const rz = await readyz(b);
-    assert.equal(rz.status, 200);
-    assert.equal(rz.body.store.degraded, true);
+      await checkPerReplicaLimits(a, acc);
+      await sleep(300);
 
-    await checkPerReplicaLimits(a, acc);
-    await sleep(300);
+      // Redis comes back (empty: nothing was persisted).
+      await redis.restart();
+      await Promise.all([waitMode(a, 'redis', 10_000), waitMode(b, 'redis', 10_000)]);
+      assert.deepEqual(await storeModeGauge(a), { memory: 0, redis: 1, degraded: 0 });
+      // One warning per outage on each replica, and it names no address.
+      assert.equal(storeWarnings(a).length - warnedBefore, 1, JSON.stringify(storeWarnings(a)));
+      for (const line of [...a.logs, ...b.logs]) assert.ok(!line.includes(`127.0.0.1:${redis.port}`), `the Redis address is in a log line: ${line}`);
 
-    // Redis comes back (empty: nothing was persisted).
-    await redis.restart();
-    const back = await Promise.all([waitMode(a, 'redis', 10_000), waitMode(b, 'redis', 10_000)]);
-    assert.ok(Math.max(...back) <= 10_000, `back on Redis after ${back.join('/')} ms`);
-    assert.deepEqual(await storeModeGauge(a), { memory: 0, redis: 1, degraded: 0 });
-    // One warning per outage on each replica, and it names no address.
-    assert.equal(storeWarnings(a).length - warnedBefore, 1, JSON.stringify(storeWarnings(a)));
-    for (const line of [...a.logs, ...b.logs]) assert.ok(!line.includes(`127.0.0.1:${redis.port}`), `the Redis address is in a log line: ${line}`);
-
-    // New calls take their slots in Redis again.
-    reader = redis.client();
-    let inRedis = 0;
-    await waitFor(
-      () => {
-        void reader.zcard(`{${prefix}}:inflight:up`).then((n) => (inRedis = Math.max(inRedis, n)));
-        return inRedis > 0;
-      },
-      3_000,
-      'in-flight entries in Redis after the restart',
-    );
-    await sleep(300);
-    stop = true;
-    await flows;
+      // New calls take their slots in Redis again.
+      reader = redis.client();
+      let inRedis = 0;
+      await waitFor(
+        () => {
+          void reader.zcard(`{${prefix}}:inflight:up`).then((n) => (inRedis = Math.max(inRedis, n)));
+          return inRedis > 0;
+        },
+        3_000,
+        'in-flight entries in Redis after the restart',
+      );
+      await sleep(300);
+    } finally {
+      stop = true;
+      await flows;
+    }
 
     const summary = done.map((d) => `${d.kind}:${d.status}:${d.ms}`).join(' ');
     assert.ok(done.length >= 20, `only ${done.length} requests ran: ${summary}`);
     for (const d of done) {
       assert.equal(d.status, 200, `${d.kind} failed: ${d.text}`);
       // Every Redis call is bounded (≤ 250 ms) and a dead Redis fails at once: a small margin.
-      assert.ok(d.ms <= d.normalMs + 1_000, `${d.kind} took ${d.ms} ms (normal ${d.normalMs} ms)`);
+      assert.ok(d.ms <= d.normalMs + 750, `${d.kind} took ${d.ms} ms (normal ${d.normalMs} ms)`);
     }
 
     // Every lease was given back: nothing left in Redis, and the stores' views agree.
@@ -523,10 +524,10 @@ describe('a replica that dies mid-request', () => {
     proxy.cut();
     for (const c of aborts) c.abort();
     await Promise.all(calls);
-    await dying!.close();
-    dying = undefined;
     const right = await racc();
     assert.ok(right.inFlight === 2 && right.window === 2, `the dead replica's entries should still be counted right after it died: ${JSON.stringify(right)}`);
+    await dying!.close();
+    dying = undefined;
 
     // lease_ms (1 s) and the window (1.5 s) after the calls started, they are gone.
     let v = right;
@@ -535,7 +536,6 @@ describe('a replica that dies mid-request', () => {
       v = await racc();
     }
     assert.deepEqual(v, { inFlight: 0, window: 0, coolingUntil: 0 }, `still counted ${Date.now() - diedAt} ms after the replica died`);
-    assert.ok(v.inFlight >= 0 && v.window >= 0);
 
     // The survivor serves deep calls on racc again.
     const n = acc['racc']!.count;

@@ -237,17 +237,17 @@ for (const flavour of FLAVOURS) {
     });
 
     test('an in-flight slot stops counting after lease_ms even if never released', async () => {
-      const s = await store(400);
+      const s = await store(600);
       const a = up('lease');
       const r = req(a, { limit: 1 });
       leaseOf(await s.acquire(r));
       assert.deepEqual(await s.acquire(r), { ok: false, reason: 'full' });
       let [v] = await s.view([ref(a)]);
       assert.equal(v!.inFlight, 1);
-      await sleep(200);
+      await sleep(250);
       [v] = await s.view([ref(a)]);
       assert.equal(v!.inFlight, 1, 'the lease lapsed before lease_ms');
-      await sleep(300);
+      await sleep(450);
       [v] = await s.view([ref(a)]);
       assert.equal(v!.inFlight, 0, 'the lease outlived lease_ms');
       leaseOf(await s.acquire(r));
@@ -284,18 +284,18 @@ for (const flavour of FLAVOURS) {
       const s = await store();
       const session = `sess-${randomUUID()}`;
       assert.equal(await s.getPin(session), undefined);
-      await s.setPin(session, 'up1/model', 400);
+      await s.setPin(session, 'up1/model', 800);
       assert.equal(await s.getPin(session), 'up1/model');
-      await s.setPin(session, 'up2/model', 400);
+      await s.setPin(session, 'up2/model', 800);
       assert.equal(await s.getPin(session), 'up2/model');
       assert.equal(await s.getPin(`${session}-other`), undefined);
-      await sleep(200);
+      await sleep(400);
       assert.equal(await s.getPin(session), 'up2/model', 'the pin expired before its TTL');
       // Setting again refreshes the TTL.
-      await s.setPin(session, 'up2/model', 400);
-      await sleep(300);
+      await s.setPin(session, 'up2/model', 800);
+      await sleep(550);
       assert.equal(await s.getPin(session), 'up2/model', 'setPin did not refresh the TTL');
-      await sleep(250);
+      await sleep(400);
       assert.equal(await s.getPin(session), undefined, 'the pin outlived its TTL');
     });
 
