@@ -32,6 +32,7 @@ const { values: o } = parseArgs({
     harness: { type: 'string', default: join(root, '..', 'shared', 'bench') },
     compare: { type: 'string' },
     redis: { type: 'boolean', default: false },
+    concurrency: { type: 'string', default: '1,16,64' },
   },
 });
 
@@ -148,7 +149,7 @@ if (o.redis) {
 }
 
 const timing = o.quick ? ['--duration', '2', '--rounds', '2', '--warmup', '1'] : ['--duration', '5', '--rounds', '3', '--warmup', '1'];
-const common = ['--concurrency', '1,16,64', '--mode', 'both', '--chunks', String(CHUNKS), '--delay', DELAYS.join(','), '--include-usage', ...timing];
+const common = ['--concurrency', o.concurrency, '--mode', 'both', '--chunks', String(CHUNKS), '--delay', DELAYS.join(','), '--include-usage', ...timing];
 
 function run(args, out) {
   const [c, a] = pinned(0, process.execPath, [join(harness, 'run.mjs'), ...args, ...common, '--out', out]);
