@@ -3,6 +3,7 @@
  * metrics registry), the routes, and the hooks that close them. Does not listen.
  */
 import { randomUUID } from 'node:crypto';
+import type { Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { DestinationStream, Logger } from 'pino';
 import { authHook } from './auth/plugin.js';
@@ -31,6 +32,8 @@ declare module 'fastify' {
     startedAt: number;
     /** Set once the request's record (metrics + log line) was emitted. */
     recorded: boolean;
+    /** Cuts a request whose body does not arrive in time; cleared once it has. */
+    bodyTimer: NodeJS.Timeout | null;
   }
 }
 
@@ -48,6 +51,22 @@ export interface Gateway {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Answers a request Node's HTTP parser rejected (bad framing, header overflow, timeout). */
+function clientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, reason, message] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'The request headers are too large.']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'The request was not received in time.']
+        : [400, 'Bad Request', 'The request is not valid HTTP.'];
+  const body = JSON.stringify({ error: { message, type: 'invalid_request_error', param: null, code: null } });
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
 
 function createProviders(config: GatewayConfig): Map<string, Provider> {
   const providers = new Map<string, Provider>();
@@ -75,6 +94,8 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     bodyLimit: config.server.body_limit_bytes,
+    // Malformed HTTP still gets an OpenAI-style error body.
+    clientErrorHandler: clientError,
     return503OnClosing: true,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
   });
@@ -102,9 +123,32 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
   app.decorateRequest('caller', null);
   app.decorateRequest('startedAt', 0);
   app.decorateRequest('recorded', false);
+  app.decorateRequest('bodyTimer', null);
   app.addHook('onRequest', async (req, reply) => {
     req.startedAt = Date.now();
     void reply.header('x-request-id', req.id);
+    // A client trickling its body cannot hold a connection forever (slowloris): the whole
+    // request must arrive within request_timeout_ms. (Node's own requestTimeout did not
+    // cut a body sent a byte at a time once the headers were in.)
+    const limit = config.server.request_timeout_ms;
+    if (limit > 0 && req.method !== 'GET' && req.method !== 'HEAD') {
+      const timer = setTimeout(() => {
+        const res = reply.raw;
+        if (!res.headersSent) {
+          const body = JSON.stringify({ error: { message: 'The request body was not received in time.', type: 'invalid_request_error', param: null, code: 'request_timeout' } });
+          res.writeHead(408, { 'content-type': 'application/json', connection: 'close', 'x-request-id': req.id });
+          res.end(body);
+        }
+        setTimeout(() => req.raw.destroy(), 50).unref();
+      }, limit);
+      timer.unref();
+      req.bodyTimer = timer;
+      reply.raw.once('close', () => clearTimeout(timer));
+    }
+  });
+  // The body is in: the request-timeout guard is done.
+  app.addHook('preHandler', async (req) => {
+    if (req.bodyTimer) clearTimeout(req.bodyTimer);
   });
   // Requests refused before the pipeline (bad key, bad body, unknown route) still get their
   // record: nothing a client sent goes unlogged or uncounted.

@@ -39,13 +39,20 @@ async function serve(path: string): Promise<void> {
   const host = process.env['HOST'] || '127.0.0.1';
   const port = Number(process.env['PORT'] || 8080);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number, got ${JSON.stringify(process.env['PORT'])}`);
+  let address: string;
+  try {
+    address = await app.listen({ host, port });
+  } catch (err) {
+    await app.close();
+    throw new ConfigError(`cannot listen on ${host}:${port}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  // Installed only once listening: its exit hook would turn a failed start into exit 0.
   closeWithGrace({ delay: 25_000 }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'fatal error, closing');
     else app.log.info({ signal }, 'closing');
     await app.close();
     logger.flush();
   });
-  const address = await app.listen({ host, port });
   logStartup(logger, config, host, address);
 }
 
@@ -69,6 +76,11 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
+  const simulateOnly = (['port', 'accounts', 'throttle', 'seed', 'chunk-delay-ms'] as const).filter((f) => values[f] !== undefined);
+  if (command !== 'simulate' && simulateOnly.length > 0) {
+    process.stderr.write(`switchyard ${command}: --${simulateOnly[0]} is an option of "simulate" only (the gateway listens on PORT / HOST)\n${USAGE}`);
+    return 2;
+  }
   switch (command) {
     case 'serve':
       await serve(configPath(values.config));
@@ -84,7 +96,9 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'check-config': {
       const config = loadConfig(configPath(values.config));
-      process.stdout.write(`${config.path}: ok (${config.models.size} models, ${config.upstreams.size} live upstreams)\n`);
+      const simulated = config.upstreamStatus.filter((u) => u.mode === 'simulated').length;
+      const live = config.upstreamStatus.filter((u) => u.mode === 'live').length;
+      process.stdout.write(`${config.path}: ok (${config.models.size} models; upstreams: ${live} live, ${simulated} simulated, ${config.upstreamStatus.length - live - simulated} off)\n`);
       for (const w of config.warnings) process.stdout.write(`warning: ${w}\n`);
       return 0;
     }

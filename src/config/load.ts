@@ -127,7 +127,7 @@ function describe(err: ErrorObject, root: unknown): string {
     return `${path}: unknown field "${String(err.params['additionalProperty'])}"`;
   }
   if (err.keyword === 'required') return `${path}: missing field "${String(err.params['missingProperty'])}"`;
-  const shown = /api_key|key_sha256|password/i.test(path) ? '[redacted]' : JSON.stringify(valueAt(root, path));
+  const shown = /api_key|key_sha256|password|secret|token|\/headers\/|redis_url|redis_options/i.test(path) ? '[redacted]' : JSON.stringify(valueAt(root, path));
   return `${path}: ${err.message ?? 'invalid'} (got ${shown})`;
 }
 
@@ -211,6 +211,17 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
 
   const models = new Map<string, Model>();
   const modelNames = new Set<string>();
+  // Models served only by the simulator (no provider key set for them).
+  const simulatedOnly = new Set(
+    raw.models
+      .filter((m) => {
+        const live = m.targets.filter((t) => upstreams.has(t.upstream));
+        const primary = live.filter((t) => !t.standby);
+        const chosen = primary.length > 0 ? primary : live;
+        return chosen.length > 0 && chosen.every((t) => upstreams.get(t.upstream)!.provider === 'simulator');
+      })
+      .map((m) => m.name),
+  );
   raw.models.forEach((m: ModelConfig, i: number) => {
     if (modelNames.has(m.name)) problems.push(`/models/${i}/name: duplicate model "${m.name}"`);
     modelNames.add(m.name);
@@ -225,6 +236,19 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
       return;
     }
     const price = fullPrice(m.price);
+    // A model on a real provider never falls back (or sheds) to simulated answers.
+    const real = !simulatedOnly.has(m.name);
+    const fallbacks = m.fallbacks.filter((f) => {
+      if (!real || !simulatedOnly.has(f)) return true;
+      warnings.push(`model "${m.name}": fallback "${f}" is only simulated (its provider key is not set); it is not used`);
+      return false;
+    });
+    const shed = { ...m.shed };
+    if (real && shed.fallback !== undefined && simulatedOnly.has(shed.fallback)) {
+      warnings.push(`model "${m.name}": shed fallback "${shed.fallback}" is only simulated; hot deep calls are rejected instead`);
+      shed.policy = 'reject';
+      delete shed.fallback;
+    }
     models.set(
       m.name,
       Object.freeze({
@@ -232,10 +256,10 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
         reasoning: m.reasoning,
         price,
         strategy: m.strategy ?? raw.routing.strategy,
-        fallbacks: Object.freeze([...m.fallbacks]),
+        fallbacks: Object.freeze(fallbacks),
         deepEffort: m.deep_effort,
         defaultEffort: m.default_effort,
-        shed: Object.freeze({ ...m.shed }),
+        shed: Object.freeze(shed),
         targets: Object.freeze(
           chosen.map((t) =>
             Object.freeze({

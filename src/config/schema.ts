@@ -218,6 +218,8 @@ export const ServerSchema = Type.Object(
   {
     /** Largest accepted request body; OpenAI's own limit is in this range. */
     body_limit_bytes: Type.Integer({ minimum: 1024, default: 32 * 1024 * 1024 }),
+    /** Longest time a client may take to send its whole request (headers and body); 0 = none. */
+    request_timeout_ms: Type.Integer({ minimum: 0, default: 60_000 }),
     /** pino level. */
     log_level: Type.Union(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),

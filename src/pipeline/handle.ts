@@ -25,6 +25,7 @@ import { relayJson } from './respond-json.js';
 import { relaySse } from './respond-sse.js';
 import { readUpstreamError } from './upstream-error.js';
 import { costUsd } from './usage.js';
+import { discardBody } from '../upstream/send.js';
 
 export interface PipelineDeps {
   readonly config: () => GatewayConfig;
@@ -131,7 +132,8 @@ export async function handleChatCompletion(deps: PipelineDeps, req: FastifyReque
         rec.outcome = route.lastFailure?.classified.class === 'caller' ? 'client_error' : 'upstream_error';
         // Switchyard already retried; the SDK retrying on top would multiply upstream load.
         const noRetry: Record<string, string> = route.attempts > 0 && err.status >= 429 ? { 'x-should-retry': 'false' } : {};
-        rec.status = sendError(reply, err, { ...noRetry, ...routeHeaders(rec, route, strategy, null) });
+        const last: Record<string, string> = rec.upstream ? { 'x-switchyard-upstream': rec.upstream } : {};
+        rec.status = sendError(reply, err, { ...noRetry, ...last, ...routeHeaders(rec, route, strategy, null) });
         return;
       }
       const { attempt } = next;
@@ -153,7 +155,7 @@ export async function handleChatCompletion(deps: PipelineDeps, req: FastifyReque
         let res;
         try {
           res = await deps.providers().get(target.upstream.id)!.sendChat({
-            body: upstreamBody(body, target.model),
+            body: upstreamBody(body, target.model, attempt.model.reasoning || !requested?.reasoning),
             stream: rec.stream,
             requestId: rec.requestId,
             signal: abort.signal,
@@ -192,6 +194,12 @@ export async function handleChatCompletion(deps: PipelineDeps, req: FastifyReque
             return;
           }
           failed(result.classified, result.error);
+          continue;
+        }
+        if (rec.stream) {
+          // A stream was asked for and the upstream answered something else.
+          discardBody(res.body);
+          failed({ class: 'bad_response', retryable: true }, new GatewayError('GW_ERR_UPSTREAM_BAD_RESPONSE', { message: 'The upstream answered a streaming request without an event stream.' }));
           continue;
         }
         try {

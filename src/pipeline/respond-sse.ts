@@ -21,6 +21,7 @@ import { upstreamErrorFields } from '../errors/upstream-fields.js';
 import type { UpstreamResponse } from '../providers/types.js';
 import type { RequestRecord } from './context.js';
 import { readUsage } from './usage.js';
+import { discardBody } from '../upstream/send.js';
 
 const USAGE = /"usage"\s*:\s*\{/;
 const TOP_ERROR = /"error"\s*:/;
@@ -75,6 +76,22 @@ function upstreamStreamError(ev: SseEvent, secrets: readonly (string | undefined
     secrets,
   );
   return new GatewayError('GW_ERR_UPSTREAM_STREAM', { message: fields.message, type: fields.type, openaiCode: fields.code, param: fields.param });
+}
+
+/**
+ * How an upstream's in-stream error counts. After the first byte it just ends the stream.
+ * Before it, nothing reached the client: a caller fault (a 4xx code other than 408/429)
+ * goes back as a 400; anything else is the upstream failing to start, so it fails over
+ * and counts toward the target's cooldown like a 5xx.
+ */
+function inStreamFailure(err: GatewayError, committed: boolean): { classified: Classified; error: GatewayError } {
+  if (committed) return { classified: { class: 'stream', retryable: false }, error: err };
+  const code = Number(err.openaiCode);
+  if (code >= 400 && code < 500 && code !== 408 && code !== 429) {
+    const caller = new GatewayError('GW_ERR_UPSTREAM_ERROR', { status: 400, message: err.message, type: 'invalid_request_error', openaiCode: err.openaiCode });
+    return { classified: { class: 'caller', retryable: false }, error: caller };
+  }
+  return { classified: { class: 'server', retryable: true }, error: err };
 }
 
 async function write(out: ServerResponse, buf: Buffer, signal: AbortSignal): Promise<void> {
@@ -160,23 +177,25 @@ export async function relaySse(args: SseRelayArgs): Promise<SseRelayResult> {
     for await (const chunk of upstream.body as AsyncIterable<Buffer>) {
       const batch: Buffer[] = [];
       let hasData = false;
+      let err: GatewayError | null = null;
       for (const ev of framer.push(chunk)) {
-        const err = take(ev, batch);
-        if (err) {
-          failure = { classified: { class: 'stream', retryable: false }, error: err };
-          break;
-        }
+        err = take(ev, batch);
+        if (err) break;
         if (ev.data !== null) hasData = true;
       }
+      // Events before an error in the same read still go out first.
       await flush(batch, hasData && batch.length > 0);
-      if (failure) break;
+      if (err) {
+        failure = inStreamFailure(err, committed);
+        break;
+      }
     }
     if (!failure) {
       const tail = framer.end();
       const batch: Buffer[] = [];
       if (tail) {
         const err = take(tail, batch);
-        if (err) failure = { classified: { class: 'stream', retryable: false }, error: err };
+        if (err) failure = inStreamFailure(err, committed);
       }
       if (!failure && !sawDone && !sawFinish) {
         failure = {
@@ -191,13 +210,14 @@ export async function relaySse(args: SseRelayArgs): Promise<SseRelayResult> {
     const classified: Classified = firstTokenTimedOut ? { class: 'timeout', retryable: true } : classifyError(err);
     failure = {
       classified: { class: classified.class === 'timeout' ? 'timeout' : 'stream', retryable: !committed },
-      error: new GatewayError('GW_ERR_UPSTREAM_STREAM', {
-        message: firstTokenTimedOut
-          ? 'The upstream sent no event within the first-token timeout.'
-          : classified.class === 'timeout'
-            ? 'The upstream stream went idle for too long.'
-            : 'The upstream connection failed mid-stream.',
-      }),
+      error:
+        classified.class === 'timeout' && !committed
+          ? new GatewayError('GW_ERR_UPSTREAM_TIMEOUT', {
+              message: firstTokenTimedOut ? 'The upstream sent no event within the first-token timeout.' : 'The upstream stream went idle before its first event.',
+            })
+          : new GatewayError('GW_ERR_UPSTREAM_STREAM', {
+              message: classified.class === 'timeout' ? 'The upstream stream went idle for too long.' : 'The upstream connection failed mid-stream.',
+            }),
     };
   } finally {
     clearTimeout(firstTokenTimer);
@@ -209,7 +229,7 @@ export async function relaySse(args: SseRelayArgs): Promise<SseRelayResult> {
   }
 
   if (failure) {
-    upstream.body.destroy();
+    discardBody(upstream.body);
     if (!committed) return { committed: false, ...failure };
     rec.errorClass = failure.classified.class;
     rec.outcome = 'upstream_error';

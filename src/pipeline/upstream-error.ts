@@ -9,6 +9,7 @@ import { GatewayError } from '../errors/codes.js';
 import { classifyStatus, type Classified } from '../errors/classify.js';
 import { upstreamErrorFields } from '../errors/upstream-fields.js';
 import type { UpstreamResponse } from '../providers/types.js';
+import { discardBody } from '../upstream/send.js';
 
 const MAX_ERROR_BODY = 64 * 1024;
 
@@ -18,7 +19,7 @@ export async function readCapped(body: Readable, limit: number): Promise<{ buf: 
   let size = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {
     if (size + chunk.length > limit) {
-      body.destroy();
+      discardBody(body);
       return { buf: Buffer.concat(parts), truncated: true };
     }
     parts.push(chunk);

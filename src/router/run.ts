@@ -242,15 +242,17 @@ export class RouteRun {
           lease = waited.lease;
           queuedMs = waited.waitedMs;
         } catch (err) {
-          if (err instanceof QueueFullError) {
-            return {
-              stop: new GatewayError('GW_ERR_UPSTREAM_OVERLOADED', {
-                message: `Every upstream for this model is at its concurrency limit (${err.reason === 'full' ? 'queue full' : 'queue wait timed out'}).`,
-                headers: { 'retry-after': '1' },
-              }),
-            };
-          }
-          throw err;
+          if (!(err instanceof QueueFullError)) throw err;
+          // This model is full: its fallbacks (if any) may still have room.
+          this.lastFailure = {
+            classified: { class: 'server', retryable: true },
+            error: new GatewayError('GW_ERR_UPSTREAM_OVERLOADED', {
+              message: `Every upstream for ${model.name} is at its concurrency limit (${err.reason === 'full' ? 'queue full' : 'queue wait timed out'}).`,
+              headers: { 'retry-after': '1' },
+            }),
+          };
+          for (const t of remaining) this.tried.add(t.key);
+          continue;
         }
       }
 
@@ -259,7 +261,7 @@ export class RouteRun {
       this.state.health.admit(target.key, target.upstream.id);
       this.tried.add(target.key);
       this.attempts++;
-      if (this.chainIdx > 0) this.fallback = `${this.chain[0]!.name}->${model.name}`;
+      if (this.chainIdx > 0) this.fallback = `${this.opts.model.name}->${model.name}`;
       if (this.shedQueueSince > 0 && this.shed === null) this.shed = `queued:${Date.now() - this.shedQueueSince}ms`;
       if (this.opts.strategy === 'sticky' && this.opts.session) {
         this.sticky = this.pinned === undefined ? 'new' : this.pinned === target.key ? 'pinned' : 'moved';
@@ -275,7 +277,7 @@ export class RouteRun {
           startedAt: Date.now(),
           queuedMs,
           deep,
-          ...(firstOfFallback ? { fallbackFrom: this.chain[0]!.name } : {}),
+          ...(firstOfFallback ? { fallbackFrom: this.opts.model.name } : {}),
           release: () => {
             if (released) return;
             released = true;
@@ -300,6 +302,7 @@ export class RouteRun {
         this.state.onShed?.(model.name, 'downgrade');
         this.shed = `${model.name}->${to.name}`;
         this.chain[this.chainIdx] = to;
+        this.chain = this.chain.filter((m, i) => i <= this.chainIdx || m !== to);
         this.tried.clear();
         return null;
       }

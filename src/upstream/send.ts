@@ -61,3 +61,12 @@ export async function sendUpstream(pool: Pool, opts: SendOptions): Promise<Upstr
   }
   return { statusCode: res.statusCode, headers, body };
 }
+
+/**
+ * Stops reading an upstream body we no longer need. undici reports the abort this causes
+ * as an 'error' on the body; with nobody listening that would be an uncaught exception.
+ */
+export function discardBody(body: Readable): void {
+  body.on('error', () => {});
+  body.destroy();
+}

@@ -257,7 +257,7 @@ describe('CLI', () => {
     const run = await cli(['check-config']);
     assert.equal(run.code, 0, run.stderr);
     assert.ok(run.stdout.includes(CONFIG_PATH), run.stdout);
-    assert.match(run.stdout, /ok \(3 models, 1 live upstreams\)/);
+    assert.match(run.stdout, /ok \(3 models; upstreams: 0 live, 1 simulated, 2 off\)/);
     assert.equal(run.stderr, '');
     const explicit = await cli(['check-config', '--config', CONFIG_PATH]);
     assert.equal(explicit.code, 0, explicit.stderr);
