@@ -8,7 +8,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { DestinationStream, Logger } from 'pino';
 import { authHook } from './auth/plugin.js';
 import { KeyStore } from './auth/keys.js';
-import type { GatewayConfig } from './config/load.js';
+import { ConfigError, loadConfig, type GatewayConfig } from './config/load.js';
 import { GatewayError } from './errors/codes.js';
 import { sendError, toGatewayError } from './errors/reply.js';
 import { recordBudgetExhausted, recordShed } from './metrics/record.js';
@@ -24,6 +24,7 @@ import { registerModels } from './routes/models.js';
 import { Router } from './router/index.js';
 import { StateStore } from './store/index.js';
 import { registerHealth } from './server/health.js';
+import { LiveState, type Generation } from './server/live.js';
 import { createLogger } from './server/logger.js';
 
 declare module 'fastify' {
@@ -42,12 +43,41 @@ export interface BuildOptions {
   readonly logStream?: DestinationStream;
   /** A ready logger; overrides `logStream`. */
   readonly logger?: Logger;
+  /** Environment for `${VAR}` references when the config is reloaded (defaults to `process.env`). */
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+/** What a reload changed (returned by `reload`, logged, and sent by `POST /admin/reload`). */
+export interface ReloadSummary {
+  readonly status: 'reloaded';
+  readonly config: string;
+  readonly models: readonly string[];
+  readonly keys: number;
+  readonly upstreams: {
+    readonly added: readonly string[];
+    readonly changed: readonly string[];
+    readonly removed: readonly string[];
+    readonly unchanged: readonly string[];
+  };
+  /** Config blocks that changed but only take effect on restart (`server`, `store`, `admin`). */
+  readonly restart_required: readonly string[];
+  readonly warnings: readonly string[];
 }
 
 export interface Gateway {
   readonly app: FastifyInstance;
   readonly metrics: Metrics;
   readonly logger: Logger;
+  readonly store: StateStore;
+  /** The config, keys, router and providers new requests use. */
+  current(): Generation;
+  /**
+   * Re-reads and validates the config file (default: the current config's path) and swaps
+   * it in atomically for new requests; requests in flight finish on what they started with.
+   * Upstreams whose entry is unchanged keep their provider (and its connections).
+   * @throws ConfigError when the file is unreadable or invalid; the running config stays.
+   */
+  reload(path?: string): ReloadSummary;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -68,14 +98,38 @@ function clientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
-function createProviders(config: GatewayConfig): Map<string, Provider> {
+/**
+ * The providers for `config`: an upstream whose entry is unchanged from `prev` keeps its
+ * provider; others get a new one.
+ * @throws Error when a provider cannot be created (the new ones made so far are closed).
+ */
+function createProviders(config: GatewayConfig, prev?: Generation): { providers: Map<string, Provider>; added: string[]; changed: string[]; unchanged: string[] } {
   const providers = new Map<string, Provider>();
-  for (const upstream of config.upstreams.values()) {
-    const factory = PROVIDERS[upstream.provider];
-    if (!factory) throw new Error(`no provider for kind ${upstream.provider}`);
-    providers.set(upstream.id, factory(upstream));
+  const made: Provider[] = [];
+  const added: string[] = [];
+  const changed: string[] = [];
+  const unchanged: string[] = [];
+  try {
+    for (const upstream of config.upstreams.values()) {
+      const before = prev?.config.upstreams.get(upstream.id);
+      const reuse = before && JSON.stringify(before) === JSON.stringify(upstream) ? prev?.providers.get(upstream.id) : undefined;
+      if (reuse) {
+        providers.set(upstream.id, reuse);
+        unchanged.push(upstream.id);
+        continue;
+      }
+      const factory = PROVIDERS[upstream.provider];
+      if (!factory) throw new Error(`no provider for kind ${upstream.provider}`);
+      const p = factory(upstream);
+      made.push(p);
+      providers.set(upstream.id, p);
+      (before ? changed : added).push(upstream.id);
+    }
+  } catch (err) {
+    for (const p of made) void p.close().catch(() => {});
+    throw err;
   }
-  return providers;
+  return { providers, added, changed, unchanged };
 }
 
 /**
@@ -101,24 +155,72 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
   });
 
   const metrics = createMetrics();
-  const keys = new KeyStore(config.keys);
-  const providers = createProviders(config);
   const store = new StateStore(config.store, logger);
-  const router = new Router(config.routing, store);
-  router.onBudgetExhausted = () => recordBudgetExhausted(metrics);
-  router.onShed = (model, policy) => recordShed(metrics, model, policy);
+  const newRouter = (c: GatewayConfig): Router => {
+    const router = new Router(c.routing, store);
+    router.onBudgetExhausted = () => recordBudgetExhausted(metrics);
+    router.onShed = (model, policy) => recordShed(metrics, model, policy);
+    return router;
+  };
+  const live = new LiveState(
+    { config, keys: new KeyStore(config.keys), router: newRouter(config), providers: createProviders(config).providers },
+    (err) => logger.warn({ err }, 'closing a replaced upstream provider failed'),
+  );
+  const current = (): Generation => live.current;
   metrics.sources.storeMode = () => store.mode;
   metrics.sources.windows = async () => {
-    const ups = [...config.upstreams.values()];
+    const ups = [...live.current.config.upstreams.values()];
     const views = await store.view(ups.map((u) => ({ key: `${u.id}/`, upstream: u.id, windowMs: u.window.seconds * 1000 })));
     return ups.map((u, i) => ({ upstream: u.id, occupancy: views[i]!.window }));
   };
-  metrics.sources.targets = () =>
-    [...config.models.values()].flatMap((m) =>
+  metrics.sources.targets = () => {
+    const { config: c, router } = live.current;
+    return [...c.models.values()].flatMap((m) =>
       m.targets.map((t) => ({ target: t.key, upstream: t.upstream.id, state: router.health.state(t.key, t.upstream.id) })),
     );
-  metrics.sources.queues = () => [...config.upstreams.keys()].map((id) => ({ upstream: id, depth: router.queue.queued(id) }));
-  const deps: PipelineDeps = { config: () => config, providers: () => providers, metrics, router };
+  };
+  metrics.sources.queues = () => {
+    const { config: c, router } = live.current;
+    return [...c.upstreams.keys()].map((id) => ({ upstream: id, depth: router.queue.queued(id) }));
+  };
+  const deps: PipelineDeps = { hold: () => live.hold(), metrics };
+
+  const reload = (path: string = live.current.config.path): ReloadSummary => {
+    const prev = live.current;
+    let summary: ReloadSummary;
+    try {
+      const next = loadConfig(path, opts.env);
+      let made;
+      try {
+        made = createProviders(next, prev);
+      } catch (err) {
+        throw new ConfigError(`${path}: ${(err as Error).message}`);
+      }
+      live.swap({ config: next, keys: new KeyStore(next.keys), router: newRouter(next), providers: made.providers });
+      const changedBlock = (k: 'server' | 'store' | 'admin') => JSON.stringify(prev.config[k]) !== JSON.stringify(next[k]);
+      summary = {
+        status: 'reloaded',
+        config: path,
+        models: [...next.models.keys()],
+        keys: next.keys.length,
+        upstreams: {
+          added: made.added,
+          changed: made.changed,
+          removed: [...prev.config.upstreams.keys()].filter((id) => !next.upstreams.has(id)),
+          unchanged: made.unchanged,
+        },
+        restart_required: (['server', 'store', 'admin'] as const).filter(changedBlock),
+        warnings: next.warnings,
+      };
+    } catch (err) {
+      // ConfigError messages name paths and redact secret values; never log the file itself.
+      const message = err instanceof ConfigError ? err.message : (err as Error).message;
+      logger.warn({ config: path, error: message }, 'config reload rejected; the running config stays');
+      throw err instanceof ConfigError ? err : new ConfigError(message);
+    }
+    logger.info({ reload: summary }, 'config reloaded');
+    return summary;
+  };
 
   app.decorateRequest('caller', null);
   app.decorateRequest('startedAt', 0);
@@ -130,7 +232,7 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
     // A client trickling its body cannot hold a connection forever (slowloris): the whole
     // request must arrive within request_timeout_ms. (Node's own requestTimeout did not
     // cut a body sent a byte at a time once the headers were in.)
-    const limit = config.server.request_timeout_ms;
+    const limit = live.current.config.server.request_timeout_ms;
     if (limit > 0 && req.method !== 'GET' && req.method !== 'HEAD') {
       const timer = setTimeout(() => {
         const res = reply.raw;
@@ -174,11 +276,11 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
     sendError(reply, new GatewayError('GW_ERR_ROUTE_NOT_FOUND', { message: `Unknown request URL: ${req.method} ${req.url.split('?')[0]!.slice(0, 200)}.` }));
   });
 
-  registerHealth(app, () => config, () => store.mode);
+  registerHealth(app, () => live.current.config, () => store.mode);
   registerMetrics(app, metrics);
   await app.register(async (v1) => {
-    v1.addHook('onRequest', authHook(() => keys));
-    registerModels(v1, () => config, Date.now());
+    v1.addHook('onRequest', authHook(() => live.current.keys));
+    registerModels(v1, () => live.current.config, Date.now());
     registerChatCompletions(v1, deps);
   });
 
@@ -187,7 +289,7 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
     await store.ready(config.store.command_timeout_ms * 4);
   });
   app.addHook('onClose', async () => {
-    await Promise.allSettled([...[...providers.values()].map((p) => p.close()), store.close()]);
+    await Promise.allSettled([live.closeAll(), store.close()]);
   });
-  return { app, metrics, logger };
+  return { app, metrics, logger, store, current, reload };
 }

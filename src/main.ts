@@ -15,11 +15,12 @@ import { buildApp } from './app.js';
 import { hashKey } from './auth/keys.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import { runSimulate } from './providers/simulator/cli.js';
+import { buildAdmin } from './server/admin.js';
 import { logStartup } from './server/startup-log.js';
 import { packageRoot } from './util/package-root.js';
 
 const USAGE = `usage:
-  switchyard [serve] [--config <file>]   start the gateway (env: PORT=8080, HOST=127.0.0.1, SWITCHYARD_CONFIG)
+  switchyard [serve] [--config <file>]   start the gateway (env: PORT=8080, HOST=127.0.0.1, SWITCHYARD_CONFIG); SIGHUP reloads the config
   switchyard hash-key [<key>]            print the key's SHA-256 for keys[].key_sha256 (reads stdin if no key given)
   switchyard check-config [--config <file>]
   switchyard simulate [--port 9100] [--accounts 4] [--config <file>] [--throttle] [--seed <n>] [--chunk-delay-ms <n>]
@@ -35,7 +36,8 @@ function configPath(flag: string | undefined): string {
 
 async function serve(path: string): Promise<void> {
   const config = loadConfig(path);
-  const { app, logger } = await buildApp(config);
+  const gateway = await buildApp(config);
+  const { app, logger } = gateway;
   const host = process.env['HOST'] || '127.0.0.1';
   const port = Number(process.env['PORT'] || 8080);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number, got ${JSON.stringify(process.env['PORT'])}`);
@@ -46,11 +48,33 @@ async function serve(path: string): Promise<void> {
     await app.close();
     throw new ConfigError(`cannot listen on ${host}:${port}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
+  // The admin API on its own listener, only when an admin key is configured.
+  let admin: Awaited<ReturnType<typeof buildAdmin>> | null = null;
+  if (config.admin.key_sha256) {
+    admin = await buildAdmin(gateway);
+    try {
+      const adminAddress = await admin.listen({ host: config.admin.host, port: config.admin.port });
+      logger.info({ address: adminAddress }, `admin API listening on ${adminAddress}`);
+    } catch (err) {
+      await Promise.allSettled([admin.close(), app.close()]);
+      throw new ConfigError(`cannot listen on ${config.admin.host}:${config.admin.port} (admin): ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+  } else {
+    logger.info('admin API disabled: set admin.key_sha256 in the config to enable it');
+  }
+  // SIGHUP reloads the config file (reload logs the outcome; a bad file leaves the running config).
+  process.on('SIGHUP', () => {
+    try {
+      gateway.reload(path);
+    } catch {
+      // already logged
+    }
+  });
   // Installed only once listening: its exit hook would turn a failed start into exit 0.
-  closeWithGrace({ delay: 25_000 }, async ({ signal, err }) => {
+  closeWithGrace({ delay: 25_000, skip: ['SIGHUP'] }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'fatal error, closing');
     else app.log.info({ signal }, 'closing');
-    await app.close();
+    await Promise.allSettled([admin?.close(), app.close()]);
     logger.flush();
   });
   logStartup(logger, config, host, address);

@@ -1,7 +1,7 @@
 /**
  * Reads `switchyard.yaml`, resolves `${ENV_VAR}` secret references, validates the result
  * against the one schema, checks cross-references and returns a frozen runtime config.
- * Runs once at start-up; every error names the bad path and value.
+ * Runs at start-up and on every hot reload; every error names the bad path and value.
  */
 import { readFileSync } from 'node:fs';
 import { Ajv, type ErrorObject } from 'ajv';
@@ -18,6 +18,7 @@ import {
   type Effort,
   type ShedConfig,
   type StoreConfig,
+  type AdminConfig,
 } from './schema.js';
 
 /** Thrown for any problem with the config file; `message` lists every problem found. */
@@ -72,6 +73,7 @@ export interface UpstreamStatus {
 export interface GatewayConfig {
   readonly path: string;
   readonly server: RawConfig['server'];
+  readonly admin: AdminConfig;
   readonly routing: RoutingConfig;
   readonly store: StoreConfig;
   readonly upstreams: ReadonlyMap<string, LiveUpstream>;
@@ -302,6 +304,7 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
   return Object.freeze({
     path,
     server: Object.freeze(raw.server),
+    admin: Object.freeze(raw.admin),
     routing: Object.freeze(raw.routing),
     store: Object.freeze(raw.store),
     upstreams,

@@ -229,6 +229,17 @@ export const ServerSchema = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
+export const AdminSchema = Type.Object(
+  {
+    /** The admin API listens here, apart from the client port; keep it on loopback or a private network. */
+    host: Type.String({ minLength: 1, default: '127.0.0.1' }),
+    port: Type.Integer({ minimum: 0, maximum: 65535, default: 9901 }),
+    /** Hex SHA-256 of the admin key (`switchyard hash-key`). Without it the admin API is not started. */
+    key_sha256: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
+  },
+  { additionalProperties: false, default: {} },
+);
+
 export const StoreSchema = Type.Object(
   {
     /** `redis://[:password@]host:port/db` or `rediss://` for TLS; empty = in-memory (one replica). `REDIS_URL` is used when unset. */
@@ -251,6 +262,7 @@ export const StoreSchema = Type.Object(
 export const ConfigSchema = Type.Object(
   {
     server: ServerSchema,
+    admin: AdminSchema,
     store: StoreSchema,
     routing: RoutingSchema,
     upstreams: Type.Array(UpstreamSchema, { minItems: 1 }),
@@ -270,5 +282,6 @@ export type SimulatorConfig = Static<typeof SimulatorSchema>;
 export type RoutingConfig = Static<typeof RoutingSchema>;
 export type Strategy = Static<typeof StrategySchema>;
 export type StoreConfig = Static<typeof StoreSchema>;
+export type AdminConfig = Static<typeof AdminSchema>;
 export type Effort = Static<typeof EffortSchema>;
 export type ShedConfig = Static<typeof ShedSchema>;

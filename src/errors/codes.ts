@@ -28,6 +28,13 @@ export const ERRORS = {
     code: 'model_not_found',
     message: 'The model does not exist or you do not have access to it.',
   },
+  GW_ERR_FORBIDDEN: {
+    status: 403,
+    type: 'invalid_request_error',
+    code: 'insufficient_permissions',
+    message: 'This key may not use this endpoint.',
+  },
+  GW_ERR_INVALID_CONFIG: { status: 400, type: 'invalid_request_error', code: 'invalid_config', message: 'The config file is invalid.' },
   GW_ERR_INVALID_REQUEST: { status: 400, type: 'invalid_request_error', code: null, message: 'Invalid request.' },
   GW_ERR_INVALID_JSON: {
     status: 400,

@@ -13,11 +13,10 @@ import { classifyError, type Classified } from '../errors/classify.js';
 import { sendError } from '../errors/reply.js';
 import { recordAttemptOk, recordAttemptStart, recordUpstreamError, trackInFlight } from '../metrics/record.js';
 import type { Metrics } from '../metrics/registry.js';
-import type { Provider } from '../providers/types.js';
 import { retryAfterMs } from '../router/backoff.js';
-import type { Router } from '../router/index.js';
 import type { RouteRun } from '../router/run.js';
 import { STRATEGY_NAMES } from '../router/strategies/index.js';
+import type { Held } from '../server/live.js';
 import { upstreamBody, type ChatRequest } from './chat-request.js';
 import { newRecord, type RequestRecord } from './context.js';
 import { finishRequest } from './finish.js';
@@ -28,10 +27,13 @@ import { costUsd } from './usage.js';
 import { discardBody } from '../upstream/send.js';
 
 export interface PipelineDeps {
-  readonly config: () => GatewayConfig;
-  readonly providers: () => ReadonlyMap<string, Provider>;
+  /**
+   * Pins the current config generation (config, router, providers) for one request: a hot
+   * reload during the request changes nothing it uses, and the providers it may still call
+   * stay open until it releases them.
+   */
+  readonly hold: () => Held;
   readonly metrics: Metrics;
-  readonly router: Router;
 }
 
 /** The abort reason used when the client goes away. */
@@ -105,9 +107,11 @@ export async function handleChatCompletion(deps: PipelineDeps, req: FastifyReque
   reply.raw.on('close', onClose);
   let requested: Model | null = null;
   let price: Required<PriceConfig> | null = null;
+  // Read once: every step of this request uses the config, router and providers it started with.
+  const held = deps.hold();
+  const { config, router, providers } = held;
 
   try {
-    const config = deps.config();
     const model = findModel(config, req, body.model);
     requested = model;
     price = model.price;
@@ -116,7 +120,7 @@ export async function handleChatCompletion(deps: PipelineDeps, req: FastifyReque
     const strategy = pickStrategy(req, body, model);
     const session = sessionKey(req, body);
     const wantsUsage = rec.stream && body.stream_options?.include_usage === true;
-    const route = deps.router.begin({
+    const route = router.begin({
       model,
       strategy,
       ...(session ? { session } : {}),
@@ -154,7 +158,7 @@ export async function handleChatCompletion(deps: PipelineDeps, req: FastifyReque
       try {
         let res;
         try {
-          res = await deps.providers().get(target.upstream.id)!.sendChat({
+          res = await providers.get(target.upstream.id)!.sendChat({
             body: upstreamBody(body, target.model, attempt.model.reasoning || !requested?.reasoning),
             stream: rec.stream,
             requestId: rec.requestId,
@@ -235,6 +239,7 @@ export async function handleChatCompletion(deps: PipelineDeps, req: FastifyReque
     }
   } finally {
     reply.raw.off('close', onClose);
+    held.release();
     if (requested) trackInFlight(deps.metrics, requested.name, -1);
     if (price) rec.costUsd = costUsd(rec.usage, price);
     rec.durationMs = Date.now() - rec.startedAt;

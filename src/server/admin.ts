@@ -1,0 +1,109 @@
+/**
+ * The admin API, on its own listener (config `admin:`, default 127.0.0.1:9901), never on
+ * the client port. Every route needs `Authorization: Bearer <admin key>`, compared by
+ * SHA-256 in constant time against `admin.key_sha256` of the current config: no key or a
+ * wrong one is 401, a valid client key is 403.
+ *
+ *   GET  /admin/upstreams   every target: state, in-flight, window occupancy, latency estimate
+ *   GET  /admin/keys        every client key by name with its allowed models (never the key or hash)
+ *   POST /admin/reload      re-reads the config file; 200 with a summary, or 400 with the error
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import type { Gateway } from '../app.js';
+import { ConfigError } from '../config/load.js';
+import { GatewayError } from '../errors/codes.js';
+import { sendError, toGatewayError } from '../errors/reply.js';
+
+export interface AdminOptions {
+  /** Defaults to the gateway's logger. */
+  readonly logger?: FastifyBaseLogger;
+}
+
+function bearer(req: FastifyRequest): string | undefined {
+  const auth = req.headers.authorization;
+  if (typeof auth !== 'string') return undefined;
+  return /^\s*Bearer\s+(\S+)\s*$/i.exec(auth)?.[1];
+}
+
+/** Builds the admin app for a gateway; does not listen. */
+export async function buildAdmin(gw: Gateway, opts: AdminOptions = {}): Promise<FastifyInstance> {
+  const admin = Fastify({
+    loggerInstance: (opts.logger ?? gw.logger) as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
+    bodyLimit: 64 * 1024,
+  });
+
+  admin.setErrorHandler((err: Error, req, reply) => {
+    const e = toGatewayError(err);
+    if (e.status >= 500) req.log.error({ err }, 'admin request failed');
+    sendError(reply, e);
+  });
+  admin.setNotFoundHandler((req, reply) => {
+    sendError(reply, new GatewayError('GW_ERR_ROUTE_NOT_FOUND', { message: `Unknown request URL: ${req.method} ${req.url.split('?')[0]!.slice(0, 200)}.` }));
+  });
+  // POST /admin/reload takes no body; accept (and ignore) any content type.
+  admin.removeAllContentTypeParsers();
+  admin.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, _body, done) => done(null, undefined));
+
+  admin.addHook('onRequest', async (req) => {
+    const key = bearer(req);
+    const expected = gw.current().config.admin.key_sha256;
+    if (key !== undefined && expected) {
+      const digest = createHash('sha256').update(key, 'utf8').digest();
+      if (timingSafeEqual(digest, Buffer.from(expected, 'hex'))) return;
+    }
+    if (key !== undefined && gw.current().keys.authenticate(key)) {
+      throw new GatewayError('GW_ERR_FORBIDDEN', { message: 'A client key cannot use the admin API; send the admin key.' });
+    }
+    throw new GatewayError('GW_ERR_INVALID_API_KEY', {
+      message: key === undefined ? 'Missing admin key. Send it as "Authorization: Bearer <admin key>".' : 'Incorrect admin key provided.',
+    });
+  });
+
+  admin.get('/admin/upstreams', async () => {
+    const { config, router } = gw.current();
+    const targets = [...config.models.values()].flatMap((m) => m.targets.map((t) => ({ model: m.name, t })));
+    const views = await gw.store.view(targets.map(({ t }) => ({ key: t.key, upstream: t.upstream.id, windowMs: t.upstream.window.seconds * 1000 })));
+    const now = Date.now();
+    const data = targets.map(({ model, t }, i) => {
+      const v = views[i]!;
+      return {
+        model,
+        upstream: t.upstream.id,
+        target: t.key,
+        upstream_model: t.model,
+        state: router.health.state(t.key, t.upstream.id),
+        in_flight: v.inFlight,
+        max_concurrency: t.upstream.max_concurrency,
+        queued: router.queue.queued(t.upstream.id),
+        window: { occupancy: v.window, threshold: t.upstream.window.threshold, seconds: t.upstream.window.seconds },
+        latency_ms: Math.round(router.latency.estimate(t.key)),
+        // A cooldown set by any replica (shared store); `state` is this replica's circuit.
+        shared_cooling_until: v.coolingUntil > now ? new Date(v.coolingUntil).toISOString() : null,
+      };
+    });
+    return {
+      object: 'list',
+      store: gw.store.mode,
+      upstreams: config.upstreamStatus.map((u) => ({ id: u.id, provider: u.provider, mode: u.mode })),
+      data,
+    };
+  });
+
+  admin.get('/admin/keys', async () => {
+    const { config } = gw.current();
+    return { object: 'list', data: config.keys.map((k) => ({ name: k.name, models: [...k.models] })) };
+  });
+
+  admin.post('/admin/reload', async () => {
+    try {
+      return gw.reload();
+    } catch (err) {
+      if (err instanceof ConfigError) throw new GatewayError('GW_ERR_INVALID_CONFIG', { message: err.message });
+      throw err;
+    }
+  });
+
+  return admin;
+}
