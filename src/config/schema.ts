@@ -95,8 +95,10 @@ export const PriceSchema = Type.Object(
     input: Type.Number({ minimum: 0 }),
     /** USD per 1M cached input tokens; defaults to `input`. */
     cached_input: Type.Optional(Type.Number({ minimum: 0 })),
-    /** USD per 1M output tokens (reasoning tokens are billed as output). */
+    /** USD per 1M output tokens other than reasoning tokens. */
     output: Type.Number({ minimum: 0 }),
+    /** USD per 1M reasoning tokens (a part of the output tokens); defaults to `output`. */
+    reasoning: Type.Optional(Type.Number({ minimum: 0 })),
   },
   { additionalProperties: false },
 );
@@ -208,7 +210,10 @@ export const ClientKeySchema = Type.Object(
     name: Id,
     /** Hex SHA-256 of the key (`switchyard hash-key <key>`); the plaintext is never stored. */
     key_sha256: Type.String({ pattern: '^[0-9a-f]{64}$' }),
-    /** Public model names this key may call; `*` allows all. */
+    /**
+     * Public model names this key may call: exact names or globs where `*` matches any run
+     * of characters (`gpt-*`, `*-reasoner`); `*` allows all.
+     */
     models: Type.Array(Type.String({ minLength: 1 }), { default: ['*'] }),
   },
   { additionalProperties: false },

@@ -15,12 +15,24 @@ export function recordRequest(m: Metrics, r: RequestRecord): void {
   m.requests.inc({ model, upstream, status: String(r.status), outcome: r.outcome });
   m.requestDuration.observe({ model, upstream, stream: String(r.stream) }, r.durationMs / 1000);
   if (r.ttftMs !== null) m.ttft.observe({ model, upstream }, r.ttftMs / 1000);
+  // The key's configured name, never the key itself.
+  const key = r.key ?? NONE;
   const u = r.usage;
-  if (u.input - u.cached > 0) m.tokens.inc({ model, upstream, kind: 'input' }, u.input - u.cached);
-  if (u.cached > 0) m.tokens.inc({ model, upstream, kind: 'cached_input' }, u.cached);
-  if (u.output > 0) m.tokens.inc({ model, upstream, kind: 'output' }, u.output);
-  if (u.reasoning > 0) m.tokens.inc({ model, upstream, kind: 'reasoning' }, u.reasoning);
-  if (r.costUsd > 0) m.cost.inc({ model, upstream }, r.costUsd);
+  const kinds: [string, number][] = [
+    ['input', u.input - u.cached],
+    ['cached_input', u.cached],
+    ['output', u.output],
+    ['reasoning', u.reasoning],
+  ];
+  for (const [kind, n] of kinds) {
+    if (n <= 0) continue;
+    m.tokens.inc({ model, upstream, kind }, n);
+    m.keyTokens.inc({ key, kind }, n);
+  }
+  if (r.costUsd > 0) {
+    m.cost.inc({ model, upstream }, r.costUsd);
+    m.spend.inc({ key, model }, r.costUsd);
+  }
 }
 
 /** Records one failed upstream attempt (or a stream that failed after it started). */

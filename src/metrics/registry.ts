@@ -13,6 +13,10 @@ export interface Metrics {
   readonly ttft: Histogram<'model' | 'upstream'>;
   readonly tokens: Counter<'model' | 'upstream' | 'kind'>;
   readonly cost: Counter<'model' | 'upstream'>;
+  /** Spend per client key NAME (never the key) and public model. */
+  readonly spend: Counter<'key' | 'model'>;
+  /** Tokens per client key NAME (never the key) and kind. */
+  readonly keyTokens: Counter<'key' | 'kind'>;
   readonly upstreamErrors: Counter<'upstream' | 'class'>;
   readonly inFlight: Gauge<'model'>;
   readonly attempts: Counter<'upstream' | 'outcome'>;
@@ -74,6 +78,18 @@ export function createMetrics(): Metrics {
       name: 'switchyard_cost_usd_total',
       help: 'Spend in USD computed from upstream-reported usage and the configured price table.',
       labelNames: ['model', 'upstream'],
+      registers,
+    }),
+    spend: new Counter({
+      name: 'switchyard_spend_usd_total',
+      help: 'Spend in USD per client key name and public model (upstream-reported usage, else the gateway estimate, priced by the price table).',
+      labelNames: ['key', 'model'],
+      registers,
+    }),
+    keyTokens: new Counter({
+      name: 'switchyard_key_tokens_total',
+      help: 'Tokens per client key name by kind: input (uncached), cached_input, output, reasoning (a part of output).',
+      labelNames: ['key', 'kind'],
       registers,
     }),
     upstreamErrors: new Counter({

@@ -188,6 +188,7 @@ export async function handleChatCompletion(deps: PipelineDeps, req: FastifyReque
             signal: abort.signal,
             secrets,
             firstTokenTimeoutMs: config.routing.first_token_timeout_ms,
+            messages: body.messages,
             onCommit: () => {
               recordAttemptOk(deps.metrics, target.upstream.id);
               route.report(attempt, { ok: true, latencyMs: Date.now() - attempt.startedAt });
@@ -207,7 +208,7 @@ export async function handleChatCompletion(deps: PipelineDeps, req: FastifyReque
           continue;
         }
         try {
-          await relayJson(reply, res, rec, headers);
+          await relayJson(reply, res, rec, headers, target.price);
           recordAttemptOk(deps.metrics, target.upstream.id);
           route.report(attempt, { ok: true, latencyMs: Date.now() - attempt.startedAt });
           return;

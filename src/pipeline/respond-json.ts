@@ -1,13 +1,15 @@
 /**
  * Relays a non-streaming upstream response: reads the (decoded) body, takes the usage from
- * it, and sends the upstream's bytes to the client unchanged.
+ * it, and sends the upstream's bytes to the client unchanged, with the request's cost
+ * (`price`, the target's) in `x-switchyard-cost-usd`.
  */
 import type { FastifyReply } from 'fastify';
 import { GatewayError } from '../errors/codes.js';
 import type { UpstreamResponse } from '../providers/types.js';
 import type { RequestRecord } from './context.js';
 import { readCapped } from './upstream-error.js';
-import { readUsage } from './usage.js';
+import type { PriceConfig } from '../config/schema.js';
+import { costUsd, formatCost, readUsage } from './usage.js';
 
 /** Largest upstream JSON body accepted; far above any chat completion. */
 const MAX_JSON_BODY = 64 * 1024 * 1024;
@@ -21,6 +23,7 @@ export async function relayJson(
   upstream: UpstreamResponse,
   rec: RequestRecord,
   headers: Record<string, string>,
+  price: Required<PriceConfig>,
 ): Promise<void> {
   const { buf, truncated } = await readCapped(upstream.body, MAX_JSON_BODY);
   let parsed: { usage?: unknown };
@@ -32,11 +35,13 @@ export async function relayJson(
   }
   const usage = readUsage(parsed.usage);
   if (usage) rec.usage = usage;
+  rec.costUsd = costUsd(rec.usage, price);
   rec.status = 200;
   const type = upstream.headers['content-type'];
   void reply
     .status(200)
     .headers(headers)
     .header('content-type', typeof type === 'string' ? type : 'application/json')
+    .header('x-switchyard-cost-usd', formatCost(rec.costUsd))
     .send(buf);
 }

@@ -20,6 +20,7 @@ import { SseFramer, type SseEvent } from '../sse/parse.js';
 import { upstreamErrorFields } from '../errors/upstream-fields.js';
 import type { UpstreamResponse } from '../providers/types.js';
 import type { RequestRecord } from './context.js';
+import { estimateUsage } from './estimate.js';
 import { readUsage } from './usage.js';
 import { discardBody } from '../upstream/send.js';
 
@@ -50,6 +51,8 @@ export interface SseRelayArgs {
   readonly firstTokenTimeoutMs: number;
   /** Called once, when the first event goes to the client. */
   readonly onCommit: () => void;
+  /** The request's `messages`, tokenized for the input count only when the upstream reports no usage. */
+  readonly messages: unknown;
 }
 
 export type SseRelayResult =
@@ -109,7 +112,9 @@ export async function relaySse(args: SseRelayArgs): Promise<SseRelayResult> {
   let committed = false;
   let sawDone = false;
   let sawFinish = false;
-  let deltas = 0;
+  let sawUsage = false;
+  /** Raw `data:` payloads of delta events, parsed and tokenized only if no usage comes. */
+  const deltaEvents: string[] = [];
   let pending: Buffer[] = [];
   let failure: { classified: Classified; error: GatewayError } | null = null;
 
@@ -149,6 +154,8 @@ export async function relaySse(args: SseRelayArgs): Promise<SseRelayResult> {
         if (usage) {
           rec.usage = usage;
           rec.usageEstimated = false;
+          sawUsage = true;
+          deltaEvents.length = 0;
         }
         if (!wantsUsage && Array.isArray(chunk.choices) && chunk.choices.length === 0) return null;
       } catch {
@@ -156,7 +163,7 @@ export async function relaySse(args: SseRelayArgs): Promise<SseRelayResult> {
       }
     }
     if (FINISH.test(data)) sawFinish = true;
-    if (DELTA.test(data)) deltas++;
+    if (!sawUsage && DELTA.test(data)) deltaEvents.push(data);
     batch.push(ev.raw);
     return null;
   };
@@ -221,9 +228,13 @@ export async function relaySse(args: SseRelayArgs): Promise<SseRelayResult> {
     };
   } finally {
     clearTimeout(firstTokenTimer);
-    if (!rec.usage.output && deltas > 0) {
-      // No usage reported: keep what was seen (one token per delta event), marked estimated.
-      rec.usage = { input: rec.usage.input, cached: rec.usage.cached, output: deltas, reasoning: 0 };
+    if (!sawUsage && deltaEvents.length > 0) {
+      // No usage reported: count what was seen with the tokenizer, marked estimated.
+      try {
+        rec.usage = await estimateUsage(deltaEvents, args.messages);
+      } catch {
+        rec.usage = { input: 0, cached: 0, output: deltaEvents.length, reasoning: 0 };
+      }
       rec.usageEstimated = true;
     }
   }

@@ -38,8 +38,17 @@ export function readUsage(usage: unknown): Usage | null {
 
 /**
  * Cost in USD: uncached input at `price.input`, cached input at `price.cached_input`,
- * output (reasoning included, as providers bill it) at `price.output`; prices are USD per 1M tokens.
+ * output other than reasoning at `price.output`, reasoning tokens at `price.reasoning`
+ * (which defaults to `output`); prices are USD per 1M tokens.
  */
 export function costUsd(u: Usage, price: Required<PriceConfig>): number {
-  return ((u.input - u.cached) * price.input + u.cached * price.cached_input + u.output * price.output) / 1_000_000;
+  return (
+    ((u.input - u.cached) * price.input + u.cached * price.cached_input + (u.output - u.reasoning) * price.output + u.reasoning * price.reasoning) /
+    1_000_000
+  );
+}
+
+/** A cost as a plain decimal string for the `x-switchyard-cost-usd` header: 8 decimals, trailing zeros trimmed. */
+export function formatCost(usd: number): string {
+  return usd.toFixed(8).replace(/\.?0+$/, '') || '0';
 }

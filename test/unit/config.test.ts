@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { hashKey } from '../../src/auth/keys.js';
+import { globMatch, hashKey, mayUse } from '../../src/auth/keys.js';
 import { ConfigError, loadConfig, parseConfig, type GatewayConfig } from '../../src/config/load.js';
 import { costUsd, readUsage, ZERO_USAGE, type Usage } from '../../src/pipeline/usage.js';
 import { fixtureJson, sseEvents } from '../helpers/recordings.js';
@@ -95,8 +95,8 @@ describe('parseConfig: the shipped config/switchyard.yaml', () => {
     assert.deepEqual(c.warnings, []);
     assert.equal(c.models.get('gpt-5.5-codex')!.reasoning, true);
     assert.equal(c.models.get('deepseek-v3.2')!.reasoning, false);
-    assert.deepEqual({ ...c.models.get('gpt-5.5-codex')!.price }, { input: 1.25, cached_input: 0.125, output: 10 });
-    assert.deepEqual({ ...c.models.get('deepseek-v3.2')!.price }, { input: 0.28, cached_input: 0.028, output: 0.42 });
+    assert.deepEqual({ ...c.models.get('gpt-5.5-codex')!.price }, { input: 1.25, cached_input: 0.125, output: 10, reasoning: 10 });
+    assert.deepEqual({ ...c.models.get('deepseek-v3.2')!.price }, { input: 0.28, cached_input: 0.028, output: 0.42, reasoning: 0.42 });
     assert.equal(c.keys.length, 1);
     assert.equal(c.keys[0]!.key_sha256, DEMO_HASH, 'the demo key hash is sha256("sk-switchyard-demo")');
     assert.deepEqual(c.keys[0]!.models, ['*']);
@@ -157,7 +157,7 @@ describe('parseConfig: defaults and env references', () => {
     assert.deepEqual({ ...up.headers }, {});
     assert.equal(c.server.log_level, 'info');
     // cached_input defaults to input.
-    assert.deepEqual({ ...c.models.get('m1')!.price }, { input: 1, cached_input: 1, output: 2 });
+    assert.deepEqual({ ...c.models.get('m1')!.price }, { input: 1, cached_input: 1, output: 2, reasoning: 2 });
     assert.deepEqual(c.keys[0]!.models, ['*']);
   });
 
@@ -476,7 +476,7 @@ describe('usage: readUsage', () => {
 
 describe('usage: costUsd (USD per 1M tokens)', () => {
   const close = (got: number, want: number) => assert.ok(Math.abs(got - want) < 1e-12, `got ${got}, want ${want}`);
-  const PRICE = { input: 1.25, cached_input: 0.125, output: 10 };
+  const PRICE = { input: 1.25, cached_input: 0.125, output: 10, reasoning: 10 };
 
   test('one million tokens of each kind cost the list price', () => {
     close(costUsd({ input: 1_000_000, cached: 0, output: 0, reasoning: 0 }, PRICE), 1.25);
@@ -497,6 +497,11 @@ describe('usage: costUsd (USD per 1M tokens)', () => {
     close(costUsd(r, PRICE), (100 * 1.25 + 1000 * 10) / 1e6);
   });
 
+  test('reasoning tokens are billed at the reasoning price, the rest of output at the output price', () => {
+    const r: Usage = { input: 100, cached: 20, output: 1000, reasoning: 900 };
+    close(costUsd(r, { ...PRICE, reasoning: 30 }), (80 * 1.25 + 20 * 0.125 + 100 * 10 + 900 * 30) / 1e6);
+  });
+
   test('recorded usage at the shipped config prices', () => {
     const c = parseConfig(DEFAULT_YAML, {});
     const codex = c.models.get('gpt-5.5-codex')!.price;
@@ -513,5 +518,27 @@ describe('usage: costUsd (USD per 1M tokens)', () => {
     const c = parseConfig(mini(), {});
     const price = c.models.get('m1')!.price;
     close(costUsd({ input: 1_000_000, cached: 600_000, output: 0, reasoning: 0 }, price), 1);
+  });
+});
+
+describe('keys: model globs', () => {
+  test('exact names, prefix, suffix and middle globs, and `*`', () => {
+    const cases: [string, string, boolean][] = [
+      ['gpt-test', 'gpt-test', true],
+      ['gpt-test', 'gpt-test2', false],
+      ['gpt-*', 'gpt-5.5-codex', true],
+      ['gpt-*', 'gpt-', true],
+      ['gpt-*', 'deepseek-v3.2', false],
+      ['*-reasoner', 'deepseek-reasoner', true],
+      ['*-reasoner', 'deepseek-reasoner-2', false],
+      ['*', 'anything/with.dots', true],
+      ['a*b*c', 'axxbyyc', true],
+      ['a*b*c', 'acb', false],
+      ['ab*ba', 'aba', false],
+      ['g?t', 'gpt', false],
+    ];
+    for (const [p, n, want] of cases) assert.equal(globMatch(p, n), want, `${p} ~ ${n}`);
+    assert.equal(mayUse({ name: 't', models: ['gpt-*', 'deepseek-reasoner'] }, 'deepseek-reasoner'), true);
+    assert.equal(mayUse({ name: 't', models: ['gpt-*'] }, 'deepseek-reasoner'), false);
   });
 });
