@@ -18,6 +18,7 @@ import { finishRequest } from './pipeline/finish.js';
 import type { PipelineDeps } from './pipeline/handle.js';
 import { PROVIDERS } from './providers/registry.js';
 import type { Provider } from './providers/types.js';
+import { AuthThrottle, KeyLimits } from './limits/index.js';
 import { registerChatCompletions } from './routes/chat-completions.js';
 import { registerMetrics } from './routes/metrics.js';
 import { registerModels } from './routes/models.js';
@@ -69,6 +70,8 @@ export interface Gateway {
   readonly metrics: Metrics;
   readonly logger: Logger;
   readonly store: StateStore;
+  /** Per-key limits and budgets. */
+  readonly limits: KeyLimits;
   /** The config, keys, router and providers new requests use. */
   current(): Generation;
   /**
@@ -183,7 +186,8 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
     const { config: c, router } = live.current;
     return [...c.upstreams.keys()].map((id) => ({ upstream: id, depth: router.queue.queued(id) }));
   };
-  const deps: PipelineDeps = { hold: () => live.hold(), metrics };
+  const limits = new KeyLimits(store, metrics);
+  const deps: PipelineDeps = { hold: () => live.hold(), metrics, limits };
 
   const reload = (path: string = live.current.config.path): ReloadSummary => {
     const prev = live.current;
@@ -279,7 +283,8 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
   registerHealth(app, () => live.current.config, () => store.mode);
   registerMetrics(app, metrics);
   await app.register(async (v1) => {
-    v1.addHook('onRequest', authHook(() => live.current.keys));
+    const throttle = new AuthThrottle(10);
+    v1.addHook('onRequest', authHook(() => live.current.keys, throttle, () => metrics.authThrottled.inc()));
     registerModels(v1, () => live.current.config, Date.now());
     registerChatCompletions(v1, deps);
   });
@@ -291,5 +296,5 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
   app.addHook('onClose', async () => {
     await Promise.allSettled([live.closeAll(), store.close()]);
   });
-  return { app, metrics, logger, store, current, reload };
+  return { app, metrics, logger, store, limits, current, reload };
 }

@@ -16,13 +16,15 @@ export interface Caller {
   readonly name: string;
   /** Allowed public model names or globs (`gpt-*`, `*-reasoner`); `*` allows every model. */
   readonly models: readonly string[];
+  /** Per-key limits and budget (see src/limits). */
+  readonly limits?: ClientKeyConfig['limits'];
 }
 
 export class KeyStore {
   private readonly entries: { digest: Buffer; caller: Caller }[];
 
   constructor(keys: readonly ClientKeyConfig[]) {
-    this.entries = keys.map((k) => ({ digest: Buffer.from(k.key_sha256, 'hex'), caller: { name: k.name, models: k.models } }));
+    this.entries = keys.map((k) => ({ digest: Buffer.from(k.key_sha256, 'hex'), caller: { name: k.name, models: k.models, ...(k.limits ? { limits: k.limits } : {}) } }));
   }
 
   /**

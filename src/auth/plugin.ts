@@ -5,6 +5,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/codes.js';
+import type { AuthThrottle } from '../limits/index.js';
 import type { Caller, KeyStore } from './keys.js';
 
 declare module 'fastify' {
@@ -26,12 +27,24 @@ function presentedKey(req: FastifyRequest): string | undefined {
   return undefined;
 }
 
-/** Builds the hook; it sets `request.caller` or throws 401 `invalid_api_key`. */
-export function authHook(keys: () => KeyStore) {
+/**
+ * Builds the hook; it sets `request.caller` or throws 401 `invalid_api_key`. With a
+ * `throttle`, an address that sent too many bad keys within a minute gets 429 (whatever
+ * key it sends) until the minute is over; other addresses are not affected.
+ */
+export function authHook(keys: () => KeyStore, throttle?: AuthThrottle, onThrottled?: () => void) {
   return async function authenticate(req: FastifyRequest, _reply: FastifyReply): Promise<void> {
+    if (throttle) {
+      const wait = await throttle.blocked(req.ip);
+      if (wait > 0) {
+        onThrottled?.();
+        throw new GatewayError('GW_ERR_AUTH_THROTTLED', { headers: { 'retry-after': String(wait) } });
+      }
+    }
     const key = presentedKey(req);
     const caller = key === undefined ? null : keys().authenticate(key);
     if (!caller) {
+      if (throttle && key !== undefined) await throttle.failed(req.ip);
       throw new GatewayError('GW_ERR_INVALID_API_KEY', {
         message: key === undefined ? 'Missing API key. Send it as "Authorization: Bearer <key>".' : 'Incorrect API key provided.',
       });

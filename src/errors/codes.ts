@@ -100,6 +100,24 @@ export const ERRORS = {
     code: 'reasoning_burst_shed',
     message: 'Too many deep-reasoning calls right now; retry later.',
   },
+  GW_ERR_RATE_LIMITED: {
+    status: 429,
+    type: 'requests',
+    code: 'rate_limit_exceeded',
+    message: 'Rate limit reached for this key; retry after the time in Retry-After.',
+  },
+  GW_ERR_INSUFFICIENT_QUOTA: {
+    status: 429,
+    type: 'insufficient_quota',
+    code: 'insufficient_quota',
+    message: 'You exceeded your current quota: this key has spent its budget for the period.',
+  },
+  GW_ERR_AUTH_THROTTLED: {
+    status: 429,
+    type: 'requests',
+    code: 'rate_limit_exceeded',
+    message: 'Too many failed authentication attempts from this address; retry later.',
+  },
   GW_ERR_NO_TARGET: { status: 503, type: 'server_error', code: 'no_upstream_available', message: 'No upstream can serve this model now.' },
   GW_ERR_INTERNAL: { status: 500, type: 'server_error', code: 'internal_error', message: 'The gateway hit an internal error.' },
 } as const satisfies Record<string, ErrorSpec>;

@@ -29,6 +29,12 @@ export interface Metrics {
   readonly sheds: Counter<'model' | 'policy'>;
   readonly windowOccupancy: Gauge<'upstream'>;
   readonly storeMode: Gauge<'mode'>;
+  /** Requests refused by a per-key limit, by key NAME and reason (requests, tokens, concurrency, budget). */
+  readonly limitRejections: Counter<'key' | 'reason'>;
+  /** Remaining budget in USD per key NAME, for keys with `limits.budget_usd`. */
+  readonly budgetRemaining: Gauge<'key'>;
+  /** Requests refused because their address sent too many bad keys. */
+  readonly authThrottled: Counter;
   /** Read at scrape time by the state gauges; set by the app once the router exists. */
   readonly sources: MetricSources;
 }
@@ -185,6 +191,23 @@ export function createMetrics(): Metrics {
         const cur = sources.storeMode();
         for (const mode of ['memory', 'redis', 'degraded']) this.set({ mode }, cur === mode ? 1 : 0);
       },
+    }),
+    limitRejections: new Counter({
+      name: 'switchyard_key_limit_rejections_total',
+      help: 'Requests refused by a per-key limit, by key name and reason (requests, tokens, concurrency, budget).',
+      labelNames: ['key', 'reason'],
+      registers,
+    }),
+    budgetRemaining: new Gauge({
+      name: 'switchyard_key_budget_remaining_usd',
+      help: 'Remaining budget in USD for the current period, per key name (keys with limits.budget_usd).',
+      labelNames: ['key'],
+      registers,
+    }),
+    authThrottled: new Counter({
+      name: 'switchyard_auth_throttled_total',
+      help: 'Requests refused with 429 because their address sent too many invalid keys within a minute.',
+      registers,
     }),
     sources,
   };

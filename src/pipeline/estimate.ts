@@ -95,3 +95,10 @@ export async function estimateUsage(rawDeltaEvents: readonly string[], messages:
   const input = count(texts.join('\n')) + (n > 0 ? n * PER_MESSAGE + REPLY_PRIMER : 0);
   return { input, cached: 0, output: answerTokens + reasoningTokens, reasoning: reasoningTokens };
 }
+
+/** Prompt tokens of the request `messages` (o200k_base plus chat framing), for token-limit reservations. */
+export async function countPromptTokens(messages: unknown): Promise<number> {
+  const count = await tokenizer();
+  const { texts, count: n } = messageTexts(messages);
+  return count(texts.join('\n')) + (n > 0 ? n * PER_MESSAGE + REPLY_PRIMER : 0);
+}

@@ -17,6 +17,7 @@ import { retryAfterMs } from '../router/backoff.js';
 import type { RouteRun } from '../router/run.js';
 import { STRATEGY_NAMES } from '../router/strategies/index.js';
 import type { Held } from '../server/live.js';
+import type { Admission, KeyLimits } from '../limits/index.js';
 import { upstreamBody, type ChatRequest } from './chat-request.js';
 import { newRecord, type RequestRecord } from './context.js';
 import { finishRequest } from './finish.js';
@@ -34,6 +35,8 @@ export interface PipelineDeps {
    */
   readonly hold: () => Held;
   readonly metrics: Metrics;
+  /** Per-key limits and budgets. */
+  readonly limits: KeyLimits;
 }
 
 /** The abort reason used when the client goes away. */
@@ -110,9 +113,12 @@ export async function handleChatCompletion(deps: PipelineDeps, req: FastifyReque
   // Read once: every step of this request uses the config, router and providers it started with.
   const held = deps.hold();
   const { config, router, providers } = held;
+  let admission: Admission | null = null;
 
   try {
     const model = findModel(config, req, body.model);
+    admission = await deps.limits.admit(req.caller, body);
+    const limitHeaders = admission.headers;
     requested = model;
     price = model.price;
     rec.model = model.name;
@@ -137,7 +143,7 @@ export async function handleChatCompletion(deps: PipelineDeps, req: FastifyReque
         // Switchyard already retried; the SDK retrying on top would multiply upstream load.
         const noRetry: Record<string, string> = route.attempts > 0 && err.status >= 429 ? { 'x-should-retry': 'false' } : {};
         const last: Record<string, string> = rec.upstream ? { 'x-switchyard-upstream': rec.upstream } : {};
-        rec.status = sendError(reply, err, { ...noRetry, ...last, ...routeHeaders(rec, route, strategy, null) });
+        rec.status = sendError(reply, err, { ...limitHeaders, ...noRetry, ...last, ...routeHeaders(rec, route, strategy, null) });
         return;
       }
       const { attempt } = next;
@@ -149,7 +155,7 @@ export async function handleChatCompletion(deps: PipelineDeps, req: FastifyReque
       rec.model = attempt.model.name;
       price = target.price;
       const secrets = [target.upstream.apiKey];
-      const headers = routeHeaders(rec, route, strategy, target);
+      const headers = { ...limitHeaders, ...routeHeaders(rec, route, strategy, target) };
       const failed = (classified: Classified, error: GatewayError, retryAfter?: number): void => {
         recordUpstreamError(deps.metrics, target.upstream.id, classified.class);
         route.report(attempt, { ok: false, classified, error, latencyMs: Date.now() - attempt.startedAt, ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}) });
@@ -243,6 +249,10 @@ export async function handleChatCompletion(deps: PipelineDeps, req: FastifyReque
     held.release();
     if (requested) trackInFlight(deps.metrics, requested.name, -1);
     if (price) rec.costUsd = costUsd(rec.usage, price);
+    if (admission) {
+      // Awaited: the response is already out, and a caller's next request sees this one's spend.
+      await admission.settle(rec.usage, rec.costUsd).catch((err: unknown) => req.log.warn({ err }, 'settling key limits failed'));
+    }
     rec.durationMs = Date.now() - rec.startedAt;
     req.recorded = true;
     finishRequest(deps.metrics, req.log, rec);

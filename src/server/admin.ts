@@ -5,7 +5,9 @@
  * wrong one is 401, a valid client key is 403.
  *
  *   GET  /admin/upstreams   every target: state, in-flight, window occupancy, latency estimate
- *   GET  /admin/keys        every client key by name with its allowed models (never the key or hash)
+ *   GET  /admin/keys        every client key by name with its allowed models, metadata, limits,
+ *                           spend in the current period, remaining budget and current rate
+ *                           usage (never the key or hash)
  *   POST /admin/reload      re-reads the config file; 200 with a summary, or 400 with the error
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
@@ -93,7 +95,16 @@ export async function buildAdmin(gw: Gateway, opts: AdminOptions = {}): Promise<
 
   admin.get('/admin/keys', async () => {
     const { config } = gw.current();
-    return { object: 'list', data: config.keys.map((k) => ({ name: k.name, models: [...k.models] })) };
+    const data = await Promise.all(
+      config.keys.map(async (k) => ({
+        name: k.name,
+        models: [...k.models],
+        metadata: { ...k.metadata },
+        limits: k.limits ?? null,
+        usage: await gw.limits.status({ name: k.name, models: k.models, ...(k.limits ? { limits: k.limits } : {}) }),
+      })),
+    );
+    return { object: 'list', store: gw.store.mode, data };
   });
 
   admin.post('/admin/reload', async () => {

@@ -71,6 +71,65 @@ export class StateStore {
     return this.mode_;
   }
 
+  /** The ioredis client (null in memory mode), for limiters that keep their own keys in Redis. */
+  get redisClient(): ReturnType<typeof createRedisClient> | null {
+    return this.client;
+  }
+
+  /** Replicas sharing the limits (each enforces limit / replicas while degraded). */
+  get replicas(): number {
+    return this.cfg.replicas;
+  }
+
+  /** The key prefix (with its hash tag) for keys kept by other modules. */
+  get keyPrefix(): string {
+    return `{${this.cfg.key_prefix}}`;
+  }
+
+  /** A counter entry kept locally (memory mode, and the fallback while degraded). */
+  private readonly spends = new Map<string, { v: number; exp: number }>();
+
+  private localSpend(key: string): { v: number; exp: number } | undefined {
+    const e = this.spends.get(key);
+    if (e && e.exp <= Date.now()) {
+      this.spends.delete(key);
+      return undefined;
+    }
+    return e;
+  }
+
+  /** Reads a spend counter (0 when absent). */
+  getSpend(key: string): Promise<number> {
+    const k = `${this.keyPrefix}:spend:${key}`;
+    return this.attempt(
+      async () => Number((await this.client!.get(k)) ?? 0),
+      async () => this.localSpend(key)?.v ?? 0,
+    );
+  }
+
+  /** Adds to a spend counter that expires at `expireAtMs` (epoch ms); returns the new total. */
+  addSpend(key: string, amount: number, expireAtMs: number): Promise<number> {
+    const k = `${this.keyPrefix}:spend:${key}`;
+    const local = (): number => {
+      const e = this.localSpend(key) ?? { v: 0, exp: expireAtMs };
+      e.v += amount;
+      this.spends.set(key, e);
+      return e.v;
+    };
+    return this.attempt(
+      async () => {
+        const res = await this.client!.multi().incrbyfloat(k, amount).pexpireat(k, expireAtMs).exec();
+        const err = res?.find(([e]) => e)?.[0];
+        if (err) throw err;
+        // Kept locally too, so an outage starts from the shared total rather than from zero.
+        const total = Number(res?.[0]?.[1] ?? 0);
+        this.spends.set(key, { v: total, exp: expireAtMs });
+        return total;
+      },
+      async () => local(),
+    );
+  }
+
   private set(mode: StoreMode): void {
     if (this.mode_ === mode) return;
     this.mode_ = mode;

@@ -204,7 +204,11 @@ describe('admin API and hot reload', () => {
       for (const t of [text, keysText]) {
         for (const secret of [CLIENT_KEY, hashKey(CLIENT_KEY), ADMIN_KEY, hashKey(ADMIN_KEY), UPSTREAM_KEY]) assert.ok(!t.includes(secret), 'no key material');
       }
-      assert.deepEqual(JSON.parse(keysText), { object: 'list', data: [{ name: 'team-a', models: ['*'] }] });
+      assert.deepEqual(JSON.parse(keysText), {
+        object: 'list',
+        store: 'memory',
+        data: [{ name: 'team-a', models: ['*'], metadata: {}, limits: null, usage: {} }],
+      });
 
       type Row = { model: string; upstream: string; target: string; state: string; in_flight: number; window: { occupancy: number }; latency_ms: number };
       const rows = (JSON.parse(text) as { data: Row[] }).data;

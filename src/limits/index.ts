@@ -1,0 +1,293 @@
+/**
+ * Per-key limits and budgets, shared across replicas through the store:
+ *
+ * - `rpm` / `tpm`: rate-limiter-flexible fixed one-minute windows. With Redis, a
+ *   RateLimiterRedis on the store's ioredis client, with a RateLimiterMemory
+ *   `insuranceLimiter` holding `limit / replicas` points, so a Redis outage degrades to
+ *   local limits; in memory mode a RateLimiterMemory. Tokens are reserved up front (prompt
+ *   tokens counted with o200k_base plus `max_completion_tokens` / `max_tokens`, else
+ *   {@link DEFAULT_COMPLETION_TOKENS}) and settled to the real usage afterwards (reward or
+ *   penalty of the difference).
+ * - `max_concurrency`: an in-flight slot in the store (the same leases as upstream
+ *   concurrency, under `key:<name>`), released on every outcome.
+ * - `budget_usd`: spend per key per UTC day / month kept in the store (INCRBYFLOAT with
+ *   expiry at the period end), checked before the request and added after it.
+ */
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { Caller } from '../auth/keys.js';
+import { GatewayError } from '../errors/codes.js';
+import type { Metrics } from '../metrics/registry.js';
+import { countPromptTokens } from '../pipeline/estimate.js';
+import type { Usage } from '../pipeline/usage.js';
+import type { StateStore } from '../store/index.js';
+import type { Lease } from '../store/types.js';
+
+export const DEFAULT_COMPLETION_TOKENS = 1024;
+const WINDOW_S = 60;
+
+type Limits = NonNullable<Caller['limits']>;
+
+/** OpenAI's reset duration format: `1s`, `6m0s`, `59ms`. */
+export function resetDuration(ms: number): string {
+  if (ms < 1000) return `${Math.max(0, Math.ceil(ms))}ms`;
+  const s = Math.ceil(ms / 1000);
+  const m = Math.floor(s / 60);
+  return m > 0 ? `${m}m${s % 60}s` : `${s}s`;
+}
+
+/** End of the current UTC day or month, epoch ms, and the period's id. */
+export function periodOf(period: 'day' | 'month', now = new Date()): { id: string; endMs: number } {
+  const y = now.getUTCFullYear();
+  const mo = now.getUTCMonth();
+  if (period === 'day') {
+    const d = now.getUTCDate();
+    return { id: now.toISOString().slice(0, 10), endMs: Date.UTC(y, mo, d + 1) };
+  }
+  return { id: now.toISOString().slice(0, 7), endMs: Date.UTC(y, mo + 1, 1) };
+}
+
+/** What a request holds while it runs; `settle` exactly once at the end. */
+export interface Admission {
+  readonly headers: Record<string, string>;
+  settle(usage: Usage, costUsd: number): Promise<void>;
+}
+
+const NOTHING: Admission = { headers: {}, settle: async () => {} };
+
+interface KeyLimiters {
+  readonly sig: string;
+  readonly rpm: RateLimiterAbstract | null;
+  readonly tpm: RateLimiterAbstract | null;
+}
+
+function isRes(v: unknown): v is RateLimiterRes {
+  return v instanceof RateLimiterRes;
+}
+
+export class KeyLimits {
+  private readonly byKey = new Map<string, KeyLimiters>();
+
+  constructor(
+    private readonly store: StateStore,
+    private readonly metrics: Metrics,
+  ) {}
+
+  private limiter(kind: 'rpm' | 'tpm', name: string, points: number): RateLimiterAbstract {
+    const client = this.store.redisClient;
+    const local = (p: number) => new RateLimiterMemory({ points: p, duration: WINDOW_S, keyPrefix: `${kind}:${name}` });
+    if (!client) return local(points);
+    return new RateLimiterRedis({
+      storeClient: client,
+      points,
+      duration: WINDOW_S,
+      keyPrefix: `${this.store.keyPrefix}:rl:${kind}:${name}`,
+      rejectIfRedisNotReady: true,
+      insuranceLimiter: local(Math.max(1, Math.floor(points / this.store.replicas))),
+    });
+  }
+
+  private limitersFor(caller: Caller, limits: Limits): KeyLimiters {
+    const sig = JSON.stringify([limits.rpm, limits.tpm]);
+    let l = this.byKey.get(caller.name);
+    if (!l || l.sig !== sig) {
+      l = {
+        sig,
+        rpm: limits.rpm ? this.limiter('rpm', caller.name, limits.rpm) : null,
+        tpm: limits.tpm ? this.limiter('tpm', caller.name, limits.tpm) : null,
+      };
+      this.byKey.set(caller.name, l);
+    }
+    return l;
+  }
+
+  private reject(caller: Caller, reason: 'requests' | 'tokens' | 'concurrency' | 'budget', err: GatewayError): never {
+    this.metrics.limitRejections.inc({ key: caller.name, reason });
+    throw err;
+  }
+
+  private spendKey(name: string, period: 'day' | 'month'): { key: string; endMs: number } {
+    const p = periodOf(period);
+    return { key: `${name}:${p.id}`, endMs: p.endMs };
+  }
+
+  /** Current spend and rate usage of a key (admin view). */
+  async status(caller: Caller): Promise<Record<string, unknown>> {
+    const limits = caller.limits;
+    if (!limits) return {};
+    const out: Record<string, unknown> = {};
+    if (limits.budget_usd) {
+      const { key, endMs } = this.spendKey(caller.name, limits.budget_usd.period);
+      const spent = await this.store.getSpend(key);
+      out['budget'] = {
+        amount_usd: limits.budget_usd.amount,
+        period: limits.budget_usd.period,
+        spent_usd: spent,
+        remaining_usd: Math.max(0, limits.budget_usd.amount - spent),
+        resets_at: new Date(endMs).toISOString(),
+      };
+      this.metrics.budgetRemaining.set({ key: caller.name }, Math.max(0, limits.budget_usd.amount - spent));
+    }
+    const l = this.limitersFor(caller, limits);
+    for (const [kind, lim, max] of [
+      ['requests', l.rpm, limits.rpm],
+      ['tokens', l.tpm, limits.tpm],
+    ] as const) {
+      if (!lim || !max) continue;
+      const r = await lim.get(caller.name).catch(() => null);
+      out[kind === 'requests' ? 'rpm' : 'tpm'] = { limit: max, used: r?.consumedPoints ?? 0, remaining: Math.max(0, max - (r?.consumedPoints ?? 0)) };
+    }
+    if (limits.max_concurrency) out['max_concurrency'] = limits.max_concurrency;
+    return out;
+  }
+
+  /**
+   * Checks and takes everything the key's limits ask for, or throws a 429 GatewayError
+   * (nothing stays taken then).
+   */
+  async admit(caller: Caller | null, body: { messages?: unknown; max_tokens?: unknown; max_completion_tokens?: unknown }): Promise<Admission> {
+    const limits = caller?.limits;
+    if (!caller || !limits) return NOTHING;
+    const headers: Record<string, string> = {};
+    const name = caller.name;
+
+    let spend: { key: string; endMs: number } | null = null;
+    if (limits.budget_usd) {
+      spend = this.spendKey(name, limits.budget_usd.period);
+      const spent = await this.store.getSpend(spend.key);
+      this.metrics.budgetRemaining.set({ key: name }, Math.max(0, limits.budget_usd.amount - spent));
+      if (spent >= limits.budget_usd.amount) {
+        const retry = Math.max(1, Math.ceil((spend.endMs - Date.now()) / 1000));
+        this.reject(
+          caller,
+          'budget',
+          new GatewayError('GW_ERR_INSUFFICIENT_QUOTA', {
+            message: `You exceeded your current quota: key "${name}" spent $${spent.toFixed(6)} of its $${limits.budget_usd.amount} ${limits.budget_usd.period === 'day' ? 'daily' : 'monthly'} budget.`,
+            headers: { 'retry-after': String(retry) },
+          }),
+        );
+      }
+    }
+
+    const undo: (() => Promise<void>)[] = [];
+    const rollback = async () => {
+      for (const u of undo.reverse()) await u().catch(() => {});
+    };
+    try {
+      let lease: Lease | null = null;
+      if (limits.max_concurrency) {
+        const slot = await this.store.acquire({ upstream: `key:${name}`, limit: limits.max_concurrency, deep: false, windowMs: 0, threshold: 0 });
+        if (!slot.ok) {
+          this.reject(
+            caller,
+            'concurrency',
+            new GatewayError('GW_ERR_RATE_LIMITED', {
+              message: `Too many concurrent requests for key "${name}": limit ${limits.max_concurrency}.`,
+              headers: { 'retry-after': '1' },
+            }),
+          );
+        }
+        const l = slot.lease;
+        lease = l;
+        undo.push(() => this.store.release(l));
+      }
+
+      const l = this.limitersFor(caller, limits);
+      if (l.rpm && limits.rpm) {
+        const r = await this.consume(l.rpm, name, 1);
+        if (!r.ok) {
+          this.setHeaders(headers, 'requests', limits.rpm, r.res);
+          this.reject(
+            caller,
+            'requests',
+            new GatewayError('GW_ERR_RATE_LIMITED', {
+              message: `Rate limit reached for key "${name}" on requests per min (RPM): Limit ${limits.rpm}.`,
+              headers: { ...headers, 'retry-after': String(Math.max(1, Math.ceil(r.res.msBeforeNext / 1000))) },
+            }),
+          );
+        }
+        this.setHeaders(headers, 'requests', limits.rpm, r.res);
+      }
+
+      let reserved = 0;
+      if (l.tpm && limits.tpm) {
+        const tpm = l.tpm;
+        const max = typeof body.max_completion_tokens === 'number' ? body.max_completion_tokens : typeof body.max_tokens === 'number' ? body.max_tokens : DEFAULT_COMPLETION_TOKENS;
+        const estimate = Math.max(1, (await countPromptTokens(body.messages)) + Math.max(0, Math.floor(max)));
+        const r = await this.consume(tpm, name, estimate);
+        if (!r.ok) {
+          this.setHeaders(headers, 'tokens', limits.tpm, r.res);
+          this.reject(
+            caller,
+            'tokens',
+            new GatewayError('GW_ERR_RATE_LIMITED', {
+              type: 'tokens',
+              message: `Rate limit reached for key "${name}" on tokens per min (TPM): Limit ${limits.tpm}, Requested ${estimate}.`,
+              headers: { ...headers, 'retry-after': String(Math.max(1, Math.ceil(r.res.msBeforeNext / 1000))) },
+            }),
+          );
+        }
+        reserved = estimate;
+        this.setHeaders(headers, 'tokens', limits.tpm, r.res);
+      }
+
+      let settled = false;
+      return {
+        headers,
+        settle: async (usage, cost) => {
+          if (settled) return;
+          settled = true;
+          const jobs: Promise<unknown>[] = [];
+          if (lease) jobs.push(this.store.release(lease));
+          if (reserved > 0 && l.tpm) {
+            const diff = usage.input + usage.output - reserved;
+            if (diff > 0) jobs.push(l.tpm.penalty(name, diff));
+            else if (diff < 0) jobs.push(l.tpm.reward(name, -diff));
+          }
+          if (spend && cost > 0 && limits.budget_usd) {
+            const budget = limits.budget_usd.amount;
+            jobs.push(this.store.addSpend(spend.key, cost, spend.endMs).then((total) => this.metrics.budgetRemaining.set({ key: name }, Math.max(0, budget - total))));
+          }
+          await Promise.allSettled(jobs);
+        },
+      };
+    } catch (err) {
+      await rollback();
+      throw err;
+    }
+  }
+
+  private async consume(lim: RateLimiterAbstract, key: string, points: number): Promise<{ ok: true; res: RateLimiterRes } | { ok: false; res: RateLimiterRes }> {
+    try {
+      return { ok: true, res: await lim.consume(key, points) };
+    } catch (e) {
+      if (isRes(e)) return { ok: false, res: e };
+      // Neither Redis nor the insurance limiter answered: let the request through.
+      return { ok: true, res: new RateLimiterRes(points, 0, 0) };
+    }
+  }
+
+  private setHeaders(h: Record<string, string>, kind: 'requests' | 'tokens', limit: number, r: RateLimiterRes): void {
+    h[`x-ratelimit-limit-${kind}`] = String(limit);
+    h[`x-ratelimit-remaining-${kind}`] = String(Math.max(0, Math.min(limit, limit - r.consumedPoints)));
+    h[`x-ratelimit-reset-${kind}`] = resetDuration(r.msBeforeNext);
+  }
+}
+
+/** Failed-auth throttle per client address (per replica): after `max` failures in a minute, 429. */
+export class AuthThrottle {
+  private readonly lim: RateLimiterMemory;
+
+  constructor(private readonly max = 10) {
+    this.lim = new RateLimiterMemory({ points: max, duration: WINDOW_S });
+  }
+
+  /** Seconds to wait when `ip` is blocked, else 0. */
+  async blocked(ip: string): Promise<number> {
+    const r = await this.lim.get(ip);
+    return r && r.consumedPoints >= this.max ? Math.max(1, Math.ceil(r.msBeforeNext / 1000)) : 0;
+  }
+
+  async failed(ip: string): Promise<void> {
+    await this.lim.consume(ip, 1).catch(() => {});
+  }
+}
