@@ -256,6 +256,26 @@ export class KeyLimits {
     }
   }
 
+  /**
+   * Adds a finished request's cost to the day's spend counters of its key and its model
+   * (`spend:day:<yyyy-mm-dd>:key:<name>`, `…:model:<name>`), kept in the shared store for
+   * two days. Never rejects.
+   */
+  async recordSpend(key: string | null, model: string | null, costUsd: number): Promise<void> {
+    const now = new Date();
+    const day = now.toISOString().slice(0, 10);
+    const expire = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 2);
+    const jobs: Promise<number>[] = [];
+    if (key) jobs.push(this.store.addSpend(`day:${day}:key:${key}`, costUsd, expire));
+    if (model) jobs.push(this.store.addSpend(`day:${day}:model:${model}`, costUsd, expire));
+    await Promise.allSettled(jobs);
+  }
+
+  /** Today's (UTC) spend of a key or a model, USD. */
+  spendToday(kind: 'key' | 'model', name: string): Promise<number> {
+    return this.store.getSpend(`day:${new Date().toISOString().slice(0, 10)}:${kind}:${name}`);
+  }
+
   private async consume(lim: RateLimiterAbstract, key: string, points: number): Promise<{ ok: true; res: RateLimiterRes } | { ok: false; res: RateLimiterRes }> {
     try {
       return { ok: true, res: await lim.consume(key, points) };

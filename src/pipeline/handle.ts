@@ -253,6 +253,8 @@ export async function handleChatCompletion(deps: PipelineDeps, req: FastifyReque
       // Awaited: the response is already out, and a caller's next request sees this one's spend.
       await admission.settle(rec.usage, rec.costUsd).catch((err: unknown) => req.log.warn({ err }, 'settling key limits failed'));
     }
+    // Spend per key and per model, per UTC day, in the shared store (not awaited).
+    if (rec.costUsd > 0) void deps.limits.recordSpend(rec.key, rec.model, rec.costUsd);
     rec.durationMs = Date.now() - rec.startedAt;
     req.recorded = true;
     finishRequest(deps.metrics, req.log, rec);

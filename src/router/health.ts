@@ -18,8 +18,36 @@ interface Entry {
   probeInFlight: boolean;
 }
 
+/** Outcome counts over the last minute, in 10-second buckets. */
+class RecentOutcomes {
+  private readonly buckets = new Map<number, { ok: number; failed: number }>();
+
+  add(now: number, ok: boolean): void {
+    const b = Math.floor(now / 10_000);
+    const cur = this.buckets.get(b) ?? { ok: 0, failed: 0 };
+    if (ok) cur.ok++;
+    else cur.failed++;
+    this.buckets.set(b, cur);
+    for (const k of this.buckets.keys()) if (k < b - 5) this.buckets.delete(k);
+  }
+
+  rate(now: number): { requests: number; errorRate: number } {
+    const from = Math.floor(now / 10_000) - 5;
+    let ok = 0;
+    let failed = 0;
+    for (const [k, v] of this.buckets) {
+      if (k < from) continue;
+      ok += v.ok;
+      failed += v.failed;
+    }
+    const n = ok + failed;
+    return { requests: n, errorRate: n === 0 ? 0 : failed / n };
+  }
+}
+
 export class HealthBoard {
   private readonly entries = new Map<string, Entry>();
+  private readonly recent = new Map<string, RecentOutcomes>();
   /** Upstream id -> epoch ms until which its credentials are considered bad. */
   private readonly credentialUntil = new Map<string, number>();
 
@@ -74,11 +102,26 @@ export class HealthBoard {
     return (this.credentialUntil.get(upstreamId) ?? 0) > this.now();
   }
 
+  private note(key: string, ok: boolean): void {
+    let r = this.recent.get(key);
+    if (!r) {
+      r = new RecentOutcomes();
+      this.recent.set(key, r);
+    }
+    r.add(this.now(), ok);
+  }
+
+  /** Attempts to the target over the last minute on this replica, and the failed share. */
+  recentOutcomes(key: string): { requests: number; errorRate: number } {
+    return this.recent.get(key)?.rate(this.now()) ?? { requests: 0, errorRate: 0 };
+  }
+
   /**
    * Records a success: the circuit closes. A success that was not the probe (a request
    * sent before the circuit opened) does not end a cooldown early.
    */
   success(key: string): void {
+    this.note(key, true);
     const e = this.entry(key);
     if (e.coolingUntil > this.now() && !e.probeInFlight) {
       e.failures = 0;
@@ -101,6 +144,7 @@ export class HealthBoard {
    * @param retryAfterMs the upstream's `Retry-After`, already capped, if it sent one.
    */
   failure(key: string, upstreamId: string, cls: FailureClass, retryAfterMs?: number): void {
+    if (cls !== 'caller') this.note(key, false);
     const e = this.entry(key);
     const wasProbe = e.probeInFlight;
     e.probeInFlight = false;

@@ -81,6 +81,8 @@ export async function buildAdmin(gw: Gateway, opts: AdminOptions = {}): Promise<
         queued: router.queue.queued(t.upstream.id),
         window: { occupancy: v.window, threshold: t.upstream.window.threshold, seconds: t.upstream.window.seconds },
         latency_ms: Math.round(router.latency.estimate(t.key)),
+        // This replica's attempts to the target over the last minute (caller faults excluded).
+        recent: (({ requests, errorRate }) => ({ attempts: requests, error_rate: Number(errorRate.toFixed(4)) }))(router.health.recentOutcomes(t.key)),
         // A cooldown set by any replica (shared store); `state` is this replica's circuit.
         shared_cooling_until: v.coolingUntil > now ? new Date(v.coolingUntil).toISOString() : null,
       };
