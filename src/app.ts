@@ -9,8 +9,7 @@ import type { DestinationStream, Logger } from 'pino';
 import { authHook } from './auth/plugin.js';
 import { KeyStore } from './auth/keys.js';
 import { ConfigError, loadConfig, type GatewayConfig } from './config/load.js';
-import { GatewayError } from './errors/codes.js';
-import { sendError, toGatewayError } from './errors/reply.js';
+import { useGatewayErrors } from './errors/reply.js';
 import { recordBudgetExhausted, recordShed } from './metrics/record.js';
 import { createMetrics, type Metrics } from './metrics/registry.js';
 import { newRecord } from './pipeline/context.js';
@@ -271,14 +270,7 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
   app.removeContentTypeParser('text/plain');
   app.addContentTypeParser('*', { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
 
-  app.setErrorHandler((err: Error, req, reply) => {
-    const gw = toGatewayError(err);
-    if (gw.status >= 500) req.log.error({ err }, 'request failed');
-    sendError(reply, gw);
-  });
-  app.setNotFoundHandler((req, reply) => {
-    sendError(reply, new GatewayError('GW_ERR_ROUTE_NOT_FOUND', { message: `Unknown request URL: ${req.method} ${req.url.split('?')[0]!.slice(0, 200)}.` }));
-  });
+  useGatewayErrors(app, 'request failed');
 
   registerHealth(app, () => live.current.config, () => store.mode);
   registerMetrics(app, metrics);

@@ -14,12 +14,15 @@ declare module 'fastify' {
   }
 }
 
-function presentedKey(req: FastifyRequest): string | undefined {
+/** The token of an `Authorization: Bearer <token>` header, if any. */
+export function bearerToken(req: FastifyRequest): string | undefined {
   const auth = req.headers.authorization;
-  if (typeof auth === 'string') {
-    const m = /^\s*Bearer\s+(\S+)\s*$/i.exec(auth);
-    if (m) return m[1];
-  }
+  return typeof auth === 'string' ? /^\s*Bearer\s+(\S+)\s*$/i.exec(auth)?.[1] : undefined;
+}
+
+function presentedKey(req: FastifyRequest): string | undefined {
+  const bearer = bearerToken(req);
+  if (bearer !== undefined) return bearer;
   for (const h of ['api-key', 'x-api-key']) {
     const v = req.headers[h];
     if (typeof v === 'string' && v.trim() !== '') return v.trim();

@@ -2,7 +2,7 @@
  * Sends a gateway error as an OpenAI-style JSON response, and maps Fastify's own errors
  * (bad JSON, body too large, schema validation) onto the gateway's error table.
  */
-import type { FastifyError, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { GatewayError } from './codes.js';
 import { errorBody } from './render.js';
 
@@ -75,4 +75,19 @@ export function toGatewayError(err: FastifyError | GatewayError | Error): Gatewa
   const status = typeof fe.statusCode === 'number' ? fe.statusCode : 500;
   if (status >= 400 && status < 500) return new GatewayError('GW_ERR_INVALID_REQUEST', { status, message: 'Invalid request.' });
   return new GatewayError('GW_ERR_INTERNAL');
+}
+
+/**
+ * Makes every error and unknown route of `app` an OpenAI-style JSON error (the client app
+ * and the admin app share this); 5xx errors are logged with `what`.
+ */
+export function useGatewayErrors(app: FastifyInstance, what: string): void {
+  app.setErrorHandler((err: Error, req, reply) => {
+    const gw = toGatewayError(err);
+    if (gw.status >= 500) req.log.error({ err }, what);
+    sendError(reply, gw);
+  });
+  app.setNotFoundHandler((req, reply) => {
+    sendError(reply, new GatewayError('GW_ERR_ROUTE_NOT_FOUND', { message: `Unknown request URL: ${req.method} ${req.url.split('?')[0]!.slice(0, 200)}.` }));
+  });
 }

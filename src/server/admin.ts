@@ -10,22 +10,18 @@
  *                           usage (never the key or hash)
  *   POST /admin/reload      re-reads the config file; 200 with a summary, or 400 with the error
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import { timingSafeEqual } from 'node:crypto';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Gateway } from '../app.js';
+import { hashKey } from '../auth/keys.js';
+import { bearerToken } from '../auth/plugin.js';
 import { ConfigError } from '../config/load.js';
 import { GatewayError } from '../errors/codes.js';
-import { sendError, toGatewayError } from '../errors/reply.js';
+import { useGatewayErrors } from '../errors/reply.js';
 
 export interface AdminOptions {
   /** Defaults to the gateway's logger. */
   readonly logger?: FastifyBaseLogger;
-}
-
-function bearer(req: FastifyRequest): string | undefined {
-  const auth = req.headers.authorization;
-  if (typeof auth !== 'string') return undefined;
-  return /^\s*Bearer\s+(\S+)\s*$/i.exec(auth)?.[1];
 }
 
 /** Builds the admin app for a gateway; does not listen. */
@@ -36,24 +32,16 @@ export async function buildAdmin(gw: Gateway, opts: AdminOptions = {}): Promise<
     bodyLimit: 64 * 1024,
   });
 
-  admin.setErrorHandler((err: Error, req, reply) => {
-    const e = toGatewayError(err);
-    if (e.status >= 500) req.log.error({ err }, 'admin request failed');
-    sendError(reply, e);
-  });
-  admin.setNotFoundHandler((req, reply) => {
-    sendError(reply, new GatewayError('GW_ERR_ROUTE_NOT_FOUND', { message: `Unknown request URL: ${req.method} ${req.url.split('?')[0]!.slice(0, 200)}.` }));
-  });
+  useGatewayErrors(admin, 'admin request failed');
   // POST /admin/reload takes no body; accept (and ignore) any content type.
   admin.removeAllContentTypeParsers();
   admin.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, _body, done) => done(null, undefined));
 
   admin.addHook('onRequest', async (req) => {
-    const key = bearer(req);
+    const key = bearerToken(req);
     const expected = gw.current().config.admin.key_sha256;
     if (key !== undefined && expected) {
-      const digest = createHash('sha256').update(key, 'utf8').digest();
-      if (timingSafeEqual(digest, Buffer.from(expected, 'hex'))) return;
+      if (timingSafeEqual(Buffer.from(hashKey(key), 'hex'), Buffer.from(expected, 'hex'))) return;
     }
     if (key !== undefined && gw.current().keys.authenticate(key)) {
       throw new GatewayError('GW_ERR_FORBIDDEN', { message: 'A client key cannot use the admin API; send the admin key.' });
