@@ -19,8 +19,11 @@ import { PROVIDERS } from './providers/registry.js';
 import type { Provider } from './providers/types.js';
 import { AuthThrottle, KeyLimits } from './limits/index.js';
 import { registerChatCompletions } from './routes/chat-completions.js';
+import { registerMessages } from './routes/messages.js';
+import { registerResponses } from './routes/responses.js';
 import { registerMetrics } from './routes/metrics.js';
 import { registerModels } from './routes/models.js';
+import { registerPassthrough } from './routes/passthrough.js';
 import { Router } from './router/index.js';
 import { StateStore } from './store/index.js';
 import { registerHealth } from './server/health.js';
@@ -120,9 +123,9 @@ function createProviders(config: GatewayConfig, prev?: Generation): { providers:
         unchanged.push(upstream.id);
         continue;
       }
-      const factory = PROVIDERS[upstream.provider];
-      if (!factory) throw new Error(`no provider for kind ${upstream.provider}`);
-      const p = factory(upstream);
+      const kind = PROVIDERS[upstream.provider];
+      if (!kind) throw new Error(`no provider for kind ${upstream.provider}`);
+      const p = kind.create(upstream);
       made.push(p);
       providers.set(upstream.id, p);
       (before ? changed : added).push(upstream.id);
@@ -279,6 +282,9 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
     v1.addHook('onRequest', authHook(() => live.current.keys, throttle, () => metrics.authThrottled.inc()));
     registerModels(v1, () => live.current.config, Date.now());
     registerChatCompletions(v1, deps);
+    registerPassthrough(v1, () => live.current);
+    registerResponses(v1, deps);
+    registerMessages(v1, deps);
   });
 
   // Give Redis a moment to connect before serving, so the first requests share state.

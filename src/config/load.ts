@@ -4,7 +4,8 @@
  * Runs at start-up and on every hot reload; every error names the bad path and value.
  */
 import { readFileSync } from 'node:fs';
-import { Ajv, type ErrorObject } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { PROVIDERS } from '../providers/registry.js';
 import { parse as parseYaml } from 'yaml';
 import {
   ConfigSchema,
@@ -19,6 +20,8 @@ import {
   type ShedConfig,
   type StoreConfig,
   type AdminConfig,
+  type CapabilitiesConfig,
+  type PassthroughConfig,
 } from './schema.js';
 
 /** Thrown for any problem with the config file; `message` lists every problem found. */
@@ -32,6 +35,8 @@ export class ConfigError extends Error {
 /** An upstream whose credentials resolved: it takes traffic. */
 export interface LiveUpstream extends Readonly<UpstreamConfig> {
   readonly apiKey: string | undefined;
+  /** The kind's options with its schema's defaults applied. */
+  readonly options: Readonly<Record<string, unknown>>;
 }
 
 /** One way to serve a public model: an upstream plus the model id sent to it. */
@@ -48,6 +53,8 @@ export interface Target {
 export interface Model {
   readonly name: string;
   readonly reasoning: boolean;
+  /** What the model accepts (README, "Parameter normalisation"). */
+  readonly capabilities: Readonly<CapabilitiesConfig>;
   readonly price: Required<PriceConfig>;
   readonly strategy: Strategy;
   /** Fallback model names, in order (cycle-free, checked at load). */
@@ -80,12 +87,18 @@ export interface GatewayConfig {
   readonly upstreamStatus: readonly UpstreamStatus[];
   readonly models: ReadonlyMap<string, Model>;
   readonly keys: readonly ClientKeyConfig[];
+  /** Where other `/v1/*` routes are proxied. */
+  readonly passthrough: Readonly<PassthroughConfig>;
   /** Problems that do not stop start-up (a model with no live target), for the start-up log. */
   readonly warnings: readonly string[];
 }
 
 const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
 const validate = ajv.compile<RawConfig>(ConfigSchema);
+const optionValidators = new Map<string, ValidateFunction>();
+for (const [kind, entry] of Object.entries(PROVIDERS)) {
+  if (entry.options) optionValidators.set(kind, ajv.compile(entry.options));
+}
 
 const REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
@@ -200,15 +213,27 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
   raw.upstreams.forEach((u: UpstreamConfig, i: number) => {
     if (declared.has(u.id)) problems.push(`/upstreams/${i}/id: duplicate upstream id "${u.id}"`);
     declared.add(u.id);
-    if (u.provider !== 'simulator' && !u.base_url) problems.push(`/upstreams/${i}/base_url: required for provider "${u.provider}"`);
+    const kind = PROVIDERS[u.provider];
+    if (!kind) {
+      problems.push(`/upstreams/${i}/provider: unknown provider kind "${u.provider}" (known: ${Object.keys(PROVIDERS).join(', ')})`);
+      return;
+    }
+    if (kind.needsBaseUrl && !u.base_url) problems.push(`/upstreams/${i}/base_url: required for provider "${u.provider}"`);
+    const options = structuredClone(u.options);
+    const check = optionValidators.get(u.provider);
+    if (check && !check(options)) {
+      for (const e of check.errors ?? []) problems.push(describe({ ...e, instancePath: `/upstreams/${i}/options${e.instancePath}` }, resolved));
+    } else if (!check && Object.keys(options).length > 0) {
+      problems.push(`/upstreams/${i}/options: provider "${u.provider}" takes no options`);
+    }
     const reason = offReason.get(i);
     if (reason) {
       status.push({ id: u.id, provider: u.provider, mode: 'off', reason });
       return;
     }
-    const live: LiveUpstream = Object.freeze({ ...u, apiKey: u.api_key || undefined });
+    const live: LiveUpstream = Object.freeze({ ...u, apiKey: u.api_key || undefined, options: Object.freeze(options) });
     upstreams.set(u.id, live);
-    status.push({ id: u.id, provider: u.provider, mode: u.provider === 'simulator' ? 'simulated' : 'live' });
+    status.push({ id: u.id, provider: u.provider, mode: kind.simulated ? 'simulated' : 'live' });
   });
 
   const models = new Map<string, Model>();
@@ -220,7 +245,7 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
         const live = m.targets.filter((t) => upstreams.has(t.upstream));
         const primary = live.filter((t) => !t.standby);
         const chosen = primary.length > 0 ? primary : live;
-        return chosen.length > 0 && chosen.every((t) => upstreams.get(t.upstream)!.provider === 'simulator');
+        return chosen.length > 0 && chosen.every((t) => PROVIDERS[upstreams.get(t.upstream)!.provider]?.simulated === true);
       })
       .map((m) => m.name),
   );
@@ -256,6 +281,7 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
       Object.freeze({
         name: m.name,
         reasoning: m.reasoning,
+        capabilities: Object.freeze({ ...m.capabilities }),
         price,
         strategy: m.strategy ?? raw.routing.strategy,
         fallbacks: Object.freeze(fallbacks),
@@ -293,6 +319,10 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
     if (cycle) problems.push(`/models/${i}/fallbacks: fallback cycle ${cycle.join(' -> ')}`);
   }
 
+  if (raw.passthrough.upstream !== undefined && !declared.has(raw.passthrough.upstream)) {
+    problems.push(`/passthrough/upstream: unknown upstream "${raw.passthrough.upstream}"`);
+  }
+
   const keyNames = new Set<string>();
   raw.keys.forEach((k: ClientKeyConfig, i: number) => {
     if (keyNames.has(k.name)) problems.push(`/keys/${i}/name: duplicate key name "${k.name}"`);
@@ -311,6 +341,7 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
     upstreamStatus: Object.freeze(status),
     models,
     keys: Object.freeze(raw.keys.map((k) => Object.freeze(k))),
+    passthrough: Object.freeze({ ...raw.passthrough }),
     warnings: Object.freeze(warnings),
   });
 }

@@ -72,9 +72,12 @@ export const WindowSchema = Type.Object(
 export const UpstreamSchema = Type.Object(
   {
     id: Id,
-    provider: Type.Union([Type.Literal('openai-compatible'), Type.Literal('simulator')]),
-    /** e.g. `https://api.openai.com/v1`; `/chat/completions` is appended. Not used by `simulator`. */
+    /** The provider kind: a key of `providers/registry.ts` (checked at load). */
+    provider: Type.String({ minLength: 1, maxLength: 64 }),
+    /** e.g. `https://api.openai.com/v1`; the kind appends its API path. Not used by `simulator`. */
     base_url: Type.Optional(Type.String({ pattern: '^https?://' })),
+    /** Provider-kind options, validated by the kind's own schema (README, "Providers"). */
+    options: Type.Record(Type.String(), Type.Unknown(), { default: {} }),
     /** Usually a `${ENV_VAR}` reference. An unset variable switches the upstream off. */
     api_key: Type.Optional(Type.String()),
     region: Type.String({ default: 'default' }),
@@ -134,10 +137,38 @@ export const ShedSchema = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
+/**
+ * What a model accepts, so one OpenAI-style request can be reshaped for each model a call
+ * may land on (primary, fallback, shed). See README, "Parameter normalisation".
+ */
+export const CapabilitiesSchema = Type.Object(
+  {
+    /** Takes `tools` / `tool_choice` / `parallel_tool_calls`. */
+    tools: Type.Boolean({ default: true }),
+    /** Takes image content parts. */
+    vision: Type.Boolean({ default: true }),
+    /**
+     * The output-limit field the model takes: OpenAI's reasoning models reject `max_tokens`
+     * and want `max_completion_tokens` (OpenAI API reference, "Create chat completion").
+     * Absent: the client's spelling passes unchanged.
+     */
+    max_tokens_field: Type.Optional(Type.Union([Type.Literal('max_tokens'), Type.Literal('max_completion_tokens')])),
+    /** Top-level body fields the model accepts; absent = any. `model`, `messages`, `stream` and `stream_options` always pass. */
+    accepted_params: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    /** Top-level body fields the model rejects (e.g. `temperature` on OpenAI reasoning models). */
+    unsupported_params: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+    /** What happens to a parameter the model does not take: dropped (listed in `x-switchyard-dropped-params`) or a 400. */
+    on_unsupported: Type.Union([Type.Literal('drop'), Type.Literal('reject')], { default: 'drop' }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
 export const ModelSchema = Type.Object(
   {
     name: Id,
+    /** A reasoning model: takes `reasoning_effort` (or its provider maps it) and can be deep. */
     reasoning: Type.Boolean({ default: false }),
+    capabilities: CapabilitiesSchema,
     /** A request is deep when `reasoning` and its reasoning_effort >= this level. */
     deep_effort: Type.Union([EffortSchema], { default: 'high' }),
     /** The effort assumed when a request sends no reasoning_effort. */
@@ -287,8 +318,20 @@ export const StoreSchema = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
+export const PassthroughSchema = Type.Object(
+  {
+    /**
+     * The upstream that other `/v1/*` routes (embeddings, moderations, audio, files …) are
+     * proxied to, with the client's key swapped for the upstream's. Absent: those routes 404.
+     */
+    upstream: Type.Optional(Id),
+  },
+  { additionalProperties: false, default: {} },
+);
+
 export const ConfigSchema = Type.Object(
   {
+    passthrough: PassthroughSchema,
     server: ServerSchema,
     admin: AdminSchema,
     store: StoreSchema,
@@ -313,3 +356,5 @@ export type StoreConfig = Static<typeof StoreSchema>;
 export type AdminConfig = Static<typeof AdminSchema>;
 export type Effort = Static<typeof EffortSchema>;
 export type ShedConfig = Static<typeof ShedSchema>;
+export type CapabilitiesConfig = Static<typeof CapabilitiesSchema>;
+export type PassthroughConfig = Static<typeof PassthroughSchema>;

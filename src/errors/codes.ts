@@ -118,6 +118,18 @@ export const ERRORS = {
     code: 'rate_limit_exceeded',
     message: 'Too many failed authentication attempts from this address; retry later.',
   },
+  GW_ERR_API_NOT_SUPPORTED: {
+    status: 400,
+    type: 'invalid_request_error',
+    code: 'unsupported_api',
+    message: 'This model is not served on this endpoint.',
+  },
+  GW_ERR_UNSUPPORTED_PARAMETER: {
+    status: 400,
+    type: 'invalid_request_error',
+    code: 'unsupported_parameter',
+    message: 'A parameter is not supported with this model.',
+  },
   GW_ERR_NO_TARGET: { status: 503, type: 'server_error', code: 'no_upstream_available', message: 'No upstream can serve this model now.' },
   GW_ERR_INTERNAL: { status: 500, type: 'server_error', code: 'internal_error', message: 'The gateway hit an internal error.' },
 } as const satisfies Record<string, ErrorSpec>;

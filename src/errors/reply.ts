@@ -3,11 +3,18 @@
  * (bad JSON, body too large, schema validation) onto the gateway's error table.
  */
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { APIS } from '../apis/index.js';
+import type { ApiName } from '../providers/types.js';
 import { GatewayError } from './codes.js';
-import { errorBody } from './render.js';
+
+/** The error body in the dialect of the route's API (`config.api`), OpenAI's by default. */
+function bodyFor(reply: FastifyReply, err: GatewayError): unknown {
+  const api = (reply.request.routeOptions.config as { api?: ApiName } | undefined)?.api;
+  return APIS[api ?? 'chat'].errorBody(err);
+}
 
 /**
- * Sends `err` unless the response already started; returns the status sent.
+ * Sends `err` unless the response already started, in the route's API dialect; returns the status sent.
  * @param extra more response headers (routing headers); the error's own win.
  */
 export function sendError(reply: FastifyReply, err: GatewayError, extra: Record<string, string> = {}): number {
@@ -19,7 +26,7 @@ export function sendError(reply: FastifyReply, err: GatewayError, extra: Record<
     .status(err.status)
     .headers({ ...extra, ...retry, ...err.headers, 'x-request-id': requestId })
     .type('application/json; charset=utf-8')
-    .send(errorBody(err));
+    .send(bodyFor(reply, err));
   return err.status;
 }
 

@@ -33,21 +33,3 @@ export const ChatRequestSchema = Type.Object(
 
 export type ChatRequest = Static<typeof ChatRequestSchema> & Record<string, unknown>;
 
-/** Body fields meant for the gateway only; never sent upstream. */
-export const GATEWAY_FIELDS = ['cluster_routing', 'switchyard'] as const;
-
-/**
- * The JSON body sent to one target: the client's body with `model` replaced by the
- * target's upstream model id, gateway fields removed (and `reasoning_effort` for models
- * not marked `reasoning`), and, for streams, usage always
- * requested (`stream_options.include_usage: true`) so cost is never unknown.
- */
-export function upstreamBody(body: ChatRequest, upstreamModel: string, reasoning: boolean): string {
-  const out: Record<string, unknown> = { ...body, model: upstreamModel };
-  for (const f of GATEWAY_FIELDS) delete out[f];
-  // A call shed or fallen back to a non-reasoning model must not carry reasoning_effort:
-  // OpenAI's non-reasoning models reject it with 400.
-  if (!reasoning) delete out['reasoning_effort'];
-  if (body.stream === true) out['stream_options'] = { ...(body.stream_options ?? {}), include_usage: true };
-  return JSON.stringify(out);
-}

@@ -51,44 +51,14 @@ function messageTexts(messages: unknown): { texts: string[]; count: number } {
   return { texts, count: messages.length };
 }
 
-/** Splits streamed delta text into answer text and reasoning text. */
-function deltaTexts(rawEvents: readonly string[]): { output: string[]; reasoning: string[] } {
-  const output: string[] = [];
-  const reasoning: string[] = [];
-  for (const data of rawEvents) {
-    let chunk: { choices?: { delta?: Record<string, unknown> }[] };
-    try {
-      chunk = JSON.parse(data) as typeof chunk;
-    } catch {
-      continue;
-    }
-    if (!Array.isArray(chunk.choices)) continue;
-    for (const choice of chunk.choices) {
-      const d = choice?.delta;
-      if (!d || typeof d !== 'object') continue;
-      if (typeof d['content'] === 'string') output.push(d['content']);
-      if (typeof d['reasoning_content'] === 'string') reasoning.push(d['reasoning_content']);
-      else if (typeof d['reasoning'] === 'string') reasoning.push(d['reasoning']);
-      if (Array.isArray(d['tool_calls'])) {
-        for (const call of d['tool_calls'] as unknown[]) {
-          const fn = (call as { function?: { name?: unknown; arguments?: unknown } } | null)?.function;
-          if (typeof fn?.name === 'string') output.push(fn.name);
-          if (typeof fn?.arguments === 'string') output.push(fn.arguments);
-        }
-      }
-    }
-  }
-  return { output, reasoning };
-}
-
 /**
- * Counts usage from the raw `data:` payloads of the delta events seen (output and
- * reasoning) and the request's `messages` (input). `reasoning` is a part of `output`, as in
+ * Counts usage from the text of the delta events seen (output and reasoning, extracted
+ * by the API's `deltaTexts`) and the request's prompt as chat-style `messages` (input). `reasoning` is a part of `output`, as in
  * upstream-reported usage.
  */
-export async function estimateUsage(rawDeltaEvents: readonly string[], messages: unknown): Promise<Usage> {
+export async function estimateUsage(deltas: { output: readonly string[]; reasoning: readonly string[] }, messages: unknown): Promise<Usage> {
   const count = await tokenizer();
-  const { output, reasoning } = deltaTexts(rawDeltaEvents);
+  const { output, reasoning } = deltas;
   const { texts, count: n } = messageTexts(messages);
   const reasoningTokens = count(reasoning.join(''));
   const answerTokens = count(output.join(''));

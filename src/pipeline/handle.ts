@@ -1,13 +1,16 @@
 /**
- * The data path of one chat completion, top to bottom:
- * model lookup -> target plan -> for each target: rewrite body, send, sort failures,
- * maybe next target -> relay SSE or JSON -> record usage, cost, metrics, one log line.
+ * The data path of one model call (chat completion, response, or message), top to bottom:
+ * model lookup -> target plan -> for each target: reshape the body for the model, send,
+ * sort failures, maybe next target -> relay SSE or JSON -> record usage, cost, metrics,
+ * one log line. What differs between inbound APIs is asked of the API's descriptor.
  */
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { mayUse } from '../auth/keys.js';
 import type { GatewayConfig, Model, Target } from '../config/load.js';
 import type { PriceConfig, Strategy } from '../config/schema.js';
+import type { InboundApi, PreparedBody } from '../apis/types.js';
+import type { ApiName, Provider } from '../providers/types.js';
 import { GatewayError } from '../errors/codes.js';
 import { classifyError, type Classified } from '../errors/classify.js';
 import { sendError } from '../errors/reply.js';
@@ -18,7 +21,6 @@ import type { RouteRun } from '../router/run.js';
 import { STRATEGY_NAMES } from '../router/strategies/index.js';
 import type { Held } from '../server/live.js';
 import type { Admission, KeyLimits } from '../limits/index.js';
-import { upstreamBody, type ChatRequest } from './chat-request.js';
 import { newRecord, type RequestRecord } from './context.js';
 import { finishRequest } from './finish.js';
 import { relayJson } from './respond-json.js';
@@ -58,6 +60,27 @@ function findModel(config: GatewayConfig, req: FastifyRequest, name: string): Mo
   return model;
 }
 
+/** Per config generation and API: each model with only the targets whose provider serves the API (null: none). */
+const servable = new WeakMap<GatewayConfig, Map<string, Model | null>>();
+
+/**
+ * The model as seen from one inbound API: its targets narrowed to providers that serve the
+ * API (`chat` is served by every provider). Cached per config generation.
+ */
+function forApi(config: GatewayConfig, providers: ReadonlyMap<string, Provider>, api: ApiName, model: Model | undefined): Model | undefined {
+  if (!model || api === 'chat') return model;
+  let byName = servable.get(config);
+  if (!byName) servable.set(config, (byName = new Map()));
+  const key = `${api}\n${model.name}`;
+  let view = byName.get(key);
+  if (view === undefined) {
+    const targets = model.targets.filter((t) => providers.get(t.upstream.id)?.apis.has(api) === true);
+    view = targets.length === 0 ? null : targets.length === model.targets.length ? model : Object.freeze({ ...model, targets: Object.freeze(targets) });
+    byName.set(key, view);
+  }
+  return view ?? undefined;
+}
+
 /** Response headers saying where the call went and how it was routed. */
 function routeHeaders(rec: RequestRecord, route: RouteRun, strategy: Strategy, target: Target | null): Record<string, string> {
   const h: Record<string, string> = {
@@ -76,8 +99,9 @@ function routeHeaders(rec: RequestRecord, route: RouteRun, strategy: Strategy, t
 }
 
 /** The strategy for this request: body `cluster_routing`, header `x-switchyard-strategy`, or the model's. */
-function pickStrategy(req: FastifyRequest, body: ChatRequest, model: Model): Strategy {
-  if (body.cluster_routing) return body.cluster_routing;
+function pickStrategy(req: FastifyRequest, body: Record<string, unknown>, model: Model): Strategy {
+  const inBody = body['cluster_routing'];
+  if (typeof inBody === 'string' && (STRATEGY_NAMES as string[]).includes(inBody)) return inBody as Strategy;
   const header = req.headers['x-switchyard-strategy'];
   if (header === undefined) return model.strategy;
   const value = String(header).trim().toLowerCase();
@@ -90,19 +114,32 @@ function pickStrategy(req: FastifyRequest, body: ChatRequest, model: Model): Str
   return value as Strategy;
 }
 
-/** The `sticky` session key: `x-session-id`, then `prompt_cache_key`, then `user`. */
-function sessionKey(req: FastifyRequest, body: ChatRequest): string | undefined {
+/** The `sticky` session key: `x-session-id`, then the API's own hint (`prompt_cache_key`, `user` …). */
+function sessionKey(req: FastifyRequest, api: InboundApi, body: Record<string, unknown>): string | undefined {
   const header = req.headers['x-session-id'];
-  const key = (typeof header === 'string' && header) || body.prompt_cache_key || body.user;
+  const key = (typeof header === 'string' && header) || api.sessionHint(body);
   // Hashed: bounded length, and no client text stored in the shared store.
   return key ? createHash('sha256').update(`${req.caller?.name ?? ''}\n${key}`).digest('base64url') : undefined;
 }
 
-/** Handles `POST /v1/chat/completions`; never throws (every outcome is answered and recorded). */
-export async function handleChatCompletion(deps: PipelineDeps, req: FastifyRequest, reply: FastifyReply): Promise<void> {
+/** Client headers the API forwards (e.g. `anthropic-beta`). */
+function forwarded(req: FastifyRequest, api: InboundApi): Record<string, string> | undefined {
+  let out: Record<string, string> | undefined;
+  for (const name of api.forwardHeaders) {
+    const v = req.headers[name];
+    if (typeof v === 'string') (out ??= {})[name] = v;
+  }
+  return out;
+}
+
+/**
+ * Handles one model call in `api`'s dialect (`POST /v1/chat/completions`, `/v1/responses`,
+ * `/v1/messages`); never throws (every outcome is answered and recorded).
+ */
+export async function handleModelCall(api: InboundApi, deps: PipelineDeps, req: FastifyRequest, reply: FastifyReply): Promise<void> {
   const rec = newRecord(req.id, req.caller?.name ?? null, req.startedAt);
-  const body = req.body as ChatRequest;
-  rec.stream = body.stream === true;
+  const body = req.body as Record<string, unknown> & { model: string };
+  rec.stream = body['stream'] === true;
   const abort = new AbortController();
   const onClose = (): void => {
     if (!reply.raw.writableFinished) abort.abort(new ClientDisconnected());
@@ -116,22 +153,30 @@ export async function handleChatCompletion(deps: PipelineDeps, req: FastifyReque
   let admission: Admission | null = null;
 
   try {
-    const model = findModel(config, req, body.model);
-    admission = await deps.limits.admit(req.caller, body);
+    const declared = findModel(config, req, body.model);
+    const model = forApi(config, providers, api.name, declared);
+    if (!model) {
+      throw new GatewayError('GW_ERR_API_NOT_SUPPORTED', {
+        message: `The model \`${declared.name}\` is not served on ${api.path}: none of its upstreams speaks this API.`,
+        param: 'model',
+      });
+    }
+    admission = await deps.limits.admit(req.caller, { messages: api.promptMessages(body), max_tokens: api.maxOutputTokens(body) });
     const limitHeaders = admission.headers;
     requested = model;
     price = model.price;
     rec.model = model.name;
     trackInFlight(deps.metrics, model.name, 1);
     const strategy = pickStrategy(req, body, model);
-    const session = sessionKey(req, body);
-    const wantsUsage = rec.stream && body.stream_options?.include_usage === true;
+    const session = sessionKey(req, api, body);
+    const wantsUsage = api.wantsUsage(body);
+    const forwardHeaders = forwarded(req, api);
     const route = router.begin({
       model,
       strategy,
       ...(session ? { session } : {}),
-      effort: body.reasoning_effort ?? null,
-      lookup: (n) => config.models.get(n),
+      effort: api.effort(body),
+      lookup: (n) => forApi(config, providers, api.name, config.models.get(n)),
     });
 
     for (;;) {
@@ -155,7 +200,18 @@ export async function handleChatCompletion(deps: PipelineDeps, req: FastifyReque
       rec.model = attempt.model.name;
       price = target.price;
       const secrets = [target.upstream.apiKey];
+      // Reshaped for the model this attempt lands on (a fallback may take other parameters).
+      let prepared: PreparedBody;
+      try {
+        prepared = api.prepare(body, target.model, attempt.model, attempt.model === model);
+      } catch (err) {
+        // A parameter this model rejects: the caller's fault, answered as a 400.
+        route.report(attempt, { ok: 'aborted' });
+        attempt.release();
+        throw err;
+      }
       const headers = { ...limitHeaders, ...routeHeaders(rec, route, strategy, target) };
+      if (prepared.dropped.length > 0) headers['x-switchyard-dropped-params'] = prepared.dropped.join(',');
       const failed = (classified: Classified, error: GatewayError, retryAfter?: number): void => {
         recordUpstreamError(deps.metrics, target.upstream.id, classified.class);
         route.report(attempt, { ok: false, classified, error, latencyMs: Date.now() - attempt.startedAt, ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}) });
@@ -164,14 +220,18 @@ export async function handleChatCompletion(deps: PipelineDeps, req: FastifyReque
       try {
         let res;
         try {
-          res = await providers.get(target.upstream.id)!.sendChat({
-            body: upstreamBody(body, target.model, attempt.model.reasoning || !requested?.reasoning),
+          res = await providers.get(target.upstream.id)!.send({
+            api: api.name,
+            body: prepared.body,
             stream: rec.stream,
             requestId: rec.requestId,
             signal: abort.signal,
+            ...(forwardHeaders ? { forwardHeaders } : {}),
           });
         } catch (err) {
           if (abort.signal.aborted) throw abort.signal.reason;
+          // The request cannot be expressed in this upstream's API: the caller's problem.
+          if (err instanceof GatewayError) throw err;
           const classified = classifyError(err);
           failed(classified, new GatewayError(classified.class === 'timeout' ? 'GW_ERR_UPSTREAM_TIMEOUT' : 'GW_ERR_UPSTREAM_UNREACHABLE'));
           continue;
@@ -186,6 +246,7 @@ export async function handleChatCompletion(deps: PipelineDeps, req: FastifyReque
         const isSse = String(res.headers['content-type'] ?? '').includes('text/event-stream');
         if (rec.stream && isSse) {
           const result = await relaySse({
+            api,
             reply,
             upstream: res,
             wantsUsage,
@@ -194,7 +255,7 @@ export async function handleChatCompletion(deps: PipelineDeps, req: FastifyReque
             signal: abort.signal,
             secrets,
             firstTokenTimeoutMs: config.routing.first_token_timeout_ms,
-            messages: body.messages,
+            messages: api.promptMessages(body),
             onCommit: () => {
               recordAttemptOk(deps.metrics, target.upstream.id);
               route.report(attempt, { ok: true, latencyMs: Date.now() - attempt.startedAt });
@@ -214,7 +275,7 @@ export async function handleChatCompletion(deps: PipelineDeps, req: FastifyReque
           continue;
         }
         try {
-          await relayJson(reply, res, rec, headers, target.price);
+          await relayJson(api, reply, res, rec, headers, target.price);
           recordAttemptOk(deps.metrics, target.upstream.id);
           route.report(attempt, { ok: true, latencyMs: Date.now() - attempt.startedAt });
           return;

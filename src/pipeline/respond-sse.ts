@@ -1,5 +1,7 @@
 /**
- * Relays an upstream SSE stream to the client event by event, as bytes arrive.
+ * Relays an upstream SSE stream to the client event by event, as bytes arrive, in any
+ * inbound API's dialect (the API's stream reader says which events carry usage, end the
+ * stream, or report an error; the examples below are chat's).
  *
  * - Event bytes are forwarded as received (no re-serialising); comments and `[DONE]` pass.
  * - Response headers are held until the first data event, so a failure before the first
@@ -8,26 +10,20 @@
  *   `stream_options.include_usage` (the gateway always asks the upstream for it).
  * - A failure after the first byte (socket error, idle timeout, `event: error`, a chunk
  *   with a top-level `error`, an end without `[DONE]` or a finish reason) ends the stream
- *   with one final `data: {"error":{…}}` event: the `openai` SDKs raise on it.
+ *   with one final error event in the API's dialect (`data: {"error":{…}}` for OpenAI's
+ *   APIs, `event: error` for Anthropic's): the SDKs raise on it.
  */
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import { GatewayError } from '../errors/codes.js';
 import { classifyError, type Classified } from '../errors/classify.js';
-import { errorBody, sseErrorFrame } from '../errors/render.js';
+import type { InboundApi } from '../apis/types.js';
 import { SseFramer, type SseEvent } from '../sse/parse.js';
-import { upstreamErrorFields } from '../errors/upstream-fields.js';
 import type { UpstreamResponse } from '../providers/types.js';
 import type { RequestRecord } from './context.js';
 import { estimateUsage } from './estimate.js';
-import { readUsage } from './usage.js';
 import { discardBody } from '../upstream/send.js';
-
-const USAGE = /"usage"\s*:\s*\{/;
-const TOP_ERROR = /"error"\s*:/;
-const FINISH = /"finish_reason"\s*:\s*"/;
-const DELTA = /"(?:content|reasoning_content|reasoning|arguments)"\s*:\s*"[^"]/;
 
 export const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -37,6 +33,8 @@ export const SSE_HEADERS = {
 } as const;
 
 export interface SseRelayArgs {
+  /** The stream's dialect: which events carry usage, end the stream or report errors. */
+  readonly api: InboundApi;
   readonly reply: FastifyReply;
   readonly upstream: UpstreamResponse;
   readonly wantsUsage: boolean;
@@ -51,7 +49,7 @@ export interface SseRelayArgs {
   readonly firstTokenTimeoutMs: number;
   /** Called once, when the first event goes to the client. */
   readonly onCommit: () => void;
-  /** The request's `messages`, tokenized for the input count only when the upstream reports no usage. */
+  /** The prompt as chat-style messages, tokenized for the input count only when the upstream reports no usage. */
   readonly messages: unknown;
 }
 
@@ -59,27 +57,6 @@ export type SseRelayResult =
   | { readonly committed: true }
   /** Nothing was sent to the client; the caller may fail over or answer with JSON. */
   | { readonly committed: false; readonly classified: Classified; readonly error: GatewayError };
-
-/** An in-stream error event from the upstream, in OpenAI's error shape. */
-function upstreamStreamError(ev: SseEvent, secrets: readonly (string | undefined)[]): GatewayError | null {
-  const data = ev.data ?? '';
-  if (ev.event !== 'error' && !TOP_ERROR.test(data)) return null;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(data);
-  } catch {
-    if (ev.event !== 'error') return null;
-  }
-  const top = parsed as Record<string, unknown> | undefined;
-  const inner = top && typeof top === 'object' ? (top['error'] ?? (ev.event === 'error' ? top : undefined)) : undefined;
-  if (inner === undefined || inner === null) return ev.event === 'error' ? new GatewayError('GW_ERR_UPSTREAM_STREAM') : null;
-  const fields = upstreamErrorFields(
-    typeof inner === 'object' ? inner : String(inner),
-    { message: 'The upstream stream reported an error.', type: 'server_error', code: 'upstream_stream_error', param: null },
-    secrets,
-  );
-  return new GatewayError('GW_ERR_UPSTREAM_STREAM', { message: fields.message, type: fields.type, openaiCode: fields.code, param: fields.param });
-}
 
 /**
  * How an upstream's in-stream error counts. After the first byte it just ends the stream.
@@ -106,12 +83,12 @@ async function write(out: ServerResponse, buf: Buffer, signal: AbortSignal): Pro
  * @throws the abort reason when the client disconnected (the caller records it).
  */
 export async function relaySse(args: SseRelayArgs): Promise<SseRelayResult> {
-  const { reply, upstream, wantsUsage, rec, signal, secrets } = args;
+  const { api, reply, upstream, wantsUsage, rec, signal } = args;
   const out = reply.raw;
   const framer = new SseFramer();
+  const reader = api.streamReader(wantsUsage, args.secrets);
   let committed = false;
-  let sawDone = false;
-  let sawFinish = false;
+  let sawEnd = false;
   let sawUsage = false;
   /** Raw `data:` payloads of delta events, parsed and tokenized only if no usage comes. */
   const deltaEvents: string[] = [];
@@ -135,35 +112,17 @@ export async function relaySse(args: SseRelayArgs): Promise<SseRelayResult> {
 
   /** Sorts one event into the batch; returns an error when the stream must end. */
   const take = (ev: SseEvent, batch: Buffer[]): GatewayError | null => {
-    const data = ev.data;
-    if (data === null) {
-      batch.push(ev.raw);
-      return null;
+    const info = reader.inspect(ev);
+    if (info.usage) {
+      rec.usage = info.usage;
+      rec.usageEstimated = false;
+      sawUsage = true;
+      deltaEvents.length = 0;
     }
-    if (data === '[DONE]') {
-      sawDone = true;
-      batch.push(ev.raw);
-      return null;
-    }
-    const err = upstreamStreamError(ev, secrets);
-    if (err) return err;
-    if (USAGE.test(data)) {
-      try {
-        const chunk = JSON.parse(data) as { usage?: unknown; choices?: unknown[] };
-        const usage = readUsage(chunk.usage);
-        if (usage) {
-          rec.usage = usage;
-          rec.usageEstimated = false;
-          sawUsage = true;
-          deltaEvents.length = 0;
-        }
-        if (!wantsUsage && Array.isArray(chunk.choices) && chunk.choices.length === 0) return null;
-      } catch {
-        // Not JSON: relay as-is; the client's parser decides.
-      }
-    }
-    if (FINISH.test(data)) sawFinish = true;
-    if (!sawUsage && DELTA.test(data)) deltaEvents.push(data);
+    if (info.error) return info.error;
+    if (info.end) sawEnd = true;
+    if (info.drop) return null;
+    if (!sawUsage && info.delta && ev.data !== null) deltaEvents.push(ev.data);
     batch.push(ev.raw);
     return null;
   };
@@ -204,7 +163,7 @@ export async function relaySse(args: SseRelayArgs): Promise<SseRelayResult> {
         const err = take(tail, batch);
         if (err) failure = inStreamFailure(err, committed);
       }
-      if (!failure && !sawDone && !sawFinish) {
+      if (!failure && !sawEnd) {
         failure = {
           classified: { class: 'stream', retryable: !committed },
           error: new GatewayError('GW_ERR_UPSTREAM_STREAM', { message: 'The upstream stream ended before the response was complete.' }),
@@ -231,7 +190,7 @@ export async function relaySse(args: SseRelayArgs): Promise<SseRelayResult> {
     if (!sawUsage && deltaEvents.length > 0) {
       // No usage reported: count what was seen with the tokenizer, marked estimated.
       try {
-        rec.usage = await estimateUsage(deltaEvents, args.messages);
+        rec.usage = await estimateUsage(api.deltaTexts(deltaEvents), args.messages);
       } catch {
         rec.usage = { input: 0, cached: 0, output: deltaEvents.length, reasoning: 0 };
       }
@@ -245,7 +204,7 @@ export async function relaySse(args: SseRelayArgs): Promise<SseRelayResult> {
     rec.errorClass = failure.classified.class;
     rec.outcome = 'upstream_error';
     rec.status = 200;
-    if (!out.destroyed) out.end(sseErrorFrame(errorBody(failure.error)));
+    if (!out.destroyed) out.end(api.sseErrorFrame(failure.error));
     return { committed: true };
   }
   rec.status = 200;

@@ -1,12 +1,14 @@
 /**
  * Provider kinds by config name. Adding a provider is one folder under `providers/` and
- * one line here.
+ * one line here; nothing else in the gateway names a provider.
  */
-import type { ProviderFactory } from './types.js';
-import { createOpenAICompatible } from './openai-compatible/index.js';
-import { createSimulator } from './simulator/index.js';
+import type { ProviderKind } from './types.js';
+import { azureOpenAIKind } from './azure-openai/index.js';
+import { openAICompatibleKind } from './openai-compatible/index.js';
+import { simulatorKind } from './simulator/index.js';
 
-export const PROVIDERS: Readonly<Record<string, ProviderFactory>> = {
-  'openai-compatible': createOpenAICompatible,
-  simulator: createSimulator,
+export const PROVIDERS: Readonly<Record<string, ProviderKind>> = {
+  'azure-openai': azureOpenAIKind,
+  'openai-compatible': openAICompatibleKind,
+  simulator: simulatorKind,
 };

@@ -99,7 +99,10 @@ function streamUsage(name: string): Record<string, unknown> | null {
   return usage;
 }
 
-const withUsage = readdirSync(FIXTURES).filter((f) => /\.(json|sse)$/.test(f) && fixture(f).toString('utf8').includes('"usage"'));
+// Chat-completions recordings (Anthropic and Responses ones are priced in their own tests).
+const withUsage = readdirSync(FIXTURES).filter(
+  (f) => /\.(json|sse)$/.test(f) && !/^(anthropic|openai-responses)-/.test(f) && fixture(f).toString('utf8').includes('"usage"'),
+);
 const JSON_FIXTURES = withUsage.filter((f) => f.endsWith('.json'));
 // The mid-stream-error recording carries its usage on the error chunk, which ends the stream.
 const SSE_FIXTURES = withUsage.filter((f) => f.endsWith('.sse') && !f.includes('midstream-error'));

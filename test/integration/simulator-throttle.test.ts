@@ -75,7 +75,7 @@ function chatBody(o: BodyOptions = {}): Record<string, unknown> {
 /** Sends a request to the provider directly; the body is not read (the call stays in flight). */
 async function send(p: SimulatorProvider, o: BodyOptions = {}, signal = new AbortController().signal): Promise<UpstreamResponse> {
   const body = chatBody(o);
-  return p.sendChat({ body: JSON.stringify(body), stream: body['stream'] === true, requestId: 'test', signal });
+  return p.send({ api: 'chat', body, stream: body['stream'] === true, requestId: 'test', signal });
 }
 
 async function drain(r: UpstreamResponse): Promise<string> {

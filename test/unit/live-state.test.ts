@@ -10,7 +10,8 @@ import { LiveState, type Generation } from '../../src/server/live.js';
 function provider(): Provider & { closed: number } {
   const p = {
     closed: 0,
-    sendChat: () => Promise.reject(new Error('unused')),
+    apis: new Set(['chat'] as const),
+    send: () => Promise.reject(new Error('unused')),
     close: async () => {
       p.closed++;
     },

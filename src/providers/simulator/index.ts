@@ -20,7 +20,7 @@
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LiveUpstream } from '../../config/load.js';
-import type { ChatSendRequest, Provider, UpstreamResponse } from '../types.js';
+import type { ApiName, Provider, ProviderKind, SendRequest, UpstreamResponse } from '../types.js';
 import { loadRecordings, type Recordings, type StreamRecording } from './recordings.js';
 import { AccountThrottle, type ThrottleStats } from './throttle.js';
 
@@ -102,6 +102,8 @@ function rateLimited(recordings: Recordings, retryAfterS: number): UpstreamRespo
   };
 }
 
+const CHAT_ONLY: ReadonlySet<ApiName> = new Set<ApiName>(['chat']);
+
 export function createSimulator(upstream: Pick<LiveUpstream, 'id' | 'simulator'>): SimulatorProvider {
   const recordings = loadRecordings();
   const sim = upstream.simulator;
@@ -110,8 +112,9 @@ export function createSimulator(upstream: Pick<LiveUpstream, 'id' | 'simulator'>
 
   return {
     id: upstream.id,
-    async sendChat(req: ChatSendRequest): Promise<UpstreamResponse> {
-      const body = JSON.parse(req.body) as SimRequest;
+    apis: CHAT_ONLY,
+    async send(req: SendRequest): Promise<UpstreamResponse> {
+      const body = req.body as SimRequest;
       const reasoning = /reasoner/i.test(body.model ?? '');
       const tools = Array.isArray(body.tools) && body.tools.length > 0;
       const admission = throttle.admit(throttle.isDeep(body.model, body.reasoning_effort));
@@ -161,3 +164,6 @@ export function createSimulator(upstream: Pick<LiveUpstream, 'id' | 'simulator'>
     close: async () => {},
   };
 }
+
+/** Registry entry: answers in-process, no `base_url`, no options. */
+export const simulatorKind: ProviderKind = { create: createSimulator, needsBaseUrl: false, simulated: true };

@@ -103,8 +103,9 @@ export async function startSimulatorServer(opts: SimulatorServerOptions): Promis
     const header = req.headers['x-request-id'];
     let upstream;
     try {
-      upstream = await account.sendChat({
-        body: text,
+      upstream = await account.send({
+        api: 'chat',
+        body: parsed as Record<string, unknown>,
         stream: parsed.stream === true,
         requestId: typeof header === 'string' && header ? header : randomUUID(),
         signal: controller.signal,

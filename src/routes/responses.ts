@@ -1,0 +1,29 @@
+/**
+ * `POST /v1/responses` (OpenAI Responses API, as Codex-style agents speak it): the fields
+ * the gateway reads are checked (`model`, `input`, `stream`); the rest passes to upstreams
+ * that serve the API, with the same auth, routing, limits, usage and cost as chat.
+ */
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { responsesApi } from '../apis/responses.js';
+import { StrategySchema } from '../config/schema.js';
+import { handleModelCall, type PipelineDeps } from '../pipeline/handle.js';
+
+export const ResponsesRequestSchema = Type.Object(
+  {
+    model: Type.String({ minLength: 1 }),
+    input: Type.Optional(Type.Union([Type.String(), Type.Array(Type.Unknown())])),
+    stream: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
+    max_output_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+    reasoning: Type.Optional(Type.Union([Type.Object({ effort: Type.Optional(Type.Union([Type.String(), Type.Null()])) }, { additionalProperties: true }), Type.Null()])),
+    /** Gateway-only: per-request routing strategy. */
+    cluster_routing: Type.Optional(StrategySchema),
+  },
+  { additionalProperties: true },
+);
+
+export function registerResponses(app: FastifyInstance, deps: PipelineDeps): void {
+  app.post('/v1/responses', { schema: { body: ResponsesRequestSchema }, config: { api: 'responses' } }, async (req, reply) => {
+    await handleModelCall(responsesApi, deps, req, reply);
+  });
+}
