@@ -9,7 +9,7 @@ import { errorBody, sseErrorFrame } from '../errors/render.js';
 import { upstreamErrorFields } from '../errors/upstream-fields.js';
 import { readUsage } from '../pipeline/usage.js';
 import type { SseEvent } from '../sse/parse.js';
-import { checkVision, normalise, type ApiFields } from './normalise.js';
+import { checkVision, hasImages, normalise, type ApiFields } from './normalise.js';
 import type { EventInfo, InboundApi, StreamReader } from './types.js';
 
 const USAGE = /"usage"\s*:\s*\{/;
@@ -117,6 +117,7 @@ export const chatApi: InboundApi = {
   effort: (body) => str(body['reasoning_effort']) ?? null,
   wantsUsage: (body) => body['stream'] === true && (body['stream_options'] as { include_usage?: unknown } | null | undefined)?.include_usage === true,
   sessionHint: (body) => str(body['prompt_cache_key']) ?? str(body['user']),
+  hasImages: (body) => hasImages(body['messages']),
   promptMessages: (body) => body['messages'],
   maxOutputTokens: (body) => int(body['max_completion_tokens']) ?? int(body['max_tokens']),
   prepare(body, upstreamModel, model, primary) {

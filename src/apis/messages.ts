@@ -11,7 +11,7 @@ import { GatewayError } from '../errors/codes.js';
 import { upstreamErrorFields } from '../errors/upstream-fields.js';
 import type { Usage } from '../pipeline/usage.js';
 import type { SseEvent } from '../sse/parse.js';
-import { checkVision, normalise, type ApiFields } from './normalise.js';
+import { checkVision, hasImages, normalise, type ApiFields } from './normalise.js';
 import type { EventInfo, InboundApi, StreamReader } from './types.js';
 
 const TYPE = /^\s*\{\s*"type"\s*:\s*"([^"]+)"/;
@@ -39,10 +39,12 @@ const TYPE_BY_STATUS: Record<number, string> = {
 };
 const ANTHROPIC_TYPES = new Set(Object.values(TYPE_BY_STATUS));
 
-/** The Anthropic error `type` for a gateway error: the upstream's own when it is one, else by status. */
+/** The Anthropic error `type` for a gateway error: by status, else the upstream's own when it is one. */
 export function anthropicErrorType(err: GatewayError): string {
+  const byStatus = TYPE_BY_STATUS[err.status];
+  if (byStatus) return byStatus;
   if (ANTHROPIC_TYPES.has(err.type)) return err.type;
-  return TYPE_BY_STATUS[err.status] ?? (err.status >= 500 ? 'api_error' : 'invalid_request_error');
+  return err.status >= 500 ? 'api_error' : 'invalid_request_error';
 }
 
 /** `{"type":"error","error":{"type","message"}}`. */
@@ -151,6 +153,7 @@ export const messagesApi: InboundApi = {
   effort,
   wantsUsage: () => true,
   sessionHint: (body) => str((body['metadata'] as { user_id?: unknown } | null | undefined)?.user_id),
+  hasImages: (body) => hasImages(body['messages']),
   promptMessages: (body) => (body['system'] !== undefined ? [{ role: 'system', content: body['system'] }, ...((body['messages'] as unknown[]) ?? [])] : body['messages']),
   maxOutputTokens: (body) => (typeof body['max_tokens'] === 'number' ? body['max_tokens'] : undefined),
   prepare(body, upstreamModel, model, primary) {

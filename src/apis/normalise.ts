@@ -55,6 +55,11 @@ export function normalise(body: Record<string, unknown>, upstreamModel: string, 
   for (const key of Object.keys(out)) {
     if (fields.always.includes(key) || out[key] === undefined) continue;
     if (!unsupported.has(key) && (!accepted || accepted.has(key))) continue;
+    if (out[key] === null) {
+      // null means "not set": removed quietly, never a reason to refuse.
+      delete out[key];
+      continue;
+    }
     // The gateway itself routes calls to non-reasoning models (shed, fallback): a reasoning
     // control there is always dropped, never a client error.
     const reject = primary && caps.on_unsupported === 'reject' && !fields.reasoning.includes(key);

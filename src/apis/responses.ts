@@ -7,12 +7,12 @@
  * or `response.incomplete`; `error` and `response.failed` events are failures.
  */
 import { GatewayError } from '../errors/codes.js';
-import { errorBody, sseErrorFrame } from '../errors/render.js';
+import { errorBody } from '../errors/render.js';
 import { upstreamErrorFields } from '../errors/upstream-fields.js';
 import type { Usage } from '../pipeline/usage.js';
 import type { SseEvent } from '../sse/parse.js';
 import { openAIStreamError } from './chat.js';
-import { checkVision, normalise, type ApiFields } from './normalise.js';
+import { checkVision, hasImages, normalise, type ApiFields } from './normalise.js';
 import type { EventInfo, InboundApi, StreamReader } from './types.js';
 
 const TYPE = /^\s*\{\s*"type"\s*:\s*"([^"]+)"/;
@@ -112,6 +112,7 @@ export const responsesApi: InboundApi = {
   effort: (body) => str((body['reasoning'] as { effort?: unknown } | null | undefined)?.effort) ?? null,
   wantsUsage: () => true,
   sessionHint: (body) => str(body['prompt_cache_key']) ?? str(body['previous_response_id']) ?? str(body['user']),
+  hasImages: (body) => Array.isArray(body['input']) && hasImages(body['input']),
   promptMessages,
   maxOutputTokens: (body) => (typeof body['max_output_tokens'] === 'number' ? body['max_output_tokens'] : undefined),
   prepare(body, upstreamModel, model, primary) {
@@ -122,6 +123,11 @@ export const responsesApi: InboundApi = {
   deltaTexts: responsesDeltaTexts,
   jsonUsage: (body) => readResponsesUsage((body as { usage?: unknown } | null)?.usage),
   errorBody,
-  sseErrorFrame: (err) => sseErrorFrame(errorBody(err)),
+  // The Responses API's own `error` event (`type`, `code`, `message`, `param`), plus the
+  // `error` object the `openai` SDKs raise on.
+  sseErrorFrame: (err) => {
+    const { error } = errorBody(err);
+    return Buffer.from(`event: error\ndata: ${JSON.stringify({ type: 'error', code: error.code, message: error.message, param: error.param, error })}\n\n`);
+  },
   forwardHeaders: [],
 };

@@ -47,6 +47,8 @@ export interface InboundApi {
   wantsUsage(body: Record<string, unknown>): boolean;
   /** Client-supplied session hint for `sticky` routing (before hashing), if any. */
   sessionHint(body: Record<string, unknown>): string | undefined;
+  /** Whether the prompt holds image parts (models without `vision` are then left out of fallbacks). */
+  hasImages(body: Record<string, unknown>): boolean;
   /** The prompt as chat-style messages (`[{role, content}]`), for token estimates. */
   promptMessages(body: Record<string, unknown>): unknown;
   /** The requested output-token cap, if any. */

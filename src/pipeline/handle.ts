@@ -171,12 +171,17 @@ export async function handleModelCall(api: InboundApi, deps: PipelineDeps, req: 
     const session = sessionKey(req, api, body);
     const wantsUsage = api.wantsUsage(body);
     const forwardHeaders = forwarded(req, api);
+    const images = api.hasImages(body);
     const route = router.begin({
       model,
       strategy,
       ...(session ? { session } : {}),
       effort: api.effort(body),
-      lookup: (n) => forApi(config, providers, api.name, config.models.get(n)),
+      // Fallback and shed models that cannot take the prompt's images are left out.
+      lookup: (n) => {
+        const m = forApi(config, providers, api.name, config.models.get(n));
+        return m && (m.capabilities.vision || !images) ? m : undefined;
+      },
     });
 
     for (;;) {

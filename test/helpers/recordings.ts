@@ -52,3 +52,43 @@ export function replay(name: string, opts: { delayMs?: number } = {}): (req: Rec
     return { status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8' }, steps };
   };
 }
+
+/**
+ * The events of an Anthropic Messages stream recording, framed as Anthropic sends them
+ * (`event: <type>\ndata: <json>\n\n`): `.sse` files are split as recorded; `.chunks.jsonl`
+ * files hold one data payload per line (the recorder stripped the framing), re-framed with
+ * the payload's own `type`.
+ */
+export function anthropicEvents(name: string): string[] {
+  if (name.endsWith('.sse')) return sseEvents(name);
+  return fixture(name)
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((line) => `event: ${(JSON.parse(line) as { type: string }).type}\ndata: ${line}\n\n`);
+}
+
+/** The data payloads of an Anthropic stream recording, parsed. */
+export function anthropicPayloads(name: string): Record<string, unknown>[] {
+  return anthropicEvents(name).map((e) => {
+    const data = e
+      .split('\n')
+      .filter((l) => l.startsWith('data:'))
+      .map((l) => l.slice(5).trim())
+      .join('\n');
+    return JSON.parse(data) as Record<string, unknown>;
+  });
+}
+
+/** A reply replaying an Anthropic stream recording. */
+export function replayAnthropic(name: string, opts: { delayMs?: number } = {}): () => ScriptedReply {
+  const events = anthropicEvents(name);
+  return () => {
+    const steps: Step[] = [];
+    for (const e of events) {
+      if (opts.delayMs) steps.push({ delayMs: opts.delayMs });
+      steps.push(e);
+    }
+    return { status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8' }, steps };
+  };
+}

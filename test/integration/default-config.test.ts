@@ -95,12 +95,12 @@ describe('default config, no provider keys', () => {
     await gw.app.close();
   });
 
-  test('/v1/models lists gpt-5.5-codex and deepseek-v3.2', async () => {
+  test('/v1/models lists gpt-5.5-codex, claude-sonnet-4.6 and the DeepSeek models', async () => {
     const ids: string[] = [];
     for await (const m of client.models.list()) ids.push(m.id);
     assert.ok(ids.includes('gpt-5.5-codex'), ids.join(','));
     assert.ok(ids.includes('deepseek-v3.2'), ids.join(','));
-    assert.deepEqual(ids.sort(), ['deepseek-reasoner', 'deepseek-v3.2', 'gpt-5.5-codex']);
+    assert.deepEqual(ids.sort(), ['claude-sonnet-4.6', 'deepseek-reasoner', 'deepseek-v3.2', 'gpt-5.5-codex']);
     const one = await client.models.retrieve('gpt-5.5-codex');
     assert.equal(one.id, 'gpt-5.5-codex');
   });
@@ -119,6 +119,7 @@ describe('default config, no provider keys', () => {
       [
         ['openai', 'off'],
         ['deepseek', 'off'],
+        ['anthropic', 'off'],
         ['simulator', 'simulated'],
       ],
     );
@@ -257,7 +258,7 @@ describe('CLI', () => {
     const run = await cli(['check-config']);
     assert.equal(run.code, 0, run.stderr);
     assert.ok(run.stdout.includes(CONFIG_PATH), run.stdout);
-    assert.match(run.stdout, /ok \(3 models; upstreams: 0 live, 1 simulated, 2 off\)/);
+    assert.match(run.stdout, /ok \(4 models; upstreams: 0 live, 1 simulated, 3 off\)/);
     assert.equal(run.stderr, '');
     const explicit = await cli(['check-config', '--config', CONFIG_PATH]);
     assert.equal(explicit.code, 0, explicit.stderr);
@@ -270,7 +271,7 @@ describe('CLI', () => {
       writeFileSync(broken, readFileSync(CONFIG_PATH, 'utf8').replace('max_concurrency: 1000', 'max_concurrency: plenty'));
       const run = await cli(['check-config', '--config', broken]);
       assert.equal(run.code, 1, `exit code; stdout ${run.stdout}`);
-      assert.ok(run.stderr.includes('/upstreams/2/max_concurrency'), run.stderr);
+      assert.ok(run.stderr.includes('/upstreams/3/max_concurrency'), run.stderr);
       assert.ok(run.stderr.includes('plenty'), run.stderr);
       assert.ok(run.stderr.includes(broken), run.stderr);
       assert.ok(!run.stdout.includes('ok'), run.stdout);

@@ -82,13 +82,14 @@ describe('parseConfig: the shipped config/switchyard.yaml', () => {
       [
         ['openai', 'off'],
         ['deepseek', 'off'],
+        ['anthropic', 'off'],
         ['simulator', 'simulated'],
       ],
     );
     assert.match(c.upstreamStatus[0]!.reason ?? '', /OPENAI_API_KEY/);
     assert.match(c.upstreamStatus[1]!.reason ?? '', /DEEPSEEK_API_KEY/);
     assert.deepEqual([...c.upstreams.keys()], ['simulator']);
-    assert.deepEqual([...c.models.keys()], ['gpt-5.5-codex', 'deepseek-v3.2', 'deepseek-reasoner']);
+    assert.deepEqual([...c.models.keys()], ['gpt-5.5-codex', 'claude-sonnet-4.6', 'deepseek-v3.2', 'deepseek-reasoner']);
     assert.deepEqual(targetsOf(c, 'gpt-5.5-codex'), [{ upstream: 'simulator', model: 'deepseek-reasoner' }]);
     assert.deepEqual(targetsOf(c, 'deepseek-v3.2'), [{ upstream: 'simulator', model: 'deepseek-chat' }]);
     assert.deepEqual(targetsOf(c, 'deepseek-reasoner'), [{ upstream: 'simulator', model: 'deepseek-reasoner' }]);
@@ -137,7 +138,7 @@ describe('parseConfig: the shipped config/switchyard.yaml', () => {
   test('loadConfig reads the file and keeps its path', () => {
     const c = loadConfig(DEFAULT_PATH, {});
     assert.equal(c.path, DEFAULT_PATH);
-    assert.equal(c.models.size, 3);
+    assert.equal(c.models.size, 4);
   });
 
   test('the result is frozen', () => {

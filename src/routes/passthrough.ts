@@ -1,0 +1,193 @@
+/**
+ * Passthrough of the OpenAI endpoints the gateway does not model itself (embeddings,
+ * moderations, audio, images, files, batches, uploads) to one configured upstream,
+ * `passthrough.upstream`, with @fastify/http-proxy (which streams through @fastify/reply-from).
+ *
+ * - The caller is already authenticated (the `/v1` scope's auth hook runs first); its key is
+ *   swapped for the upstream's: `authorization`, `api-key`, `x-api-key` (and the account
+ *   selectors `openai-organization` / `openai-project`) are dropped, the upstream's configured
+ *   `headers` and `Authorization: Bearer <upstream api_key>` are set.
+ * - `/v1/<rest>` goes to `<base_url><rest>` (`https://api.openai.com/v1` + `/embeddings`), query
+ *   string kept. The upstream is looked up per request, so a config reload takes effect at once.
+ * - Bodies are never parsed: the proxy's own catch-all content-type parser hands the raw
+ *   request stream to the upstream (multipart uploads arrive byte for byte), and the response
+ *   is streamed back as it arrives.
+ * - No passthrough upstream, or its key unset (upstream off): 404 `unknown_url`. Upstream
+ *   unreachable: 502 `upstream_unreachable`; no response headers in time: 504 `upstream_timeout`;
+ *   both in the OpenAI error shape. Upstream HTTP errors are relayed as the upstream sent them.
+ * - The app's `onResponse` hook writes the `request finished` record of every proxied call.
+ */
+import httpProxy from '@fastify/http-proxy';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
+import { Pool, type Dispatcher } from 'undici';
+import type { LiveUpstream } from '../config/load.js';
+import { classifyError, errorCode } from '../errors/classify.js';
+import { GatewayError } from '../errors/codes.js';
+import { sendError } from '../errors/reply.js';
+import type { Generation } from '../server/live.js';
+import { createPool } from '../upstream/pools.js';
+
+/**
+ * The routes proxied, below `/v1` (find-my-way syntax; `*` matches the rest of the path). Static
+ * routes of the gateway (`/v1/chat/completions`, `/v1/models` …) are never shadowed: they are
+ * not in this list, and a static route beats a wildcard anyway. Anything else under `/v1` gets
+ * the gateway's 404.
+ */
+export const PASSTHROUGH_ROUTES: readonly string[] = [
+  '/embeddings',
+  '/moderations',
+  '/audio/*',
+  '/images/*',
+  '/files',
+  '/files/*',
+  '/batches',
+  '/batches/*',
+  '/uploads',
+  '/uploads/*',
+];
+
+/** Client headers never forwarded: the caller's gateway key and its choice of upstream account. */
+const STRIPPED_REQUEST_HEADERS = ['authorization', 'api-key', 'x-api-key', 'openai-organization', 'openai-project', 'cookie'];
+
+/** The live passthrough upstream of a generation, or undefined (none configured, or off). */
+export function passthroughUpstream(gen: Generation): LiveUpstream | undefined {
+  const id = gen.config.passthrough.upstream;
+  if (id === undefined) return undefined;
+  const upstream = gen.config.upstreams.get(id);
+  return upstream?.base_url ? upstream : undefined;
+}
+
+/**
+ * The connections to the passthrough upstream: one undici Pool (the upstream's connect timeout,
+ * `max_concurrency` sockets, `first_byte_ms` / `idle_ms` timeouts), replaced when a reload
+ * changes the upstream (the old pool closes once its requests finish). reply-from is given
+ * this instead of building its own Agent, which would switch TLS certificate checks off
+ * (reply-from's `getUndiciOptions` sets `rejectUnauthorized: false`).
+ */
+class PassthroughTransport {
+  private upstream: LiveUpstream | undefined;
+  private pool: Pool | undefined;
+  private readonly retired = new Set<Promise<void>>();
+
+  constructor(private readonly current: () => LiveUpstream | undefined) {}
+
+  /** reply-from's `undici` option: anything with undici's `request(options, callback)`. */
+  readonly request = (opts: Dispatcher.RequestOptions, cb: (err: Error | null, data?: Dispatcher.ResponseData) => void): void => {
+    const upstream = this.current();
+    // Only ever the origin of the current passthrough upstream: a request resolved just before
+    // a reload that moved the passthrough elsewhere fails (502) rather than reach another host.
+    if (!upstream || new URL(upstream.base_url!).origin !== String(opts.origin)) {
+      cb(Object.assign(new Error('the passthrough upstream changed while the request was starting'), { code: 'ECONNREFUSED' }));
+      return;
+    }
+    this.poolFor(upstream).request(opts, cb);
+  };
+
+  private poolFor(upstream: LiveUpstream): Pool {
+    if (this.pool && this.upstream === upstream) return this.pool;
+    if (this.pool) {
+      const closing = this.pool.close().catch(() => {});
+      this.retired.add(closing);
+      void closing.then(() => this.retired.delete(closing));
+    }
+    this.upstream = upstream;
+    this.pool = createPool(upstream, new URL(upstream.base_url!));
+    return this.pool;
+  }
+
+  /** Closes the pools (app shutdown); requests in flight finish first. */
+  async close(): Promise<void> {
+    await Promise.allSettled([this.pool?.close(), ...this.retired]);
+    this.pool = undefined;
+    this.upstream = undefined;
+  }
+}
+
+function lowerCaseKeys(headers: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) out[k.toLowerCase()] = v;
+  return out;
+}
+
+/**
+ * Registers the passthrough routes (see PASSTHROUGH_ROUTES) in the `/v1` scope `v1`, which must
+ * already have the auth `onRequest` hook. `current` gives the generation new requests use; its
+ * `config.passthrough.upstream` names the upstream.
+ */
+export function registerPassthrough(v1: FastifyInstance, current: () => Generation): void {
+  // Keyed by the Fastify request (reply-from's callbacks see it typed for any raw server).
+  const targets = new WeakMap<object, LiveUpstream>();
+  const transport = new PassthroughTransport(() => passthroughUpstream(current()));
+  const target = (req: object): LiveUpstream => {
+    const upstream = targets.get(req);
+    // Set by the onRequest hook below, which runs before any proxy callback.
+    if (!upstream) throw new GatewayError('GW_ERR_INTERNAL');
+    return upstream;
+  };
+
+  void v1.register(async (scope) => {
+    scope.addHook('onRequest', async (req) => {
+      const upstream = passthroughUpstream(current());
+      if (!upstream) {
+        throw new GatewayError('GW_ERR_ROUTE_NOT_FOUND', { message: `Unknown request URL: ${req.method} ${req.url.split('?')[0]!.slice(0, 200)}.` });
+      }
+      targets.set(req, upstream);
+    });
+    scope.addHook('onClose', async () => {
+      await transport.close();
+    });
+
+    await scope.register(httpProxy, {
+      // The upstream is chosen per request (replyOptions.getUpstream).
+      upstream: '',
+      prefix: '/v1',
+      routes: [...PASSTHROUGH_ROUTES],
+      undici: { request: transport.request as unknown as Dispatcher['request'] },
+      // One `request finished` line per request is the app's; errors are logged in onError.
+      disableRequestLogging: true,
+      replyOptions: {
+        getUpstream: (req) => new URL(target(req).base_url!).origin,
+        // reply-from would otherwise retry GETs answered 503 up to 10 times.
+        retryDelay: () => null,
+        rewriteRequestHeaders: (req, headers) => {
+          const upstream = target(req);
+          const out: IncomingHttpHeaders = { ...(headers as IncomingHttpHeaders) };
+          for (const h of STRIPPED_REQUEST_HEADERS) delete out[h];
+          Object.assign(out, lowerCaseKeys(upstream.headers));
+          if (upstream.apiKey) out['authorization'] = `Bearer ${upstream.apiKey}`;
+          out['x-request-id'] = req.id;
+          return out;
+        },
+        rewriteHeaders: (headers, req) => {
+          const out: IncomingHttpHeaders = { ...(headers as IncomingHttpHeaders) };
+          delete out['set-cookie'];
+          const upstreamId = out['x-request-id'];
+          delete out['x-request-id'];
+          if (typeof upstreamId === 'string') out['x-upstream-request-id'] = upstreamId;
+          if (req) {
+            out['x-request-id'] = req.id;
+            const upstream = targets.get(req);
+            if (upstream) out['x-switchyard-upstream'] = upstream.id;
+          }
+          return out;
+        },
+        onError: (reply, { error }) => {
+          const cause = (error as { cause?: unknown }).cause ?? error;
+          const timedOut = classifyError(cause).class === 'timeout' || (error as { statusCode?: number }).statusCode === 504;
+          const req = reply.request;
+          req.log.warn(
+            { upstream: targets.get(req)?.id, code: errorCode(cause), error: cause instanceof Error ? cause.message : String(cause) },
+            'passthrough upstream failed',
+          );
+          sendError(reply as FastifyReply, new GatewayError(timedOut ? 'GW_ERR_UPSTREAM_TIMEOUT' : 'GW_ERR_UPSTREAM_UNREACHABLE'));
+        },
+      },
+      // `/v1/<rest>` -> `<base_url path><rest>` on the upstream's origin (reply-from adds the query).
+      handler: (req, reply, dest, options) => {
+        const base = new URL(target(req).base_url!).pathname.replace(/\/+$/, '');
+        return reply.from(`${base}${dest}`, options);
+      },
+    });
+  });
+}
