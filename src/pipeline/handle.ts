@@ -235,8 +235,13 @@ export async function handleModelCall(api: InboundApi, deps: PipelineDeps, req: 
           });
         } catch (err) {
           if (abort.signal.aborted) throw abort.signal.reason;
-          // The request cannot be expressed in this upstream's API: the caller's problem.
-          if (err instanceof GatewayError) throw err;
+          if (err instanceof GatewayError) {
+            // The request cannot be expressed in this upstream's API: the caller's problem.
+            if (err.status < 500) throw err;
+            // The provider could not read or translate the upstream's answer.
+            failed({ class: 'bad_response', retryable: true }, err);
+            continue;
+          }
           const classified = classifyError(err);
           failed(classified, new GatewayError(classified.class === 'timeout' ? 'GW_ERR_UPSTREAM_TIMEOUT' : 'GW_ERR_UPSTREAM_UNREACHABLE'));
           continue;

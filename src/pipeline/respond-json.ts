@@ -7,7 +7,7 @@ import type { FastifyReply } from 'fastify';
 import { GatewayError } from '../errors/codes.js';
 import type { UpstreamResponse } from '../providers/types.js';
 import type { RequestRecord } from './context.js';
-import { readCapped } from './upstream-error.js';
+import { readCapped } from '../upstream/send.js';
 import type { PriceConfig } from '../config/schema.js';
 import { costUsd, formatCost } from './usage.js';
 import type { InboundApi } from '../apis/types.js';

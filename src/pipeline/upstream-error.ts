@@ -4,29 +4,13 @@
  * generic message when the body is not OpenAI-shaped. A 401/403 from the upstream is the
  * gateway's credential problem, not the caller's: the client gets 502 without that body.
  */
-import type { Readable } from 'node:stream';
 import { GatewayError } from '../errors/codes.js';
 import { classifyStatus, type Classified } from '../errors/classify.js';
 import { upstreamErrorFields } from '../errors/upstream-fields.js';
 import type { UpstreamResponse } from '../providers/types.js';
-import { discardBody } from '../upstream/send.js';
+import { readCapped } from '../upstream/send.js';
 
 const MAX_ERROR_BODY = 64 * 1024;
-
-/** Reads at most `limit` bytes of a body, then discards the rest. */
-export async function readCapped(body: Readable, limit: number): Promise<{ buf: Buffer; truncated: boolean }> {
-  const parts: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    if (size + chunk.length > limit) {
-      discardBody(body);
-      return { buf: Buffer.concat(parts), truncated: true };
-    }
-    parts.push(chunk);
-    size += chunk.length;
-  }
-  return { buf: Buffer.concat(parts), truncated: false };
-}
 
 function header(res: UpstreamResponse, name: string): string | undefined {
   const v = res.headers[name];

@@ -70,3 +70,19 @@ export function discardBody(body: Readable): void {
   body.on('error', () => {});
   body.destroy();
 }
+
+/** Reads at most `limit` bytes of a body, then discards the rest. */
+export async function readCapped(body: Readable, limit: number): Promise<{ buf: Buffer; truncated: boolean }> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer | string>) {
+    const b = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    if (size + b.length > limit) {
+      discardBody(body);
+      return { buf: Buffer.concat(parts), truncated: true };
+    }
+    parts.push(b);
+    size += b.length;
+  }
+  return { buf: Buffer.concat(parts), truncated: false };
+}

@@ -9,7 +9,7 @@ import { pipeline, Readable } from 'node:stream';
 import type { LiveUpstream } from '../../config/load.js';
 import { GatewayError } from '../../errors/codes.js';
 import { createPool } from '../../upstream/pools.js';
-import { discardBody, sendUpstream } from '../../upstream/send.js';
+import { discardBody, readCapped, sendUpstream } from '../../upstream/send.js';
 import type { ApiName, Provider, ProviderKind, SendRequest, UpstreamResponse } from '../types.js';
 import { toOpenAIError } from './errors.js';
 import { AnthropicOptionsSchema, resolveAnthropicOptions } from './options.js';
@@ -23,22 +23,6 @@ const MAX_ERROR_BODY = 64 * 1024;
 const MAX_JSON_BODY = 64 * 1024 * 1024;
 
 const APIS: ReadonlySet<ApiName> = new Set<ApiName>(['chat', 'messages']);
-
-/** Reads at most `limit` bytes of a body, then discards the rest. */
-async function readCapped(body: Readable, limit: number): Promise<{ buf: Buffer; truncated: boolean }> {
-  const parts: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer | string>) {
-    const b = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-    if (size + b.length > limit) {
-      discardBody(body);
-      return { buf: Buffer.concat(parts), truncated: true };
-    }
-    parts.push(b);
-    size += b.length;
-  }
-  return { buf: Buffer.concat(parts), truncated: false };
-}
 
 function header(headers: UpstreamResponse['headers'], name: string): string | undefined {
   const v = headers[name];
