@@ -50,6 +50,12 @@ export interface MetricSources {
 export function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'switchyard_' });
+  // prom-client exports these three totals as gauges named `*_total`, which `promtool check
+  // metrics` rejects; the per-type gauges (`switchyard_nodejs_active_handles` …) stay, and
+  // their sum is the same total.
+  for (const n of ['switchyard_nodejs_active_handles_total', 'switchyard_nodejs_active_requests_total', 'switchyard_nodejs_active_resources_total']) {
+    registry.removeSingleMetric(n);
+  }
   const registers = [registry];
   const sources: MetricSources = {};
   return {
