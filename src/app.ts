@@ -26,6 +26,7 @@ import { registerModels } from './routes/models.js';
 import { registerPassthrough } from './routes/passthrough.js';
 import { Router } from './router/index.js';
 import { StateStore } from './store/index.js';
+import { Drain } from './server/drain.js';
 import { registerHealth } from './server/health.js';
 import { LiveState, type Generation } from './server/live.js';
 import { createLogger } from './server/logger.js';
@@ -74,6 +75,8 @@ export interface Gateway {
   readonly store: StateStore;
   /** Per-key limits and budgets. */
   readonly limits: KeyLimits;
+  /** Graceful shutdown: `drain.shutdown(server.drain_ms)` drains and closes the app. */
+  readonly drain: Drain;
   /** The config, keys, router and providers new requests use. */
   current(): Generation;
   /**
@@ -155,7 +158,8 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
     bodyLimit: config.server.body_limit_bytes,
     // Malformed HTTP still gets an OpenAI-style error body.
     clientErrorHandler: clientError,
-    return503OnClosing: true,
+    // Fastify's own 503 while closing is not OpenAI-shaped; the drain refuses requests instead.
+    return503OnClosing: false,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
   });
 
@@ -189,7 +193,8 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
     return [...c.upstreams.keys()].map((id) => ({ upstream: id, depth: router.queue.queued(id) }));
   };
   const limits = new KeyLimits(store, metrics);
-  const deps: PipelineDeps = { hold: () => live.hold(), metrics, limits };
+  const drain = new Drain();
+  const deps: PipelineDeps = { hold: () => live.hold(), metrics, limits, drain };
 
   const reload = (path: string = live.current.config.path): ReloadSummary => {
     const prev = live.current;
@@ -273,9 +278,12 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
   app.removeContentTypeParser('text/plain');
   app.addContentTypeParser('*', { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
 
+  // Before the /v1 routes' auth hook: while draining, new requests get 503 shutting_down.
+  drain.attach(app);
+
   useGatewayErrors(app, 'request failed');
 
-  registerHealth(app, () => live.current.config, () => store.mode);
+  registerHealth(app, () => live.current.config, () => store.mode, () => drain.draining);
   registerMetrics(app, metrics);
   await app.register(async (v1) => {
     const throttle = new AuthThrottle(10);
@@ -294,5 +302,5 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
   app.addHook('onClose', async () => {
     await Promise.allSettled([live.closeAll(), store.close()]);
   });
-  return { app, metrics, logger, store, limits, current, reload };
+  return { app, metrics, logger, store, limits, drain, current, reload };
 }

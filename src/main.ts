@@ -27,6 +27,12 @@ const USAGE = `usage:
                                          simulated provider accounts on /acct-<n>/v1 (settings: the config's first simulator upstream)
 `;
 
+/**
+ * Time allowed on top of `server.drain_ms` for cutting what is left and closing pools and
+ * Redis, before close-with-grace gives up (exit 1). 25 s + 4 s stays within Kubernetes' 30 s.
+ */
+const SHUTDOWN_MARGIN_MS = 4_000;
+
 function configPath(flag: string | undefined): string {
   if (flag) return resolve(flag);
   if (process.env['SWITCHYARD_CONFIG']) return resolve(process.env['SWITCHYARD_CONFIG']);
@@ -71,11 +77,22 @@ async function serve(path: string): Promise<void> {
     }
   });
   // Installed only once listening: its exit hook would turn a failed start into exit 0.
-  closeWithGrace({ delay: 25_000, skip: ['SIGHUP'] }, async ({ signal, err }) => {
+  // SIGTERM / SIGINT: /readyz fails and new requests get 503 at once; requests in flight get
+  // server.drain_ms to finish, then are cut (src/server/drain.ts); then pools and Redis close
+  // and the process exits 0. The hard limit past that exits 1; a second signal exits 1 at once.
+  const drainMs = config.server.drain_ms;
+  closeWithGrace({ delay: drainMs + SHUTDOWN_MARGIN_MS, skip: ['SIGHUP'] }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'fatal error, closing');
-    else app.log.info({ signal }, 'closing');
-    await Promise.allSettled([admin?.close(), app.close()]);
+    else app.log.info({ signal, drain_ms: drainMs, in_flight: gateway.drain.inFlight }, 'shutting down: draining requests in flight');
+    // After a fatal error nothing waits: calls in flight are cut at once.
+    const [drained] = await Promise.allSettled([gateway.drain.shutdown(err ? 0 : drainMs), admin?.close()]);
+    if (drained.status === 'fulfilled') app.log.info({ drain: drained.value }, 'closed');
     logger.flush();
+    // close-with-grace exits 1 on a throw.
+    if (drained.status === 'rejected') {
+      app.log.error({ err: drained.reason }, 'closing failed');
+      throw drained.reason;
+    }
   });
   logStartup(logger, config, host, address);
 }

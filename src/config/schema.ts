@@ -279,6 +279,12 @@ export const ServerSchema = Type.Object(
     body_limit_bytes: Type.Integer({ minimum: 1024, default: 32 * 1024 * 1024 }),
     /** Longest time a client may take to send its whole request (headers and body); 0 = none. */
     request_timeout_ms: Type.Integer({ minimum: 0, default: 60_000 }),
+    /**
+     * On SIGTERM / SIGINT: how long requests in flight (streams included) may take to finish
+     * while new ones get 503 `shutting_down`; past it they are cut (a stream ends with a final
+     * error event). Keep it under the orchestrator's grace period (Kubernetes: 30 s).
+     */
+    drain_ms: Type.Integer({ minimum: 0, maximum: 600_000, default: 25_000 }),
     /** pino level. */
     log_level: Type.Union(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),

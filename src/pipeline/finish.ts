@@ -1,14 +1,18 @@
 /**
- * Emits a finished request exactly once: metrics and one JSON log line (request id comes
- * from the request's child logger). The key's name is logged, never the key.
+ * Emits a finished request exactly once: metrics, one JSON log line (request id comes
+ * from the request's child logger) and an entry in the console's recent-requests buffer.
+ * The key's name is logged, never the key.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { recordRequest } from '../metrics/record.js';
 import type { Metrics } from '../metrics/registry.js';
+import { recentRequests, type RouteMarks } from '../server/recent.js';
 import type { RequestRecord } from './context.js';
 
-export function finishRequest(metrics: Metrics, log: FastifyBaseLogger, rec: RequestRecord): void {
+/** `route`: the request's fallback / shed marks (its `RouteRun`), when it got that far. */
+export function finishRequest(metrics: Metrics, log: FastifyBaseLogger, rec: RequestRecord, route?: RouteMarks | null): void {
   recordRequest(metrics, rec);
+  recentRequests(metrics).push(rec, route);
   log.info(
     {
       key: rec.key,

@@ -20,6 +20,7 @@ import { retryAfterMs } from '../router/backoff.js';
 import type { RouteRun } from '../router/run.js';
 import { STRATEGY_NAMES } from '../router/strategies/index.js';
 import type { Held } from '../server/live.js';
+import { ShuttingDown, type CallTracker } from '../server/drain.js';
 import type { Admission, KeyLimits } from '../limits/index.js';
 import { newRecord, type RequestRecord } from './context.js';
 import { finishRequest } from './finish.js';
@@ -39,6 +40,8 @@ export interface PipelineDeps {
   readonly metrics: Metrics;
   /** Per-key limits and budgets. */
   readonly limits: KeyLimits;
+  /** Registers each call so a shutdown past its drain deadline can abort it (absent: untracked). */
+  readonly drain?: CallTracker;
 }
 
 /** The abort reason used when the client goes away. */
@@ -141,6 +144,7 @@ export async function handleModelCall(api: InboundApi, deps: PipelineDeps, req: 
   const body = req.body as Record<string, unknown> & { model: string };
   rec.stream = body['stream'] === true;
   const abort = new AbortController();
+  const untrack = deps.drain?.track(abort);
   const onClose = (): void => {
     if (!reply.raw.writableFinished) abort.abort(new ClientDisconnected());
   };
@@ -151,6 +155,8 @@ export async function handleModelCall(api: InboundApi, deps: PipelineDeps, req: 
   const held = deps.hold();
   const { config, router, providers } = held;
   let admission: Admission | null = null;
+  /** The routing run, for the fallback/shed marks of the console's recent requests. */
+  let routeMarks: RouteRun | null = null;
 
   try {
     const declared = findModel(config, req, body.model);
@@ -183,6 +189,7 @@ export async function handleModelCall(api: InboundApi, deps: PipelineDeps, req: 
         return m && (m.capabilities.vision || !images) ? m : undefined;
       },
     });
+    routeMarks = route;
 
     for (;;) {
       const next = await route.next(abort.signal);
@@ -303,7 +310,12 @@ export async function handleModelCall(api: InboundApi, deps: PipelineDeps, req: 
       }
     }
   } catch (err) {
-    if (err instanceof ClientDisconnected || abort.signal.aborted) {
+    if (abort.signal.reason instanceof ShuttingDown) {
+      // Cut at the drain deadline before the answer started (a started stream ended in relaySse).
+      rec.outcome = 'gateway_error';
+      rec.status = sendError(reply, new GatewayError('GW_ERR_SHUTTING_DOWN'), { connection: 'close' });
+      if (reply.raw.headersSent && !reply.raw.writableEnded) reply.raw.destroy();
+    } else if (err instanceof ClientDisconnected || abort.signal.aborted) {
       rec.outcome = 'client_aborted';
       rec.status = 499;
     } else if (err instanceof GatewayError) {
@@ -317,6 +329,7 @@ export async function handleModelCall(api: InboundApi, deps: PipelineDeps, req: 
     }
   } finally {
     reply.raw.off('close', onClose);
+    untrack?.();
     held.release();
     if (requested) trackInFlight(deps.metrics, requested.name, -1);
     if (price) rec.costUsd = costUsd(rec.usage, price);
@@ -328,7 +341,7 @@ export async function handleModelCall(api: InboundApi, deps: PipelineDeps, req: 
     if (rec.costUsd > 0) void deps.limits.recordSpend(rec.key, rec.model, rec.costUsd);
     rec.durationMs = Date.now() - rec.startedAt;
     req.recorded = true;
-    finishRequest(deps.metrics, req.log, rec);
+    finishRequest(deps.metrics, req.log, rec, routeMarks);
   }
 }
 

@@ -9,7 +9,8 @@
  * - The `choices: []` usage chunk is dropped unless the client asked for
  *   `stream_options.include_usage` (the gateway always asks the upstream for it).
  * - A failure after the first byte (socket error, idle timeout, `event: error`, a chunk
- *   with a top-level `error`, an end without `[DONE]` or a finish reason) ends the stream
+ *   with a top-level `error`, an end without `[DONE]` or a finish reason, the gateway's
+ *   shutdown past its drain deadline) ends the stream
  *   with one final error event in the API's dialect (`data: {"error":{…}}` for OpenAI's
  *   APIs, `event: error` for Anthropic's): the SDKs raise on it.
  */
@@ -24,6 +25,7 @@ import type { UpstreamResponse } from '../providers/types.js';
 import type { RequestRecord } from './context.js';
 import { estimateUsage } from './estimate.js';
 import { discardBody } from '../upstream/send.js';
+import { ShuttingDown } from '../server/drain.js';
 
 export const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -41,7 +43,7 @@ export interface SseRelayArgs {
   readonly rec: RequestRecord;
   /** Extra response headers (request id, upstream, model). */
   readonly headers: Record<string, string>;
-  /** Fires on client disconnect. */
+  /** Fires on client disconnect, or with a `ShuttingDown` reason at the drain deadline. */
   readonly signal: AbortSignal;
   /** Exact strings to scrub from relayed error messages. */
   readonly secrets: readonly (string | undefined)[];
@@ -172,12 +174,15 @@ export async function relaySse(args: SseRelayArgs): Promise<SseRelayResult> {
       if (!failure) await flush(batch, true);
     }
   } catch (err) {
-    if (signal.aborted) throw signal.reason;
+    // Shut down past the drain deadline after the first byte: the final error event below.
+    const shutdown = signal.reason instanceof ShuttingDown && committed;
+    if (signal.aborted && !shutdown) throw signal.reason;
     const classified: Classified = firstTokenTimedOut ? { class: 'timeout', retryable: true } : classifyError(err);
     failure = {
       classified: { class: classified.class === 'timeout' ? 'timeout' : 'stream', retryable: !committed },
-      error:
-        classified.class === 'timeout' && !committed
+      error: shutdown
+        ? new GatewayError('GW_ERR_SHUTTING_DOWN')
+        : classified.class === 'timeout' && !committed
           ? new GatewayError('GW_ERR_UPSTREAM_TIMEOUT', {
               message: firstTokenTimedOut ? 'The upstream sent no event within the first-token timeout.' : 'The upstream stream went idle before its first event.',
             })
@@ -201,8 +206,10 @@ export async function relaySse(args: SseRelayArgs): Promise<SseRelayResult> {
   if (failure) {
     discardBody(upstream.body);
     if (!committed) return { committed: false, ...failure };
-    rec.errorClass = failure.classified.class;
-    rec.outcome = 'upstream_error';
+    // A shutdown is the gateway's doing, not the upstream's.
+    const cut = failure.error.code === 'GW_ERR_SHUTTING_DOWN';
+    rec.errorClass = cut ? null : failure.classified.class;
+    rec.outcome = cut ? 'gateway_error' : 'upstream_error';
     rec.status = 200;
     if (!out.destroyed) out.end(api.sseErrorFrame(failure.error));
     return { committed: true };

@@ -9,6 +9,8 @@
  *                           spend in the current period, remaining budget and current rate
  *                           usage (never the key or hash)
  *   POST /admin/reload      re-reads the config file; 200 with a summary, or 400 with the error
+ *   GET  /admin/console.json, and GET /console (the page, the one route without the key):
+ *                           the built-in console, see server/console.ts
  */
 import { timingSafeEqual } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -18,6 +20,7 @@ import { bearerToken } from '../auth/plugin.js';
 import { ConfigError } from '../config/load.js';
 import { GatewayError } from '../errors/codes.js';
 import { useGatewayErrors } from '../errors/reply.js';
+import { registerConsole } from './console.js';
 
 export interface AdminOptions {
   /** Defaults to the gateway's logger. */
@@ -38,6 +41,8 @@ export async function buildAdmin(gw: Gateway, opts: AdminOptions = {}): Promise<
   admin.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, _body, done) => done(null, undefined));
 
   admin.addHook('onRequest', async (req) => {
+    // The console page itself holds no data (its data endpoint needs the key).
+    if (req.routeOptions.config.adminPublic === true) return;
     const key = bearerToken(req);
     const expected = gw.current().config.admin.key_sha256;
     if (key !== undefined && expected) {
@@ -106,5 +111,6 @@ export async function buildAdmin(gw: Gateway, opts: AdminOptions = {}): Promise<
     }
   });
 
+  registerConsole(admin, gw);
   return admin;
 }

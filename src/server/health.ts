@@ -1,19 +1,25 @@
 /**
  * Liveness and readiness, unauthenticated: `/healthz` says the process serves HTTP;
- * `/readyz` says it can take traffic (at least one model has a live target) and lists
- * each upstream's mode and the shared store's mode.
+ * `/readyz` says it can take traffic (at least one model has a live target, and the
+ * gateway is not shutting down) and lists each upstream's mode and the shared store's mode.
  */
 import type { FastifyInstance } from 'fastify';
 import type { GatewayConfig } from '../config/load.js';
 
-export function registerHealth(app: FastifyInstance, config: () => GatewayConfig, storeMode: () => string): void {
+/**
+ * Registers `GET /healthz` and `GET /readyz`.
+ * @param draining true once a shutdown started: `/readyz` answers 503 `shutting_down` at
+ *        once, so the load balancer stops sending while requests in flight finish.
+ */
+export function registerHealth(app: FastifyInstance, config: () => GatewayConfig, storeMode: () => string, draining: () => boolean = () => false): void {
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) => {
     const c = config();
-    const ready = c.models.size > 0;
+    const shuttingDown = draining();
+    const ready = c.models.size > 0 && !shuttingDown;
     void reply.status(ready ? 200 : 503);
     return {
-      status: ready ? 'ready' : 'not_ready',
+      status: shuttingDown ? 'shutting_down' : ready ? 'ready' : 'not_ready',
       models: c.models.size,
       // `degraded`: Redis is unreachable and limits are enforced per replica; still ready.
       store: { mode: storeMode(), degraded: storeMode() === 'degraded' },

@@ -233,9 +233,30 @@ describe('anthropic upstream behind chat completions', () => {
     assert.equal((b['tools'] as { name: string; input_schema: unknown }[])[0]!.name, 'get_weather');
     assert.deepEqual(b['stop_sequences'], ['END']);
     assert.equal(b['max_tokens'], 30000);
-    const thinking = b['thinking'] as { type: string; budget_tokens: number };
-    assert.equal(thinking.type, 'enabled');
-    assert.ok(thinking.budget_tokens >= 1024 && thinking.budget_tokens < 30000);
+    // The last assistant turn used tools and its thinking blocks cannot be sent back: no thinking.
+    assert.equal(b['thinking'], undefined);
+  });
+
+  test('reasoning_effort becomes a thinking budget that fits under the client cap; no thinking below the minimum budget', async () => {
+    upstream.on(() => ({ status: 200, body: fixtureJson('anthropic-messages-text.json') }));
+    const ask = (extra: Record<string, unknown>) =>
+      client.chat.completions.create({ model: 'claude-test', messages: [{ role: 'user', content: 'think' }], reasoning_effort: 'high', ...extra });
+    await ask({ max_completion_tokens: 30000, temperature: 0.5 });
+    await ask({ max_tokens: 5000 });
+    await ask({ max_tokens: 100 });
+    await ask({});
+    const [big, mid, small, none] = upstream.requests.map((r) => r.json!);
+    const t = (b: Record<string, unknown>) => b['thinking'] as { type: string; budget_tokens: number } | undefined;
+    assert.equal(t(big!)?.type, 'enabled');
+    assert.equal(t(big!)?.budget_tokens, 16384);
+    assert.equal(big!['max_tokens'], 30000);
+    assert.equal(big!['temperature'], undefined, 'temperature is not allowed with thinking');
+    assert.equal(t(mid!)?.budget_tokens, 4999);
+    assert.equal(mid!['max_tokens'], 5000);
+    assert.equal(t(small!), undefined);
+    assert.equal(small!['max_tokens'], 100);
+    assert.equal(t(none!)?.budget_tokens, 16384);
+    assert.equal(none!['max_tokens'], 16384 + 1000);
   });
 
   test('an Anthropic error event mid-stream ends the stream with an OpenAI error the SDK raises', async () => {

@@ -80,7 +80,7 @@ describe('fallback from an OpenAI-compatible model to an Anthropic one in a burs
     const results = await Promise.all(
       Array.from({ length: 8 }, async () => {
         const { data: stream, response } = await client.chat.completions
-          .create({ model: 'gpt-codex', stream: true, max_tokens: 200, reasoning_effort: 'high', messages: [{ role: 'user', content: 'refactor this' }] })
+          .create({ model: 'gpt-codex', stream: true, max_tokens: 20000, reasoning_effort: 'high', messages: [{ role: 'user', content: 'refactor this' }] })
           .withResponse();
         let text = '';
         let finish: string | null = null;
@@ -114,7 +114,7 @@ describe('fallback from an OpenAI-compatible model to an Anthropic one in a burs
     }
     // The OpenAI account saw max_completion_tokens (its capability), never max_tokens.
     for (const req of oai.requests) {
-      assert.equal(req.json?.['max_completion_tokens'], 200);
+      assert.equal(req.json?.['max_completion_tokens'], 20000);
       assert.equal(req.json?.['max_tokens'], undefined);
     }
     const lines = gw.finished();

@@ -8,7 +8,6 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { describe, test } from 'node:test';
 import { AnthropicChatStream } from '../../src/providers/anthropic/stream.js';
-import { GatewayError } from '../../src/errors/codes.js';
 import { fixture } from '../helpers/recordings.js';
 
 type Obj = Record<string, unknown>;
@@ -254,10 +253,24 @@ describe('AnthropicChatStream errors', () => {
     assert.equal((JSON.parse(fs[0]!) as { error: { code: string } }).error.code, 'overloaded');
   });
 
-  test('a stream cut before message_stop fails with GW_ERR_UPSTREAM_STREAM', async () => {
+  test('a stream cut before any stop reason keeps what was translated and ends with one error frame', async () => {
     const text = INPUTS['anthropic-messages-stream-text.chunks.jsonl']!.toString('utf8');
     const cut = Buffer.from(text.slice(0, text.indexOf('event: message_delta')));
-    await assert.rejects(run([cut]), (err: unknown) => err instanceof GatewayError && err.code === 'GW_ERR_UPSTREAM_STREAM');
+    const out = await run([cut]);
+    assert.match(out, /"content":"Hello"/);
+    const frames = out.split('\n\n').filter((f) => f !== '');
+    assert.deepEqual(JSON.parse(frames.at(-1)!.slice(6)), {
+      error: { message: 'The upstream stream ended before the response was complete.', type: 'server_error', param: null, code: 'upstream_stream_error' },
+    });
+    assert.doesNotMatch(out, /\[DONE\]/);
+  });
+
+  test('a stream with its stop reason but no message_stop is complete: usage and [DONE]', async () => {
+    const text = INPUTS['anthropic-messages-stream-text.chunks.jsonl']!.toString('utf8');
+    const out = await run([Buffer.from(text.slice(0, text.indexOf('event: message_stop')))]);
+    const got = assemble(out);
+    assert.ok(got.done);
+    assert.doesNotMatch(out, /"error"/);
   });
 
   test('a final event without its blank line still completes the stream', async () => {
@@ -266,11 +279,13 @@ describe('AnthropicChatStream errors', () => {
     assert.ok(got.done);
   });
 
-  test('non-JSON event data fails with GW_ERR_UPSTREAM_BAD_RESPONSE', async () => {
-    await assert.rejects(
-      run([Buffer.from('event: message_start\ndata: {not json\n\n')]),
-      (err: unknown) => err instanceof GatewayError && err.code === 'GW_ERR_UPSTREAM_BAD_RESPONSE',
-    );
+  test('non-JSON event data ends the output with an upstream_bad_response frame after what came before', async () => {
+    const text = INPUTS['anthropic-messages-stream-text.chunks.jsonl']!.toString('utf8');
+    const head = text.split(/(?<=\n\n)/).slice(0, 4).join('');
+    const out = await run([Buffer.from(head + 'event: content_block_delta\ndata: {not json\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n')]);
+    assert.match(out, /"content":"Hello"/);
+    assert.match(out.trimEnd().split('\n\n').at(-1)!, /"code":"upstream_bad_response"/);
+    assert.doesNotMatch(out, /\[DONE\]/);
   });
 });
 

@@ -15,7 +15,7 @@
  *   `disable_parallel_tool_use` on all but `none`.
  */
 import { GatewayError } from '../../errors/codes.js';
-import type { AnthropicOptions } from './options.js';
+import { MIN_THINKING_BUDGET, type AnthropicOptions } from './options.js';
 
 type Obj = Record<string, unknown>;
 type Block = Record<string, unknown>;
@@ -249,6 +249,21 @@ function thinkingBudget(effort: unknown, opts: AnthropicOptions): number | undef
   throw invalid(`Unsupported reasoning_effort '${String(effort)}'.`, 'reasoning_effort');
 }
 
+/** `tool_choice` that forces a tool (`required` or a named function). */
+function forcesTool(choice: unknown): boolean {
+  return choice === 'required' || (isObj(choice) && choice['type'] === 'function');
+}
+
+/** Whether the conversation's last assistant turn called tools (the agent tool loop). */
+function lastAssistantUsedTools(messages: unknown): boolean {
+  if (!Array.isArray(messages)) return false;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m: unknown = messages[i];
+    if (isObj(m) && m['role'] === 'assistant') return Array.isArray(m['tool_calls']) && m['tool_calls'].length > 0;
+  }
+  return false;
+}
+
 /**
  * Translates an OpenAI chat body into an Anthropic Messages body.
  * @param body the OpenAI Chat Completions request (not mutated).
@@ -281,9 +296,19 @@ export function toAnthropicRequest(body: Readonly<Record<string, unknown>>, opts
   const requested = positiveInt(body['max_completion_tokens'], 'max_completion_tokens') ?? positiveInt(body['max_tokens'], 'max_tokens');
   let maxTokens = requested ?? opts.default_max_tokens;
 
-  const budget = thinkingBudget(body['reasoning_effort'], opts);
+  let budget = thinkingBudget(body['reasoning_effort'], opts);
+  if (budget !== undefined && requested !== undefined) {
+    // The client's cap stands: the thinking budget must fit under it (Anthropic wants
+    // budget_tokens < max_tokens), and below the minimum budget there is no thinking.
+    budget = Math.min(budget, requested - 1);
+    if (budget < MIN_THINKING_BUDGET) budget = undefined;
+  }
+  // Thinking cannot be combined with a forced tool choice, and a tool-use turn sent back
+  // without its thinking blocks (OpenAI clients cannot keep their signatures) is refused
+  // when thinking is on (Anthropic docs, "Extended thinking": "Thinking with tool use").
+  if (budget !== undefined && (forcesTool(body['tool_choice']) || lastAssistantUsedTools(body['messages']))) budget = undefined;
   if (budget !== undefined) {
-    if (maxTokens <= budget) maxTokens = budget + opts.default_max_tokens;
+    if (requested === undefined) maxTokens = budget + opts.default_max_tokens;
     out['thinking'] = { type: 'enabled', budget_tokens: budget };
   } else {
     const temperature = finite(body['temperature'], 'temperature');

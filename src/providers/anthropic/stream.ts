@@ -13,7 +13,6 @@
  * same `id`, `object`, `created`, `model`; a `choices: []` usage chunk before `data: [DONE]`.
  */
 import { Transform, type TransformCallback } from 'node:stream';
-import { GatewayError } from '../../errors/codes.js';
 import { SseFramer, type SseEvent } from '../../sse/parse.js';
 import { mapAnthropicError } from './errors.js';
 import { toFinishReason, toOpenAIUsage, type AnthropicUsage } from './response.js';
@@ -48,9 +47,10 @@ const USAGE_FIELDS = ['input_tokens', 'output_tokens', 'cache_read_input_tokens'
  * - `error` -> one `data: {"error":{message,type,param,code}}` frame, then the readable side
  *   ends (later input is ignored).
  *
- * Errors (the stream is destroyed with them): `GW_ERR_UPSTREAM_BAD_RESPONSE` for an event
- * whose data is not JSON; `GW_ERR_UPSTREAM_STREAM` when the input ends before
- * `message_stop` or an `error` event.
+ * Failures never destroy the stream (what was translated still goes out): an event whose
+ * data is not JSON, or an input that ends before any stop reason, ends the output with one
+ * OpenAI error frame (`upstream_bad_response`, `upstream_stream_error`). An input that ends
+ * after `message_delta` but without `message_stop` is complete: usage and `[DONE]` follow.
  */
 export class AnthropicChatStream extends Transform {
   private readonly framer = new SseFramer();
@@ -64,6 +64,8 @@ export class AnthropicChatStream extends Transform {
   private toolCount = 0;
   /** Set after `message_stop` or `error`: nothing more is emitted. */
   private done = false;
+  /** Set once `message_delta` gave the stop reason. */
+  private finished = false;
 
   /** @param opts.now clock for `created` (Unix seconds); tests pin it. */
   constructor(opts: { now?: () => number } = {}) {
@@ -73,32 +75,43 @@ export class AnthropicChatStream extends Transform {
 
   override _transform(chunk: Buffer | string, _enc: BufferEncoding, cb: TransformCallback): void {
     if (this.done) return cb();
-    try {
-      const buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
-      for (const ev of this.framer.push(buf)) {
-        this.handle(ev);
-        if (this.done) break;
-      }
-      cb();
-    } catch (err) {
-      cb(err as Error);
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+    for (const ev of this.framer.push(buf)) {
+      this.handle(ev);
+      if (this.done) break;
     }
+    cb();
   }
 
   override _flush(cb: TransformCallback): void {
-    try {
-      if (!this.done) {
-        const tail = this.framer.end();
-        if (tail) this.handle(tail);
-      }
-      if (!this.done) {
-        cb(new GatewayError('GW_ERR_UPSTREAM_STREAM', { message: 'The upstream stream ended before message_stop.' }));
-        return;
-      }
-      cb();
-    } catch (err) {
-      cb(err as Error);
+    if (!this.done) {
+      const tail = this.framer.end();
+      if (tail) this.handle(tail);
     }
+    if (!this.done) {
+      // A stop reason already arrived: the answer is complete, only message_stop is missing.
+      if (this.finished) this.finish();
+      else this.fail('upstream_stream_error', 'The upstream stream ended before the response was complete.');
+    }
+    cb();
+  }
+
+  /** The usage chunk and `[DONE]`. */
+  private finish(): void {
+    this.pushChunk({ ...this.base(), choices: [], usage: toOpenAIUsage(this.usage) });
+    this.push('data: [DONE]\n\n');
+    this.done = true;
+  }
+
+  /**
+   * Ends the output with one OpenAI in-stream error frame, after everything translated so
+   * far: the relay sorts it like an upstream's own error event (failover before the first
+   * byte reached the client, the final error event after).
+   */
+  private fail(code: string, message: string): void {
+    this.push(`data: ${JSON.stringify({ error: { message, type: 'server_error', param: null, code } })}\n\n`);
+    this.done = true;
+    this.push(null);
   }
 
   private handle(ev: SseEvent): void {
@@ -106,8 +119,9 @@ export class AnthropicChatStream extends Transform {
     let data: unknown;
     try {
       data = JSON.parse(ev.data);
-    } catch (err) {
-      throw new GatewayError('GW_ERR_UPSTREAM_BAD_RESPONSE', { message: 'The upstream stream carried an event that is not JSON.', cause: err });
+    } catch {
+      this.fail('upstream_bad_response', 'The upstream stream carried an event that is not JSON.');
+      return;
     }
     if (!isObj(data)) return;
     const type = typeof data['type'] === 'string' ? data['type'] : ev.event;
@@ -125,13 +139,12 @@ export class AnthropicChatStream extends Transform {
         this.onBlockStop(data['index']);
         break;
       case 'message_delta':
+        this.finished = true;
         this.takeUsage(data['usage']);
         this.emitDelta({}, toFinishReason(isObj(data['delta']) ? data['delta']['stop_reason'] : undefined));
         break;
       case 'message_stop':
-        this.pushChunk({ ...this.base(), choices: [], usage: toOpenAIUsage(this.usage) });
-        this.push('data: [DONE]\n\n');
-        this.done = true;
+        this.finish();
         break;
       case 'error': {
         const mapped = mapAnthropicError(200, data['error']);
