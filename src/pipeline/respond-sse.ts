@@ -192,8 +192,9 @@ export async function relaySse(args: SseRelayArgs): Promise<SseRelayResult> {
     };
   } finally {
     clearTimeout(firstTokenTimer);
-    if (!sawUsage && deltaEvents.length > 0) {
-      // No usage reported: count what was seen with the tokenizer, marked estimated.
+    if (!sawUsage && (deltaEvents.length > 0 || committed)) {
+      // No usage reported: count what was seen with the tokenizer, marked estimated (once the
+      // stream reached the client the prompt was processed, even if no text came yet).
       try {
         rec.usage = await estimateUsage(api.deltaTexts(deltaEvents), args.messages);
       } catch {

@@ -286,6 +286,34 @@ describe('anthropic upstream behind chat completions', () => {
     assert.ok(line);
   });
 
+  test('a client that leaves after the stream started is recorded with 499 and estimated input tokens', async () => {
+    const start = anthropicPayloads('anthropic-messages-stream-text.chunks.jsonl')[0]!;
+    upstream.on(() => ({
+      status: 200,
+      headers: { 'content-type': 'text/event-stream' },
+      steps: [`event: message_start\ndata: ${JSON.stringify(start)}\n\n`, { delayMs: 3000 }, 'event: ping\ndata: {"type":"ping"}\n\n'],
+    }));
+    const controller = new AbortController();
+    const stream = await client.chat.completions.create(
+      { model: 'claude-test', stream: true, messages: [{ role: 'user', content: 'a prompt with several words in it' }] },
+      { signal: controller.signal },
+    );
+    const it = stream[Symbol.asyncIterator]();
+    await it.next(); // the role chunk: the stream has started
+    controller.abort();
+    const line = await (async () => {
+      for (let i = 0; i < 100; i++) {
+        const l = gw.finished().find((x) => x['status'] === 499);
+        if (l) return l;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      return null;
+    })();
+    assert.ok(line, 'a 499 request line');
+    assert.equal(line['tokens_estimated'], true);
+    assert.ok((line['tokens'] as { input: number }).input > 5, JSON.stringify(line['tokens']));
+  });
+
   // Last: the 401 case puts the target in its credential cooldown.
   test('Anthropic errors become OpenAI errors with the right status and class', async () => {
     const cases: { status: number; body: unknown; want: number; cls: abstract new (...args: never[]) => unknown }[] = [

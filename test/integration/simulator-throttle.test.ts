@@ -111,10 +111,15 @@ async function timed(url: string, o: BodyOptions = {}): Promise<Timed> {
 }
 
 /** Opens a long deep stream (the 212-event reasoning recording) and keeps it in flight until aborted. */
+/** Responses of held calls, kept reachable: a collected fetch body cancels its stream (leaving the window). */
+const held: Response[] = [];
+
 async function hold(url: string): Promise<AbortController> {
   const ac = new AbortController();
   const res = await fetch(url, { method: 'POST', body: JSON.stringify(chatBody({ tools: false })), signal: ac.signal });
   assert.equal(res.status, 200);
+  held.push(res);
+  ac.signal.addEventListener('abort', () => held.splice(held.indexOf(res), 1), { once: true });
   return ac;
 }
 
