@@ -31,6 +31,7 @@
 import { spawn, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -39,7 +40,6 @@ import { URLSearchParams, fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import OpenAI from 'openai';
 import { chromium } from 'playwright-core';
-import { Agent } from 'undici';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opt } = parseArgs({
@@ -246,6 +246,26 @@ async function chatOnce(client, body, tag) {
   }
 }
 
+/**
+ * POST from 127.0.0.2, so the gateway's bad-key throttle (per client address) blocks this
+ * "attacker" and not the rest of the load, which comes from 127.0.0.1. (fetch/undici ignore
+ * a localAddress; node:http honours it.) Resolves to the HTTP status.
+ */
+function postFromOtherAddress(url, key, body) {
+  return new Promise((res, rej) => {
+    const u = new URL(url);
+    const req = httpRequest(
+      { host: u.hostname, port: u.port, path: u.pathname, method: 'POST', localAddress: '127.0.0.2', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } },
+      (r) => {
+        r.resume();
+        r.on('end', () => res(r.statusCode));
+      },
+    );
+    req.on('error', rej);
+    req.end(JSON.stringify(body));
+  });
+}
+
 async function drive(gateways) {
   const t0 = Date.now();
   const until = t0 + RUN_S * 1000;
@@ -254,8 +274,6 @@ async function drive(gateways) {
   const web = clients('web-app');
   const batch = clients('batch-jobs');
   const ci = clients('ci-bot', 0);
-  // Bad keys come from 127.0.0.2, so the bad-key throttle (per address) blocks only them.
-  const otherAddress = new Agent({ connect: { localAddress: '127.0.0.2' } });
   const tasks = [];
   const loop = (fn, pauseMs) =>
     tasks.push(
@@ -300,14 +318,8 @@ async function drive(gateways) {
       // 14 bad keys to one replica within a minute: its per-address throttle (10) blocks the rest.
       for (let i = 0; i < 14; i++) {
         try {
-          const r = await fetch(`${gateways[0]}/v1/chat/completions`, {
-            method: 'POST',
-            dispatcher: otherAddress,
-            headers: { authorization: `Bearer sk-wrong-${i}`, 'content-type': 'application/json' },
-            body: JSON.stringify({ model: 'deepseek-v3.2', messages: [{ role: 'user', content: 'hi' }] }),
-          });
-          await r.arrayBuffer();
-          count(`bad-key ${r.status}`);
+          const status = await postFromOtherAddress(`${gateways[0]}/v1/chat/completions`, `sk-wrong-${i}`, { model: 'deepseek-v3.2', messages: [{ role: 'user', content: 'hi' }] });
+          count(`bad-key ${status}`);
         } catch (err) {
           count(`bad-key ${err.message}`);
         }
@@ -321,7 +333,6 @@ async function drive(gateways) {
     await Promise.all(tasks);
   } finally {
     clearInterval(progress);
-    await otherAddress.close();
   }
   return { t0, t1: Date.now() };
 }
@@ -374,7 +385,7 @@ function fmtNum(v, digits = 3) {
   const a = Math.abs(v);
   if (a >= 1e6) return `${+(v / 1e6).toPrecision(digits)}M`;
   if (a >= 1e3) return `${+(v / 1e3).toPrecision(digits)}k`;
-  if (a >= 0.01) return `${+v.toPrecision(digits)}`;
+  if (a >= 0.001) return `${+v.toPrecision(digits)}`;
   return v.toExponential(1);
 }
 function fmtUnit(v, unit) {
@@ -408,7 +419,7 @@ const stats = (pts) => {
 function timeseriesSvg(panel, w, h, range) {
   const unit = panel.fieldConfig?.defaults?.unit;
   const stacked = panel.fieldConfig?.defaults?.custom?.stacking?.mode === 'normal';
-  const pad = { l: 62, r: 10, t: 6, b: 18 };
+  const pad = { l: 68, r: 10, t: 6, b: 18 };
   const pw = w - pad.l - pad.r;
   const ph = h - pad.t - pad.b;
   // Stack on a common 1 s grid; a series missing at a timestamp adds nothing there.
@@ -434,7 +445,8 @@ function timeseriesSvg(panel, w, h, range) {
   const tickS = (range.end - range.start) / 5;
   for (let k = 0; k <= 5; k++) {
     const t = range.start + k * tickS;
-    svg += `<line x1="${x(t)}" x2="${x(t)}" y1="${pad.t}" y2="${pad.t + ph}" class="grid"/><text x="${x(t)}" y="${h - 4}" class="ax" text-anchor="middle">${clock(t)}</text>`;
+    const anchor = k === 0 ? 'start' : k === 5 ? 'end' : 'middle';
+    svg += `<line x1="${x(t)}" x2="${x(t)}" y1="${pad.t}" y2="${pad.t + ph}" class="grid"/><text x="${x(t)}" y="${h - 4}" class="ax" text-anchor="${anchor}">${clock(t)}</text>`;
   }
   // Split at gaps (> 2.5 s) so an absent series does not draw a line across the hole.
   for (const l of lines) {
@@ -467,7 +479,7 @@ function legendTable(panel, maxRows) {
     return `<tr><td class="nm"><i style="background:${COLORS[i % COLORS.length]}"></i>${esc(s.name)}</td><td>${fmtUnit(st.mean, unit)}</td><td>${fmtUnit(st.max, unit)}</td><td>${fmtUnit(st.last, unit)}</td></tr>`;
   });
   const more = panel.series.length > maxRows ? `<tr><td class="nm more" colspan="4">+ ${panel.series.length - maxRows} more series</td></tr>` : '';
-  return `<table class="lg"><tr><th></th><th>Mean</th><th>Max</th><th>Last *</th></tr>${rows.join('')}${more}</table>`;
+  return `<table class="lg"><tr><th></th><th>Mean</th><th>Max</th><th>Last</th></tr>${rows.join('')}${more}</table>`;
 }
 
 function statHtml(panel, w, h) {
@@ -565,7 +577,7 @@ function renderHtml({ dash, panels }, range, info) {
 <p>${esc(info)}</p></header>
 <div class="grid-area">${items.join('\n')}</div>
 <footer>Every panel is the dashboard's own PromQL run through Prometheus ${esc(range.promVersion)} query_range (step 1 s, ${clock(range.start)}–${clock(range.end)} UTC) with $__rate_interval = ${RATE_INTERVAL} and $__range = ${Math.round(range.end - range.start)} s.
-Stat and bar panels show the last value, as the dashboard's lastNotNull reduction does; * Last is the value at the end of the window. Drawn by scripts/dashboard-preview.mjs (npm run docs:dashboard).</footer>
+Stat and bar panels show the last value, as the dashboard's lastNotNull reduction does. Drawn by scripts/dashboard-preview.mjs (npm run docs:dashboard).</footer>
 </body></html>`;
 }
 
@@ -574,7 +586,7 @@ Stat and bar panels show the last value, as the dashboard's lastNotNull reductio
 async function main() {
   for (const bin of [PROMETHEUS, CHROMIUM]) execFileSync(bin, ['--version'], { stdio: 'ignore' });
   execFileSync('redis-server', ['--version'], { stdio: 'ignore' });
-  const promVersion = execFileSync(PROMETHEUS, ['--version'], { encoding: 'utf8' }).split('\n')[0].replace(/^prometheus, version /, '');
+  const promVersion = execFileSync(PROMETHEUS, ['--version'], { encoding: 'utf8' }).split('\n')[0].replace(/^prometheus, version (\S+).*$/, '$1');
   console.log(`work directory: ${work}`);
 
   // 1. Simulated provider accounts.
