@@ -13,9 +13,8 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import type { LiveUpstream } from '../../config/load.js';
-import { createPool } from '../../upstream/pools.js';
-import { sendUpstream } from '../../upstream/send.js';
-import type { ApiName, Provider, ProviderKind, SendRequest, UpstreamResponse } from '../types.js';
+import { createOpenAIStyle } from '../openai-compatible/base.js';
+import type { ApiName, Provider, ProviderKind } from '../types.js';
 
 /**
  * Schema of an `azure-openai` upstream's `options:` block.
@@ -49,34 +48,14 @@ export function azurePath(api: ApiName, deployment: string, options: AzureOpenAI
  */
 export function createAzureOpenAI(upstream: LiveUpstream): Provider {
   const options = upstream.options as AzureOpenAIOptions;
-  const base = new URL(upstream.base_url!);
-  const prefix = base.pathname.replace(/\/+$/, '');
-  const pool = createPool(upstream, base);
-  const fixed: Record<string, string> = {
-    ...upstream.headers,
-    'content-type': 'application/json',
-    'accept-encoding': 'gzip, deflate, br',
-  };
-  if (upstream.apiKey) fixed['api-key'] = upstream.apiKey;
-  const apis = new Set<ApiName>(options.responses ? ['chat', 'responses'] : ['chat']);
-
-  return {
-    apis,
-    send(req: SendRequest): Promise<UpstreamResponse> {
+  return createOpenAIStyle(upstream, {
+    apis: new Set<ApiName>(options.responses ? ['chat', 'responses'] : ['chat']),
+    authHeaders: upstream.apiKey ? { 'api-key': upstream.apiKey } : {},
+    path: (req) => {
       const api: ApiName = req.api === 'responses' && options.responses ? 'responses' : 'chat';
-      const deployment = typeof req.body['model'] === 'string' ? req.body['model'] : '';
-      return sendUpstream(pool, {
-        path: `${prefix}${azurePath(api, deployment, options)}`,
-        method: 'POST',
-        headers: { ...fixed, accept: req.stream ? 'text/event-stream' : 'application/json', 'x-request-id': req.requestId },
-        body: JSON.stringify(req.body),
-        signal: req.signal,
-        firstByteMs: upstream.timeouts.first_byte_ms,
-        idleMs: upstream.timeouts.idle_ms,
-      });
+      return azurePath(api, typeof req.body['model'] === 'string' ? req.body['model'] : '', options);
     },
-    close: () => pool.close(),
-  };
+  });
 }
 
 /** Registry entry for `provider: azure-openai`. */

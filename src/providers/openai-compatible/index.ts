@@ -7,9 +7,8 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import type { LiveUpstream } from '../../config/load.js';
-import { createPool } from '../../upstream/pools.js';
-import { sendUpstream } from '../../upstream/send.js';
-import type { ApiName, Provider, ProviderKind, SendRequest, UpstreamResponse } from '../types.js';
+import type { ApiName, Provider, ProviderKind } from '../types.js';
+import { createOpenAIStyle } from './base.js';
 
 export const OpenAICompatibleOptionsSchema = Type.Object(
   {
@@ -24,32 +23,11 @@ const PATHS: Partial<Record<ApiName, string>> = { chat: '/chat/completions', res
 
 export function createOpenAICompatible(upstream: LiveUpstream): Provider {
   const options = upstream.options as Options;
-  const base = new URL(upstream.base_url!);
-  const prefix = base.pathname.replace(/\/+$/, '');
-  const pool = createPool(upstream, base);
-  const fixed: Record<string, string> = {
-    ...upstream.headers,
-    'content-type': 'application/json',
-    'accept-encoding': 'gzip, deflate, br',
-  };
-  if (upstream.apiKey) fixed['authorization'] = `Bearer ${upstream.apiKey}`;
-  const apis = new Set<ApiName>(options.responses ? ['chat', 'responses'] : ['chat']);
-
-  return {
-    apis,
-    send(req: SendRequest): Promise<UpstreamResponse> {
-      return sendUpstream(pool, {
-        path: `${prefix}${PATHS[req.api] ?? PATHS.chat}`,
-        method: 'POST',
-        headers: { ...fixed, accept: req.stream ? 'text/event-stream' : 'application/json', 'x-request-id': req.requestId },
-        body: JSON.stringify(req.body),
-        signal: req.signal,
-        firstByteMs: upstream.timeouts.first_byte_ms,
-        idleMs: upstream.timeouts.idle_ms,
-      });
-    },
-    close: () => pool.close(),
-  };
+  return createOpenAIStyle(upstream, {
+    apis: new Set<ApiName>(options.responses ? ['chat', 'responses'] : ['chat']),
+    authHeaders: upstream.apiKey ? { authorization: `Bearer ${upstream.apiKey}` } : {},
+    path: (req) => PATHS[req.api] ?? PATHS.chat!,
+  });
 }
 
 /** Registry entry. */
