@@ -37,6 +37,8 @@ declare module 'fastify' {
     startedAt: number;
     /** Set once the request's record (metrics + log line) was emitted. */
     recorded: boolean;
+    /** Set when the model-call pipeline took the request: it writes the record itself. */
+    pipelineOwned: boolean;
     /** Cuts a request whose body does not arrive in time; cleared once it has. */
     bodyTimer: NodeJS.Timeout | null;
   }
@@ -236,10 +238,25 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
   app.decorateRequest('caller', null);
   app.decorateRequest('startedAt', 0);
   app.decorateRequest('recorded', false);
+  app.decorateRequest('pipelineOwned', false);
   app.decorateRequest('bodyTimer', null);
   app.addHook('onRequest', async (req, reply) => {
     req.startedAt = Date.now();
     void reply.header('x-request-id', req.id);
+    // Fastify runs onResponse only for responses that finish: a connection closed first (a
+    // client leaving a passthrough stream, an upload cut by the drain) is recorded here.
+    if (req.url.startsWith('/v1/')) {
+      reply.raw.once('close', () => {
+        if (reply.raw.writableFinished || req.recorded || req.pipelineOwned) return;
+        const rec = newRecord(req.id, req.caller?.name ?? null, req.startedAt);
+        const cut = drain.draining;
+        rec.status = cut ? 503 : 499;
+        rec.outcome = cut ? 'gateway_error' : 'client_aborted';
+        rec.durationMs = Date.now() - req.startedAt;
+        req.recorded = true;
+        finishRequest(metrics, req.log, rec);
+      });
+    }
     // A client trickling its body cannot hold a connection forever (slowloris): the whole
     // request must arrive within request_timeout_ms. (Node's own requestTimeout did not
     // cut a body sent a byte at a time once the headers were in.)
@@ -271,6 +288,7 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
     rec.status = reply.statusCode;
     rec.outcome = reply.statusCode >= 500 ? 'gateway_error' : reply.statusCode >= 400 ? 'client_error' : 'ok';
     rec.durationMs = Date.now() - req.startedAt;
+    req.recorded = true;
     finishRequest(metrics, req.log, rec);
   });
   // Any content type is read as JSON: `curl -d` sends form-encoded by default, and OpenAI

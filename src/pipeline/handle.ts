@@ -141,6 +141,7 @@ function forwarded(req: FastifyRequest, api: InboundApi): Record<string, string>
  */
 export async function handleModelCall(api: InboundApi, deps: PipelineDeps, req: FastifyRequest, reply: FastifyReply): Promise<void> {
   const rec = newRecord(req.id, req.caller?.name ?? null, req.startedAt);
+  req.pipelineOwned = true;
   const body = req.body as Record<string, unknown> & { model: string };
   rec.stream = body['stream'] === true;
   const abort = new AbortController();
