@@ -70,6 +70,10 @@ async function serve(path: string): Promise<void> {
   }
   // SIGHUP reloads the config file (reload logs the outcome; a bad file leaves the running config).
   process.on('SIGHUP', () => {
+    if (gateway.drain.draining) {
+      logger.info('SIGHUP ignored: shutting down');
+      return;
+    }
     try {
       gateway.reload(path);
     } catch {
@@ -84,8 +88,10 @@ async function serve(path: string): Promise<void> {
   closeWithGrace({ delay: drainMs + SHUTDOWN_MARGIN_MS, skip: ['SIGHUP'] }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'fatal error, closing');
     else app.log.info({ signal, drain_ms: drainMs, in_flight: gateway.drain.inFlight }, 'shutting down: draining requests in flight');
-    // After a fatal error nothing waits: calls in flight are cut at once.
-    const [drained] = await Promise.allSettled([gateway.drain.shutdown(err ? 0 : drainMs), admin?.close()]);
+    // After a fatal error nothing waits: calls in flight are cut at once. The admin API (and
+    // its console) stays up while the client port drains, so the drain can be watched.
+    const [drained] = await Promise.allSettled([gateway.drain.shutdown(err ? 0 : drainMs)]);
+    await admin?.close().catch(() => {});
     if (drained.status === 'fulfilled') app.log.info({ drain: drained.value }, 'closed');
     logger.flush();
     // close-with-grace exits 1 on a throw.
