@@ -2,7 +2,8 @@
  * The admin API, on its own listener (config `admin:`, default 127.0.0.1:9901), never on
  * the client port. Every route needs `Authorization: Bearer <admin key>`, compared by
  * SHA-256 in constant time against `admin.key_sha256` of the current config: no key or a
- * wrong one is 401, a valid client key is 403.
+ * wrong one is 401, a valid client key is 403; 10 wrong keys from one address within a
+ * minute get 429 until the minute is over.
  *
  *   GET  /admin/upstreams   every target: state, in-flight, window occupancy, latency estimate
  *   GET  /admin/keys        every client key by name with its allowed models, metadata, limits,
@@ -20,6 +21,7 @@ import { bearerToken } from '../auth/plugin.js';
 import { ConfigError } from '../config/load.js';
 import { GatewayError } from '../errors/codes.js';
 import { useGatewayErrors } from '../errors/reply.js';
+import { AuthThrottle } from '../limits/index.js';
 import { registerConsole } from './console.js';
 
 export interface AdminOptions {
@@ -40,9 +42,13 @@ export async function buildAdmin(gw: Gateway, opts: AdminOptions = {}): Promise<
   admin.removeAllContentTypeParsers();
   admin.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, _body, done) => done(null, undefined));
 
+  // Like the client port: an address that sent 10 bad admin keys within a minute gets 429.
+  const throttle = new AuthThrottle(10);
   admin.addHook('onRequest', async (req) => {
     // The console page itself holds no data (its data endpoint needs the key).
     if (req.routeOptions.config.adminPublic === true) return;
+    const wait = await throttle.blocked(req.ip);
+    if (wait > 0) throw new GatewayError('GW_ERR_AUTH_THROTTLED', { headers: { 'retry-after': String(wait) } });
     const key = bearerToken(req);
     const expected = gw.current().config.admin.key_sha256;
     if (key !== undefined && expected) {
@@ -51,6 +57,7 @@ export async function buildAdmin(gw: Gateway, opts: AdminOptions = {}): Promise<
     if (key !== undefined && gw.current().keys.authenticate(key)) {
       throw new GatewayError('GW_ERR_FORBIDDEN', { message: 'A client key cannot use the admin API; send the admin key.' });
     }
+    if (key !== undefined) await throttle.failed(req.ip);
     throw new GatewayError('GW_ERR_INVALID_API_KEY', {
       message: key === undefined ? 'Missing admin key. Send it as "Authorization: Bearer <admin key>".' : 'Incorrect admin key provided.',
     });
