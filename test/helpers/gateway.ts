@@ -7,6 +7,7 @@ import OpenAI from 'openai';
 import { buildApp, type Gateway } from '../../src/app.js';
 import { parseConfig } from '../../src/config/load.js';
 import { hashKey } from '../../src/auth/keys.js';
+import { FakeUpstream } from './fake-upstream.js';
 
 export const CLIENT_KEY = 'sk-test-client-0123456789abcdef';
 export const OTHER_KEY = 'sk-test-limited-0123456789abcdef';
@@ -89,6 +90,38 @@ keys:
 `;
 }
 
+/** Prices of `claude-test` in `anthropicConfigYaml`, USD per million tokens. */
+export const CLAUDE_TEST_PRICE = { input: 3, cached_input: 0.3, output: 15 };
+
+/**
+ * A config with one Anthropic upstream `claude` at `url` serving `claude-test` (reasoning,
+ * as `claude-upstream-id`, priced CLAUDE_TEST_PRICE) to the key CLIENT_KEY. `routing` is
+ * the YAML lines under `routing:` (indented two spaces), by default `max_attempts: 1`.
+ */
+export function anthropicConfigYaml(url: string, routing = '  max_attempts: 1'): string {
+  const p = CLAUDE_TEST_PRICE;
+  return `
+routing:
+${routing}
+upstreams:
+  - id: claude
+    provider: anthropic
+    base_url: ${url}/v1
+    api_key: \${TEST_UPSTREAM_KEY}
+    options: { anthropic_version: "2023-06-01", default_max_tokens: 1000 }
+    timeouts: { connect_ms: 2000, first_byte_ms: 5000, idle_ms: 5000 }
+models:
+  - name: claude-test
+    reasoning: true
+    price: { input: ${p.input}, cached_input: ${p.cached_input}, output: ${p.output} }
+    targets:
+      - { upstream: claude, model: claude-upstream-id }
+keys:
+  - name: team-a
+    key_sha256: ${hashKey(CLIENT_KEY)}
+`;
+}
+
 /** Starts a gateway from YAML text. */
 export async function startGateway(yaml: string, env: NodeJS.ProcessEnv = { TEST_UPSTREAM_KEY: UPSTREAM_KEY }): Promise<TestGateway> {
   const logs: string[] = [];
@@ -112,6 +145,68 @@ export async function startGateway(yaml: string, env: NodeJS.ProcessEnv = { TEST
     metricsText: async () => (await fetch(`${address}/metrics`)).text(),
     close: () => gw.app.close(),
   };
+}
+
+/** A fake upstream and a gateway in front of it, as `startWithUpstream` returns them. */
+export interface GatewayWithUpstream {
+  upstream: FakeUpstream;
+  gw: TestGateway;
+}
+
+/**
+ * Starts a FakeUpstream, then a gateway from `config(upstream.url)` (by default
+ * `testConfigYaml`, one upstream `fake` serving `gpt-test`) with `env`. Close both with
+ * `closeAll(gw, upstream)`.
+ */
+export async function startWithUpstream(
+  config: (upstreamUrl: string) => string = (url) => testConfigYaml(url),
+  env?: NodeJS.ProcessEnv,
+): Promise<GatewayWithUpstream> {
+  const upstream = await new FakeUpstream().start();
+  try {
+    return { upstream, gw: await startGateway(config(upstream.url), env) };
+  } catch (err) {
+    await upstream.close();
+    throw err;
+  }
+}
+
+/** Closes each of `things` in order (gateways before their upstreams); skips undefined ones. */
+export async function closeAll(...things: ({ close(): Promise<void> } | undefined)[]): Promise<void> {
+  for (const t of things) await t?.close();
+}
+
+/** A reply read to the end: status, headers, body text, and how long the call took (ms). */
+export interface RawReply {
+  status: number;
+  headers: Headers;
+  text: string;
+  ms: number;
+}
+
+/**
+ * POSTs `body` as JSON to the gateway's `/v1/chat/completions` with CLIENT_KEY (or `key`)
+ * and any extra `headers`, and reads the reply to the end.
+ */
+export async function postChat(
+  gw: { url: string },
+  body: unknown,
+  opts: { key?: string; headers?: Record<string, string>; signal?: AbortSignal } = {},
+): Promise<RawReply> {
+  const t0 = Date.now();
+  const res = await fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${opts.key ?? CLIENT_KEY}`, 'content-type': 'application/json', ...opts.headers },
+    body: JSON.stringify(body),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, text, ms: Date.now() - t0 };
+}
+
+/** The `request finished` log line of one request id (waits up to `ms` for it: it is written after the reply). */
+export function finishedLine(gw: TestGateway, requestId: string, ms = 3000): Promise<Record<string, unknown>> {
+  return waitFor(() => gw.finished().find((l) => l['request_id'] === requestId), ms, `request finished line for ${requestId}`);
 }
 
 /** Waits until `fn` returns truthy or `ms` passes. */

@@ -7,35 +7,11 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import OpenAI from 'openai';
-import { hashKey } from '../../src/auth/keys.js';
 import { FakeUpstream } from '../helpers/fake-upstream.js';
-import { CLIENT_KEY, startGateway, UPSTREAM_KEY, type TestGateway } from '../helpers/gateway.js';
+import { CLAUDE_TEST_PRICE, CLIENT_KEY, UPSTREAM_KEY, anthropicConfigYaml, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { anthropicPayloads, fixtureJson, replayAnthropic } from '../helpers/recordings.js';
 
-const PRICE = { input: 3, cached_input: 0.3, output: 15 };
-
-function yaml(url: string): string {
-  return `
-routing:
-  max_attempts: 1
-upstreams:
-  - id: claude
-    provider: anthropic
-    base_url: ${url}/v1
-    api_key: \${TEST_UPSTREAM_KEY}
-    options: { anthropic_version: "2023-06-01", default_max_tokens: 1000 }
-    timeouts: { connect_ms: 2000, first_byte_ms: 5000, idle_ms: 5000 }
-models:
-  - name: claude-test
-    reasoning: true
-    price: { input: ${PRICE.input}, cached_input: ${PRICE.cached_input}, output: ${PRICE.output} }
-    targets:
-      - { upstream: claude, model: claude-upstream-id }
-keys:
-  - name: team-a
-    key_sha256: ${hashKey(CLIENT_KEY)}
-`;
-}
+const PRICE = CLAUDE_TEST_PRICE;
 
 interface AnthropicBlock {
   type: string;
@@ -93,7 +69,7 @@ describe('anthropic upstream behind chat completions', () => {
 
   before(async () => {
     await upstream.start();
-    gw = await startGateway(yaml(upstream.url));
+    gw = await startGateway(anthropicConfigYaml(upstream.url));
     client = gw.client();
   });
   after(async () => {

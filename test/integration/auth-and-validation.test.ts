@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import OpenAI, { AuthenticationError, BadRequestError, NotFoundError } from 'openai';
-import { FakeUpstream } from '../helpers/fake-upstream.js';
+import type { FakeUpstream } from '../helpers/fake-upstream.js';
 import { fixtureJson } from '../helpers/recordings.js';
-import { CLIENT_KEY, OTHER_KEY, startGateway, testConfigYaml, type TestGateway } from '../helpers/gateway.js';
+import { CLIENT_KEY, OTHER_KEY, closeAll, startWithUpstream, testConfigYaml, type TestGateway } from '../helpers/gateway.js';
 
 const WRONG_KEY = 'sk-wrong-key-ZZZ-9f8e7d6c5b4a39281706';
 const MESSAGES = [{ role: 'user', content: 'hello' }];
@@ -83,18 +83,14 @@ describe('refusals never reach the upstream', () => {
   let gw: TestGateway;
 
   before(async () => {
-    upstream = await new FakeUpstream().start();
+    ({ upstream, gw } = await startWithUpstream());
     // A working script: if the gateway forwarded anything it would succeed, and be counted.
     upstream.on(() => ({ status: 200, body: fixtureJson('openai-chat-gpt5.json') }));
-    gw = await startGateway(testConfigYaml(upstream.url));
   });
   afterEach(() => {
     assert.equal(upstream.requests.length, 0, 'the fake upstream received no request');
   });
-  after(async () => {
-    await gw.close();
-    await upstream.close();
-  });
+  after(() => closeAll(gw, upstream));
 
   test('missing key via fetch: 401 invalid_api_key', async () => {
     const r = await postChat(gw, { model: 'gpt-test', messages: MESSAGES }, {});
@@ -274,14 +270,10 @@ describe('request body limit', () => {
   let gw: TestGateway;
 
   before(async () => {
-    upstream = await new FakeUpstream().start();
+    ({ upstream, gw } = await startWithUpstream((url) => testConfigYaml(url, { bodyLimit: 2048 })));
     upstream.on(() => ({ status: 200, body: fixtureJson('openai-chat-gpt5.json') }));
-    gw = await startGateway(testConfigYaml(upstream.url, { bodyLimit: 2048 }));
   });
-  after(async () => {
-    await gw.close();
-    await upstream.close();
-  });
+  after(() => closeAll(gw, upstream));
 
   test('a body over body_limit_bytes: 413 with an OpenAI-style error, upstream untouched', async () => {
     const body = JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'x'.repeat(4096) }] });
@@ -309,14 +301,10 @@ describe('accepted keys', () => {
   let gw: TestGateway;
 
   before(async () => {
-    upstream = await new FakeUpstream().start();
+    ({ upstream, gw } = await startWithUpstream());
     upstream.on(() => ({ status: 200, body: fixtureJson('openai-chat-gpt5.json') }));
-    gw = await startGateway(testConfigYaml(upstream.url));
   });
-  after(async () => {
-    await gw.close();
-    await upstream.close();
-  });
+  after(() => closeAll(gw, upstream));
 
   for (const [name, headers] of [
     ['Authorization: Bearer', { authorization: `Bearer ${CLIENT_KEY}` }],

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { FakeUpstream, type ReceivedRequest, type ScriptedReply } from '../helpers/fake-upstream.js';
 import { hashKey } from '../../src/auth/keys.js';
 import { parseConfig } from '../../src/config/load.js';
-import { CLIENT_KEY, UPSTREAM_KEY, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { CLIENT_KEY, UPSTREAM_KEY, closeAll, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { fixtureJson, replay, sseEvents } from '../helpers/recordings.js';
 
 const DEPLOYMENT = 'my-gpt4o-deployment';
@@ -65,10 +65,7 @@ describe('azure-openai provider', () => {
     );
     gw = await startGateway(azureYaml(upstream.url));
   });
-  after(async () => {
-    await gw.close();
-    await upstream.close();
-  });
+  after(() => closeAll(gw, upstream));
 
   test('non-streaming: deployment URL, api-version, api-key header', async () => {
     const res = await gw.client().chat.completions.create({ model: 'gpt-azure', messages: [{ role: 'user', content: 'Capital of France?' }] });

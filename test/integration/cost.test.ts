@@ -8,9 +8,10 @@ import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { hashKey } from '../../src/auth/keys.js';
-import { FakeUpstream } from '../helpers/fake-upstream.js';
+import type { FakeUpstream } from '../helpers/fake-upstream.js';
 import { FIXTURES, fixture, fixtureJson, replay, sseEvents } from '../helpers/recordings.js';
-import { CLIENT_KEY, OTHER_KEY, startGateway, waitFor, type TestGateway } from '../helpers/gateway.js';
+import { CLIENT_KEY, OTHER_KEY, closeAll, finishedLine, startWithUpstream, waitFor, type TestGateway } from '../helpers/gateway.js';
+import { metricValue } from '../helpers/metrics-text.js';
 
 const SUFFIX_KEY = 'sk-test-suffix-0123456789abcdef';
 
@@ -76,17 +77,6 @@ function expectedCost(usage: Record<string, unknown>, p: Price): number {
 
 const close = (got: number, want: number, what: string) => assert.ok(Math.abs(got - want) < 1e-8, `${what}: got ${got}, want ${want}`);
 
-function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
-  for (const line of text.split('\n')) {
-    const m = /^([a-zA-Z_:][\w:]*)\{([^}]*)\}\s+(\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const got: Record<string, string> = {};
-    for (const l of m[2]!.matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) got[l[1]!] = l[2]!;
-    if (Object.entries(labels).every(([k, v]) => got[k] === v)) return Number(m[3]);
-  }
-  return undefined;
-}
-
 /** The usage of a recorded stream (its last chunk with usage), or null. */
 function streamUsage(name: string): Record<string, unknown> | null {
   let usage: Record<string, unknown> | null = null;
@@ -115,22 +105,14 @@ async function post(gw: TestGateway, body: unknown, key = CLIENT_KEY): Promise<R
   });
 }
 
-function finishedLine(gw: TestGateway, requestId: string): Promise<Record<string, unknown>> {
-  return waitFor(() => gw.finished().find((l) => l['request_id'] === requestId), 3000, `request finished line for ${requestId}`);
-}
-
 describe('cost accounting', () => {
   let upstream: FakeUpstream;
   let gw: TestGateway;
 
   before(async () => {
-    upstream = await new FakeUpstream().start();
-    gw = await startGateway(yaml(upstream.url));
+    ({ upstream, gw } = await startWithUpstream((url) => yaml(url)));
   });
-  after(async () => {
-    await gw.close();
-    await upstream.close();
-  });
+  after(() => closeAll(gw, upstream));
 
   test('the fixture list is not empty', () => {
     assert.ok(JSON_FIXTURES.length >= 3, JSON_FIXTURES.join());
@@ -258,16 +240,16 @@ describe('cost accounting', () => {
     const recorded = fixtureJson('openai-chat-gpt5.json');
     upstream.on(() => ({ status: 200, body: recorded }));
     const before = await gw.metricsText();
-    const spendBefore = sample(before, 'switchyard_spend_usd_total', { key: 'team-gpt', model: 'gpt-test' }) ?? 0;
-    const outBefore = sample(before, 'switchyard_key_tokens_total', { key: 'team-gpt', kind: 'output' }) ?? 0;
+    const spendBefore = metricValue(before, 'switchyard_spend_usd_total', { key: 'team-gpt', model: 'gpt-test' }) ?? 0;
+    const outBefore = metricValue(before, 'switchyard_key_tokens_total', { key: 'team-gpt', kind: 'output' }) ?? 0;
     const res = await post(gw, { model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] }, OTHER_KEY);
     await res.text();
     await finishedLine(gw, res.headers.get('x-request-id')!);
     const text = await gw.metricsText();
     const usage = recorded['usage'] as Record<string, number>;
-    close((sample(text, 'switchyard_spend_usd_total', { key: 'team-gpt', model: 'gpt-test' }) ?? 0) - spendBefore, expectedCost(usage, GPT_TEST), 'spend');
-    assert.equal((sample(text, 'switchyard_key_tokens_total', { key: 'team-gpt', kind: 'output' }) ?? 0) - outBefore, usage['completion_tokens']);
-    assert.ok((sample(text, 'switchyard_spend_usd_total', { key: 'team-a', model: 'gpt-test' }) ?? 0) > 0);
+    close((metricValue(text, 'switchyard_spend_usd_total', { key: 'team-gpt', model: 'gpt-test' }) ?? 0) - spendBefore, expectedCost(usage, GPT_TEST), 'spend');
+    assert.equal((metricValue(text, 'switchyard_key_tokens_total', { key: 'team-gpt', kind: 'output' }) ?? 0) - outBefore, usage['completion_tokens']);
+    assert.ok((metricValue(text, 'switchyard_spend_usd_total', { key: 'team-a', model: 'gpt-test' }) ?? 0) > 0);
     for (const secret of [CLIENT_KEY, OTHER_KEY, SUFFIX_KEY, hashKey(CLIENT_KEY), hashKey(OTHER_KEY)]) assert.ok(!text.includes(secret), 'a key in /metrics');
     for (const line of text.split('\n').filter((l) => /^switchyard_(spend_usd|key_tokens)_total\{/.test(l))) {
       assert.match(line, /key="(team-a|team-gpt|team-suffix)"/);

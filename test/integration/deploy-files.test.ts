@@ -24,9 +24,9 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { parseConfig } from '../../src/config/load.js';
-import { FakeUpstream } from '../helpers/fake-upstream.js';
+import type { FakeUpstream } from '../helpers/fake-upstream.js';
 import { fixtureJson } from '../helpers/recordings.js';
-import { startGateway, testConfigYaml, waitFor, type TestGateway } from '../helpers/gateway.js';
+import { startWithUpstream, waitFor, type TestGateway } from '../helpers/gateway.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** The repository root, from the compiled `.test-build/test/integration`. */
@@ -558,9 +558,8 @@ describe('Grafana provisioning and dashboard', () => {
   const families = new Map<string, string>();
 
   before(async () => {
-    upstream = await new FakeUpstream().start();
+    ({ upstream, gw } = await startWithUpstream());
     upstream.on(() => ({ status: 200, body: fixtureJson('openai-chat-gpt5.json') }));
-    gw = await startGateway(testConfigYaml(upstream.url));
     await gw.client().chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] });
     await waitFor(() => gw.finished().length === 1, 2000, 'request finished');
     const text = await gw.metricsText();

@@ -5,41 +5,26 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { APIUserAbortError } from 'openai';
-import { FakeUpstream } from '../helpers/fake-upstream.js';
+import type { FakeUpstream } from '../helpers/fake-upstream.js';
 import { fixtureJson, replay } from '../helpers/recordings.js';
-import { CLIENT_KEY, startGateway, testConfigYaml, waitFor, type TestGateway } from '../helpers/gateway.js';
-
-/** The value of one sample in Prometheus text format, or undefined when absent. */
-function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
-  for (const line of text.split('\n')) {
-    const m = /^([a-zA-Z_:][\w:]*)\{([^}]*)\}\s+(\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const got: Record<string, string> = {};
-    for (const l of m[2]!.matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) got[l[1]!] = l[2]!;
-    if (Object.entries(labels).every(([k, v]) => got[k] === v)) return Number(m[3]);
-  }
-  return undefined;
-}
+import { CLIENT_KEY, closeAll, startWithUpstream, waitFor, type TestGateway } from '../helpers/gateway.js';
+import { metricValue } from '../helpers/metrics-text.js';
 
 describe('client disconnect', () => {
   let upstream: FakeUpstream;
   let gw: TestGateway;
 
   before(async () => {
-    upstream = await new FakeUpstream().start();
-    gw = await startGateway(testConfigYaml(upstream.url));
+    ({ upstream, gw } = await startWithUpstream());
   });
-  after(async () => {
-    await gw.close();
-    await upstream.close();
-  });
+  after(() => closeAll(gw, upstream));
 
   test('streaming: aborting after a few chunks aborts the upstream within 1 s; logged 499 with tokens so far', async () => {
     // 434 events, 60 ms apart: about 26 s if nobody stopped it.
     upstream.on(replay('openai-chat-stream-text-no-usage-2023.sse', { delayMs: 60 }));
     const reqIndex = upstream.requests.length;
     const logIndex = gw.finished().length;
-    const abortedBefore = sample(await gw.metricsText(), 'switchyard_requests_total', { model: 'gpt-test', status: '499', outcome: 'client_aborted' }) ?? 0;
+    const abortedBefore = metricValue(await gw.metricsText(), 'switchyard_requests_total', { model: 'gpt-test', status: '499', outcome: 'client_aborted' }) ?? 0;
 
     const ac = new AbortController();
     const chunks: unknown[] = [];
@@ -83,8 +68,8 @@ describe('client disconnect', () => {
     assert.equal(line['tokens_estimated'], true);
 
     const metrics = await gw.metricsText();
-    assert.equal(sample(metrics, 'switchyard_requests_in_flight', { model: 'gpt-test' }), 0);
-    assert.equal(sample(metrics, 'switchyard_requests_total', { model: 'gpt-test', status: '499', outcome: 'client_aborted' }), abortedBefore + 1);
+    assert.equal(metricValue(metrics, 'switchyard_requests_in_flight', { model: 'gpt-test' }), 0);
+    assert.equal(metricValue(metrics, 'switchyard_requests_total', { model: 'gpt-test', status: '499', outcome: 'client_aborted' }), abortedBefore + 1);
   });
 
   test('non-streaming: aborting while the upstream is still thinking aborts the upstream within 1 s; logged 499', async () => {
@@ -123,7 +108,7 @@ describe('client disconnect', () => {
     assert.ok((line['duration_ms'] as number) < 1500, `gateway finished the request ${String(line['duration_ms'])} ms in, not after the upstream`);
 
     const metrics = await gw.metricsText();
-    assert.equal(sample(metrics, 'switchyard_requests_in_flight', { model: 'gpt-test' }), 0);
+    assert.equal(metricValue(metrics, 'switchyard_requests_in_flight', { model: 'gpt-test' }), 0);
   });
 
   test('raw fetch abort mid-stream: upstream aborted, gauge back to 0, gateway still serves', async () => {
@@ -146,7 +131,7 @@ describe('client disconnect', () => {
       text += Buffer.from(value).toString('utf8');
     }
     // While the stream is open the gauge counts it.
-    assert.equal(sample(await gw.metricsText(), 'switchyard_requests_in_flight', { model: 'gpt-test' }), 1);
+    assert.equal(metricValue(await gw.metricsText(), 'switchyard_requests_in_flight', { model: 'gpt-test' }), 1);
     const abortAt = Date.now();
     ac.abort();
     await reader.read().catch(() => undefined);
@@ -157,7 +142,7 @@ describe('client disconnect', () => {
     const line = await waitFor(() => gw.finished()[logIndex], 2000, 'request log line');
     assert.equal(line['status'], 499);
     assert.equal(line['outcome'], 'client_aborted');
-    assert.equal(sample(await gw.metricsText(), 'switchyard_requests_in_flight', { model: 'gpt-test' }), 0);
+    assert.equal(metricValue(await gw.metricsText(), 'switchyard_requests_in_flight', { model: 'gpt-test' }), 0);
 
     // The gateway is healthy afterwards: a normal request completes.
     upstream.on(replay('openai-chat-stream-text-include-usage.sse'));

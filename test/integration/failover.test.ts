@@ -12,7 +12,8 @@ import OpenAI, { APIConnectionError, APIError } from 'openai';
 import { hashKey } from '../../src/auth/keys.js';
 import { ConfigError, parseConfig } from '../../src/config/load.js';
 import { FakeUpstream, type ScriptedReply, type Step } from '../helpers/fake-upstream.js';
-import { CLIENT_KEY, UPSTREAM_KEY, startGateway, waitFor, type TestGateway } from '../helpers/gateway.js';
+import { CLIENT_KEY, UPSTREAM_KEY, postChat, startGateway, waitFor, type RawReply, type TestGateway } from '../helpers/gateway.js';
+import { metricSum } from '../helpers/metrics-text.js';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -132,22 +133,10 @@ async function deadUrl(): Promise<string> {
 // ---------------------------------------------------------------------------------------
 // Client side
 
-interface Raw {
-  status: number;
-  headers: Headers;
-  text: string;
-  ms: number;
-}
+type Raw = RawReply;
 
-async function post(gw: TestGateway, model: string, extra: Record<string, unknown> = {}): Promise<Raw> {
-  const t0 = Date.now();
-  const res = await fetch(`${gw.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hello' }], ...extra }),
-  });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, text, ms: Date.now() - t0 };
+function post(gw: TestGateway, model: string, extra: Record<string, unknown> = {}): Promise<Raw> {
+  return postChat(gw, { model, messages: [{ role: 'user', content: 'hello' }], ...extra });
 }
 
 function content(raw: Raw): string {
@@ -160,26 +149,13 @@ function errorOf(raw: Raw): { message: string; type: string; param: string | nul
   return (JSON.parse(raw.text) as { error: { message: string; type: string; param: string | null; code: string | null } }).error;
 }
 
-/** Sum of every sample of `name` whose labels include `labels`. */
-function metric(text: string, name: string, labels: Record<string, string> = {}): number {
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    const m = /^([a-zA-Z_:][\w:]*)(?:\{([^}]*)\})?\s+(\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const got: Record<string, string> = {};
-    for (const l of (m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) got[l[1]!] = l[2]!;
-    if (Object.entries(labels).every(([k, v]) => got[k] === v)) sum += Number(m[3]);
-  }
-  return sum;
-}
-
 function hasMetric(text: string, name: string): boolean {
   return text.split('\n').some((l) => l.startsWith(`# TYPE ${name} `));
 }
 
 async function targetState(gw: TestGateway, target: string): Promise<string> {
   const text = await gw.metricsText();
-  const states = ['healthy', 'cooling', 'probing'].filter((s) => metric(text, 'switchyard_target_state', { target, state: s }) === 1);
+  const states = ['healthy', 'cooling', 'probing'].filter((s) => metricSum(text, 'switchyard_target_state', { target, state: s }) === 1);
   assert.equal(states.length, 1, `exactly one state for ${target}: ${states.join(',')}`);
   return states[0]!;
 }
@@ -225,8 +201,8 @@ describe('failure classes', () => {
     assert.equal(raw.headers.get('x-switchyard-attempts'), '1');
     assert.equal(raw.headers.get('x-switchyard-upstream'), 'a');
     const m1 = await gw.metricsText();
-    assert.equal(metric(m1, 'switchyard_retries_total') - metric(m0, 'switchyard_retries_total'), 0);
-    assert.equal(metric(m1, 'switchyard_upstream_attempts_total', { upstream: 'a', outcome: 'ok' }) - metric(m0, 'switchyard_upstream_attempts_total', { upstream: 'a', outcome: 'ok' }), 1);
+    assert.equal(metricSum(m1, 'switchyard_retries_total') - metricSum(m0, 'switchyard_retries_total'), 0);
+    assert.equal(metricSum(m1, 'switchyard_upstream_attempts_total', { upstream: 'a', outcome: 'ok' }) - metricSum(m0, 'switchyard_upstream_attempts_total', { upstream: 'a', outcome: 'ok' }), 1);
   });
 
   for (const status of [408, 429, 500, 502, 503, 504, 529]) {
@@ -248,7 +224,7 @@ describe('failure classes', () => {
       assert.equal(f['b']!.requests.length, nb + 1, 'second target served');
 
       const m1 = await gw.metricsText();
-      const d = (name: string, labels: Record<string, string>) => metric(m1, name, labels) - metric(m0, name, labels);
+      const d = (name: string, labels: Record<string, string>) => metricSum(m1, name, labels) - metricSum(m0, name, labels);
       assert.equal(d('switchyard_upstream_attempts_total', { upstream: 'a', outcome: cls }), 1);
       assert.equal(d('switchyard_upstream_attempts_total', { upstream: 'b', outcome: 'ok' }), 1);
       assert.equal(d('switchyard_upstream_errors_total', { upstream: 'a', class: cls }), 1);
@@ -286,9 +262,9 @@ describe('failure classes', () => {
       assert.equal(f['b']!.requests.length, nb, 'no second attempt (stream)');
 
       const m1 = await gw.metricsText();
-      assert.equal(metric(m1, 'switchyard_retries_total') - metric(m0, 'switchyard_retries_total'), 0);
+      assert.equal(metricSum(m1, 'switchyard_retries_total') - metricSum(m0, 'switchyard_retries_total'), 0);
       assert.equal(
-        metric(m1, 'switchyard_upstream_attempts_total', { upstream: 'a', outcome: 'caller' }) - metric(m0, 'switchyard_upstream_attempts_total', { upstream: 'a', outcome: 'caller' }),
+        metricSum(m1, 'switchyard_upstream_attempts_total', { upstream: 'a', outcome: 'caller' }) - metricSum(m0, 'switchyard_upstream_attempts_total', { upstream: 'a', outcome: 'caller' }),
         2,
       );
     });
@@ -303,7 +279,7 @@ describe('failure classes', () => {
     assert.equal(raw.headers.get('x-switchyard-attempts'), '2');
     assert.equal(f['b']!.requests.length, nb + 1);
     const m1 = await gw.metricsText();
-    assert.equal(metric(m1, 'switchyard_upstream_attempts_total', { upstream: 'dead', outcome: 'connect' }) - metric(m0, 'switchyard_upstream_attempts_total', { upstream: 'dead', outcome: 'connect' }), 1);
+    assert.equal(metricSum(m1, 'switchyard_upstream_attempts_total', { upstream: 'dead', outcome: 'connect' }) - metricSum(m0, 'switchyard_upstream_attempts_total', { upstream: 'dead', outcome: 'connect' }), 1);
   });
 
   test('a timeout before the response headers is retried on the next target', async () => {
@@ -319,7 +295,7 @@ describe('failure classes', () => {
     assert.ok(raw.ms >= 280, `answered after ${raw.ms} ms: the first_byte_ms (300) was not waited for`);
     assert.ok(raw.ms < 1800, `answered after ${raw.ms} ms: the slow upstream was waited for`);
     const m1 = await gw.metricsText();
-    assert.equal(metric(m1, 'switchyard_upstream_errors_total', { upstream: 'slow', class: 'timeout' }) - metric(m0, 'switchyard_upstream_errors_total', { upstream: 'slow', class: 'timeout' }), 1);
+    assert.equal(metricSum(m1, 'switchyard_upstream_errors_total', { upstream: 'slow', class: 'timeout' }) - metricSum(m0, 'switchyard_upstream_errors_total', { upstream: 'slow', class: 'timeout' }), 1);
   });
 
   for (const [status, id, model] of [
@@ -461,8 +437,8 @@ describe('full-jitter backoff', () => {
     // (each does with probability 1/2).
     assert.ok(gaps.some((g) => g < 0.5), `no short wait in ${gaps.map((g) => g.toFixed(2)).join(', ')}`);
     const m1 = await gw.metricsText();
-    assert.equal(metric(m1, 'switchyard_retries_total', { model: 'm-jit' }) - metric(m0, 'switchyard_retries_total', { model: 'm-jit' }), 2 * RUNS);
-    assert.equal(metric(m1, 'switchyard_upstream_attempts_total', { upstream: 'j', outcome: 'server' }) - metric(m0, 'switchyard_upstream_attempts_total', { upstream: 'j', outcome: 'server' }), 2 * RUNS);
+    assert.equal(metricSum(m1, 'switchyard_retries_total', { model: 'm-jit' }) - metricSum(m0, 'switchyard_retries_total', { model: 'm-jit' }), 2 * RUNS);
+    assert.equal(metricSum(m1, 'switchyard_upstream_attempts_total', { upstream: 'j', outcome: 'server' }) - metricSum(m0, 'switchyard_upstream_attempts_total', { upstream: 'j', outcome: 'server' }), 2 * RUNS);
   });
 
   test('failing three times: the client gets the last 503 with x-should-retry: false after 3 attempts', async () => {
@@ -526,7 +502,7 @@ describe('fallback chain', () => {
     assert.equal(f['b1']!.requests[0]!.json?.['model'], 'B-up', 'each fallback gets its own upstream model id');
 
     const m1 = await gw.metricsText();
-    const d = (name: string, labels: Record<string, string> = {}) => metric(m1, name, labels) - metric(m0, name, labels);
+    const d = (name: string, labels: Record<string, string> = {}) => metricSum(m1, name, labels) - metricSum(m0, name, labels);
     assert.equal(d('switchyard_fallbacks_total', { from: 'A', to: 'B' }), 1);
     assert.equal(d('switchyard_fallbacks_total', { from: 'A', to: 'C' }), 1);
     assert.equal(d('switchyard_fallbacks_total'), 2);
@@ -654,8 +630,8 @@ describe('streams: no retry after the first byte, first-token timeout', () => {
     assert.equal(f['s1']!.requests.length, 2);
     assert.equal(f['s2']!.requests.length, 0, 'no retry once bytes reached the client');
     const m1 = await gw.metricsText();
-    assert.equal(metric(m1, 'switchyard_retries_total') - metric(m0, 'switchyard_retries_total'), 0);
-    assert.equal(metric(m1, 'switchyard_upstream_errors_total', { upstream: 's1', class: 'stream' }) - metric(m0, 'switchyard_upstream_errors_total', { upstream: 's1', class: 'stream' }), 2);
+    assert.equal(metricSum(m1, 'switchyard_retries_total') - metricSum(m0, 'switchyard_retries_total'), 0);
+    assert.equal(metricSum(m1, 'switchyard_upstream_errors_total', { upstream: 's1', class: 'stream' }) - metricSum(m0, 'switchyard_upstream_errors_total', { upstream: 's1', class: 'stream' }), 2);
   });
 
   test('first-token timeout (300 ms): a silent first target is abandoned and the second streams cleanly', async () => {
@@ -860,7 +836,7 @@ describe('concurrency cap and queue', () => {
     await waitFor(() => f['sq']!.requests.length === 2 || undefined, 2000, 'two requests upstream');
     await sleep(100);
     const mid = await gw.metricsText();
-    assert.equal(metric(mid, 'switchyard_queue_depth', { upstream: 'sq' }), 2);
+    assert.equal(metricSum(mid, 'switchyard_queue_depth', { upstream: 'sq' }), 2);
     const results = await Promise.all(pending);
 
     const served = results.filter((r) => r.status === 200);
@@ -882,9 +858,9 @@ describe('concurrency cap and queue', () => {
     assert.ok(at[2]! >= 380, `the queued requests reached the upstream at ${at.join(', ')} ms`);
 
     const m1 = await gw.metricsText();
-    assert.equal(metric(m1, 'switchyard_queue_wait_seconds_count', { upstream: 'sq' }) - metric(m0, 'switchyard_queue_wait_seconds_count', { upstream: 'sq' }), 2);
-    assert.ok(metric(m1, 'switchyard_queue_wait_seconds_sum', { upstream: 'sq' }) - metric(m0, 'switchyard_queue_wait_seconds_sum', { upstream: 'sq' }) >= 0.7);
-    assert.equal(metric(m1, 'switchyard_queue_depth', { upstream: 'sq' }), 0);
+    assert.equal(metricSum(m1, 'switchyard_queue_wait_seconds_count', { upstream: 'sq' }) - metricSum(m0, 'switchyard_queue_wait_seconds_count', { upstream: 'sq' }), 2);
+    assert.ok(metricSum(m1, 'switchyard_queue_wait_seconds_sum', { upstream: 'sq' }) - metricSum(m0, 'switchyard_queue_wait_seconds_sum', { upstream: 'sq' }) >= 0.7);
+    assert.equal(metricSum(m1, 'switchyard_queue_depth', { upstream: 'sq' }), 0);
   });
 
   test('a queued request that waits past queue.timeout_ms gets 503 upstream_overloaded', async () => {
@@ -953,7 +929,7 @@ describe('total outage, 200 concurrent clients', () => {
       assert.ok(attempts / N <= 1.25, `${attempts} upstream attempts for ${N} requests`);
       assert.ok(ms < 5000, `burst took ${ms} ms`);
       const m = await gw.metricsText();
-      assert.equal(metric(m, 'switchyard_upstream_attempts_total'), attempts, 'attempt metric matches what the upstreams saw');
+      assert.equal(metricSum(m, 'switchyard_upstream_attempts_total'), attempts, 'attempt metric matches what the upstreams saw');
     } finally {
       await gw.close();
       await o1.close();
@@ -973,8 +949,8 @@ describe('total outage, 200 concurrent clients', () => {
       checkErrors(errors);
       for (const e of errors) assert.ok(['upstream_unreachable', 'retry_budget_exhausted'].includes(String(e.code)), `unexpected ${e.status} ${String(e.code)}`);
       const m = await gw.metricsText();
-      const attempts = metric(m, 'switchyard_upstream_attempts_total', { outcome: 'connect' });
-      assert.equal(metric(m, 'switchyard_upstream_attempts_total'), attempts, 'every attempt failed to connect');
+      const attempts = metricSum(m, 'switchyard_upstream_attempts_total', { outcome: 'connect' });
+      assert.equal(metricSum(m, 'switchyard_upstream_attempts_total'), attempts, 'every attempt failed to connect');
       assert.ok(attempts >= N, `every request made at least one attempt (${attempts})`);
       assert.ok(attempts / N <= 1.25, `${attempts} upstream attempts for ${N} requests`);
       assert.ok(ms < 5000, `burst took ${ms} ms`);

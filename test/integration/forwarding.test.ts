@@ -5,32 +5,18 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { FakeUpstream, type ReceivedRequest } from '../helpers/fake-upstream.js';
+import type { FakeUpstream, ReceivedRequest } from '../helpers/fake-upstream.js';
 import { fixtureJson, replay } from '../helpers/recordings.js';
-import { CLIENT_KEY, OTHER_KEY, UPSTREAM_KEY, startGateway, testConfigYaml, waitFor, type TestGateway } from '../helpers/gateway.js';
+import { CLIENT_KEY, OTHER_KEY, UPSTREAM_KEY, closeAll, finishedLine, postChat, startWithUpstream, type RawReply, type TestGateway } from '../helpers/gateway.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const COOKIE_VALUE = 'session=cookie-secret-7b1d5e0a';
 const GPT_TEST_PRICE = { input: 2.5, cached_input: 1.25, output: 10 };
 
-interface RawResponse {
-  status: number;
-  headers: Headers;
-  text: string;
-}
+type RawResponse = RawReply;
 
-async function postChat(gw: TestGateway, body: unknown, headers: Record<string, string> = {}): Promise<RawResponse> {
-  const res = await fetch(`${gw.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${CLIENT_KEY}`, ...headers },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, headers: res.headers, text: await res.text() };
-}
-
-/** The `request finished` line of one request id (waits for it: it is written after the reply). */
-function finishedLine(gw: TestGateway, requestId: string): Promise<Record<string, unknown>> {
-  return waitFor(() => gw.finished().find((l) => l['request_id'] === requestId), 2000, `request finished line for ${requestId}`);
+function post(gw: TestGateway, body: unknown, headers: Record<string, string> = {}): Promise<RawResponse> {
+  return postChat(gw, body, { headers });
 }
 
 function lastRequest(upstream: FakeUpstream): ReceivedRequest {
@@ -82,18 +68,14 @@ describe('forwarding', () => {
   const sse = replay('openai-chat-stream-text-include-usage.sse');
 
   before(async () => {
-    upstream = await new FakeUpstream().start();
-    gw = await startGateway(testConfigYaml(upstream.url));
+    ({ upstream, gw } = await startWithUpstream());
   });
-  after(async () => {
-    await gw.close();
-    await upstream.close();
-  });
+  after(() => closeAll(gw, upstream));
 
   test('non-stream: the upstream body is the client body with model rewritten and gateway fields stripped', async () => {
     upstream.on(json);
     const body = richBody({ stream: false });
-    const r = await postChat(gw, body);
+    const r = await post(gw, body);
     assert.equal(r.status, 200, r.text);
     const got = lastRequest(upstream);
     assert.equal(got.method, 'POST');
@@ -106,7 +88,7 @@ describe('forwarding', () => {
   test('non-stream: stream_options sent by the client are left alone', async () => {
     upstream.on(json);
     const body = { model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }], stream_options: { include_usage: false } };
-    const r = await postChat(gw, body);
+    const r = await post(gw, body);
     assert.equal(r.status, 200, r.text);
     assert.deepEqual(lastRequest(upstream).json, { ...body, model: 'upstream-model-x' });
   });
@@ -114,7 +96,7 @@ describe('forwarding', () => {
   test('stream: same rewrite, and stream_options.include_usage forced true', async () => {
     upstream.on(sse);
     const body = richBody({ stream: true });
-    const r = await postChat(gw, body);
+    const r = await post(gw, body);
     assert.equal(r.status, 200, r.text);
     assert.match(r.headers.get('content-type') ?? '', /^text\/event-stream/);
     assert.ok(r.text.includes('data: [DONE]'));
@@ -126,7 +108,7 @@ describe('forwarding', () => {
   test('stream: include_usage false is overridden, other stream_options fields kept', async () => {
     upstream.on(sse);
     const body = richBody({ stream: true, stream_options: { include_usage: false, include_obfuscation: false } });
-    const r = await postChat(gw, body);
+    const r = await post(gw, body);
     assert.equal(r.status, 200, r.text);
     assert.deepEqual(lastRequest(upstream).json, {
       ...withoutGatewayFields(body),
@@ -139,7 +121,7 @@ describe('forwarding', () => {
   for (const stream of [false, true]) {
     test(`stream=${stream}: upstream gets the provider key and none of the client's credentials or cookies`, async () => {
       upstream.on(stream ? sse : json);
-      const r = await postChat(gw, { model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }], stream }, {
+      const r = await post(gw, { model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }], stream }, {
         authorization: `Bearer ${CLIENT_KEY}`,
         'api-key': OTHER_KEY,
         'x-api-key': OTHER_KEY,
@@ -162,7 +144,7 @@ describe('forwarding', () => {
     test(`stream=${stream}: x-request-id echoed, routing headers set, id logged and sent upstream`, async () => {
       upstream.on(stream ? sse : json);
       const id = `req-${stream}.abc:XYZ_09-${Date.now()}`;
-      const r = await postChat(gw, { model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }], stream }, { 'x-request-id': id });
+      const r = await post(gw, { model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }], stream }, { 'x-request-id': id });
       assert.equal(r.status, 200, r.text);
       assert.equal(r.headers.get('x-request-id'), id);
       assert.equal(r.headers.get('x-switchyard-upstream'), 'fake');
@@ -178,7 +160,7 @@ describe('forwarding', () => {
       const ids: string[] = [];
       for (const given of [undefined, 'has spaces in it', 'x'.repeat(200), 'bad/slash']) {
         const headers: Record<string, string> = given === undefined ? {} : { 'x-request-id': given };
-        const r = await postChat(gw, { model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }], stream }, headers);
+        const r = await post(gw, { model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }], stream }, headers);
         assert.equal(r.status, 200, r.text);
         const id = r.headers.get('x-request-id');
         assert.ok(id, 'x-request-id is set');

@@ -10,9 +10,9 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import OpenAI, { BadRequestError } from 'openai';
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
 import { hashKey } from '../../src/auth/keys.js';
-import { FakeUpstream, type ReceivedRequest, type Script } from '../helpers/fake-upstream.js';
+import type { FakeUpstream, ReceivedRequest, Script } from '../helpers/fake-upstream.js';
 import { fixtureJson, replay } from '../helpers/recordings.js';
-import { CLIENT_KEY, startGateway, waitFor, type TestGateway } from '../helpers/gateway.js';
+import { CLIENT_KEY, closeAll, finishedLine, startWithUpstream, type TestGateway } from '../helpers/gateway.js';
 
 const TIMEOUTS = '{ connect_ms: 2000, first_byte_ms: 5000, idle_ms: 5000 }';
 const KEYS = `
@@ -84,14 +84,10 @@ describe('parameter normalisation (chat completions)', () => {
   let client: OpenAI;
 
   before(async () => {
-    upstream = await new FakeUpstream().start();
-    gw = await startGateway(configYaml(upstream.url, '  max_attempts: 1', MODELS));
+    ({ upstream, gw } = await startWithUpstream((url) => configYaml(url, '  max_attempts: 1', MODELS)));
     client = gw.client();
   });
-  after(async () => {
-    await gw.close();
-    await upstream.close();
-  });
+  after(() => closeAll(gw, upstream));
   beforeEach(() => {
     upstream.requests.length = 0;
     upstream.on(ok);
@@ -230,7 +226,7 @@ describe('parameter normalisation (chat completions)', () => {
       assert.equal(upstream.requests.length, 0, 'nothing was sent upstream');
       const requestId = err.headers?.get('x-request-id');
       assert.ok(requestId);
-      const line = await waitFor(() => gw.finished().find((l) => l['request_id'] === requestId), 2000, 'request finished');
+      const line = await finishedLine(gw, requestId);
       assert.equal(line['status'], 400);
       assert.equal(line['outcome'], 'client_error');
     });
@@ -373,14 +369,10 @@ describe('parameter normalisation on a fallback model', () => {
   ].join('');
 
   before(async () => {
-    upstream = await new FakeUpstream().start();
-    gw = await startGateway(configYaml(upstream.url, '  max_attempts: 3\n  backoff_base_ms: 1\n  backoff_cap_ms: 5', models));
+    ({ upstream, gw } = await startWithUpstream((url) => configYaml(url, '  max_attempts: 3\n  backoff_base_ms: 1\n  backoff_cap_ms: 5', models)));
     client = gw.client();
   });
-  after(async () => {
-    await gw.close();
-    await upstream.close();
-  });
+  after(() => closeAll(gw, upstream));
   beforeEach(() => {
     upstream.requests.length = 0;
   });

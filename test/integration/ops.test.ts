@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { AuthenticationError } from 'openai';
-import { FakeUpstream } from '../helpers/fake-upstream.js';
+import type { FakeUpstream } from '../helpers/fake-upstream.js';
 import { fixtureJson, replay, sseEvents } from '../helpers/recordings.js';
-import { CLIENT_KEY, OTHER_KEY, UPSTREAM_KEY, startGateway, testConfigYaml, waitFor, type TestGateway } from '../helpers/gateway.js';
+import { CLIENT_KEY, OTHER_KEY, UPSTREAM_KEY, closeAll, startGateway, startWithUpstream, testConfigYaml, waitFor, type TestGateway } from '../helpers/gateway.js';
 
 const GPT_TEST_PRICE = { input: 2.5, cached_input: 1.25, output: 10 };
 
@@ -71,13 +71,9 @@ describe('health probes', () => {
   let gw: TestGateway;
 
   before(async () => {
-    upstream = await new FakeUpstream().start();
-    gw = await startGateway(testConfigYaml(upstream.url));
+    ({ upstream, gw } = await startWithUpstream());
   });
-  after(async () => {
-    await gw.close();
-    await upstream.close();
-  });
+  after(() => closeAll(gw, upstream));
 
   test('/healthz is 200 without a key', async () => {
     const res = await fetch(`${gw.url}/healthz`);
@@ -120,13 +116,9 @@ describe('/metrics', () => {
   let gw: TestGateway;
 
   before(async () => {
-    upstream = await new FakeUpstream().start();
-    gw = await startGateway(testConfigYaml(upstream.url));
+    ({ upstream, gw } = await startWithUpstream());
   });
-  after(async () => {
-    await gw.close();
-    await upstream.close();
-  });
+  after(() => closeAll(gw, upstream));
 
   test('is Prometheus text with real values after traffic', async () => {
     const client = gw.client();
@@ -268,13 +260,9 @@ describe('secret scan', () => {
   const chat = (stream = false) => ({ model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }], ...(stream ? { stream: true } : {}) });
 
   before(async () => {
-    upstream = await new FakeUpstream().start();
-    gw = await startGateway(testConfigYaml(upstream.url, { routing: '  max_attempts: 1\n  cooldown: { credential_ms: 1 }' }));
+    ({ upstream, gw } = await startWithUpstream((url) => testConfigYaml(url, { routing: '  max_attempts: 1\n  cooldown: { credential_ms: 1 }' })));
   });
-  after(async () => {
-    await gw.close();
-    await upstream.close();
-  });
+  after(() => closeAll(gw, upstream));
 
   test('no key, cookie or provider key appears in logs, metrics or responses', async () => {
     const good = { authorization: `Bearer ${CLIENT_KEY}` };

@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import OpenAI, { toFile } from 'openai';
 import { FakeUpstream, type ReceivedRequest, type ScriptedReply } from '../helpers/fake-upstream.js';
 import { fixtureJson } from '../helpers/recordings.js';
-import { CLIENT_KEY, UPSTREAM_KEY, startGateway, testConfigYaml, waitFor, type TestGateway } from '../helpers/gateway.js';
+import { CLIENT_KEY, UPSTREAM_KEY, closeAll, finishedLine, startGateway, testConfigYaml, waitFor, type TestGateway } from '../helpers/gateway.js';
 
 const PASSTHROUGH = '\npassthrough:\n  upstream: fake\n';
 
@@ -74,10 +74,7 @@ describe('passthrough to the configured upstream', () => {
     gw = await startGateway(testConfigYaml(upstream.url) + PASSTHROUGH);
     client = gw.client();
   });
-  after(async () => {
-    await gw.close();
-    await upstream.close();
-  });
+  after(() => closeAll(gw, upstream));
 
   test('embeddings: key swapped, body and response unchanged, one request-finished line', async () => {
     const { data, response } = await client.embeddings
@@ -95,7 +92,7 @@ describe('passthrough to the configured upstream', () => {
     assert.equal(response.headers.get('x-upstream-request-id'), 'req_upstream_1');
     assert.equal(response.headers.get('x-switchyard-upstream'), 'fake');
     assert.equal(response.headers.get('set-cookie'), null);
-    const line = await waitFor(() => gw.finished().find((l) => l['request_id'] === id), 2000, 'request finished');
+    const line = await finishedLine(gw, id);
     assert.equal(line['status'], 200);
     assertNoUpstreamKey(gw);
   });

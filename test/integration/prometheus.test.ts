@@ -11,9 +11,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { FakeUpstream } from '../helpers/fake-upstream.js';
+import type { FakeUpstream } from '../helpers/fake-upstream.js';
 import { fixtureJson, replay, sseEvents } from '../helpers/recordings.js';
-import { startGateway, testConfigYaml, waitFor, type TestGateway } from '../helpers/gateway.js';
+import { startWithUpstream, waitFor, type TestGateway } from '../helpers/gateway.js';
 import { promtoolCheckMetrics, requireBinary, startPrometheus, type PrometheusServer, type PromSample } from '../helpers/prometheus.js';
 
 const JOB = 'switchyard';
@@ -104,8 +104,7 @@ describe('Prometheus scraping a running gateway', () => {
     requireBinary('prometheus');
     requireBinary('promtool');
 
-    upstream = await new FakeUpstream().start();
-    gw = await startGateway(testConfigYaml(upstream.url));
+    ({ upstream, gw } = await startWithUpstream());
     const client = gw.client();
     const messages = [{ role: 'user' as const, content: 'hi' }];
 

@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
-import { FakeUpstream } from '../helpers/fake-upstream.js';
+import type { FakeUpstream } from '../helpers/fake-upstream.js';
 import { replay, sseEvents } from '../helpers/recordings.js';
-import { startGateway, testConfigYaml, waitFor, type TestGateway } from '../helpers/gateway.js';
+import { closeAll, startWithUpstream, waitFor, type TestGateway } from '../helpers/gateway.js';
 
 interface Collected {
   chunks: unknown[];
@@ -59,14 +59,10 @@ describe('recorded streams relay unchanged', () => {
   let direct: OpenAI;
 
   before(async () => {
-    upstream = await new FakeUpstream().start();
-    gw = await startGateway(testConfigYaml(upstream.url));
+    ({ upstream, gw } = await startWithUpstream());
     direct = new OpenAI({ apiKey: 'direct', baseURL: `${upstream.url}/v1`, maxRetries: 0 });
   });
-  after(async () => {
-    await gw.close();
-    await upstream.close();
-  });
+  after(() => closeAll(gw, upstream));
 
   for (const name of RECORDINGS) {
     for (const includeUsage of [true, false]) {

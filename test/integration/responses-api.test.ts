@@ -11,9 +11,9 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import OpenAI, { APIError, AuthenticationError, BadRequestError } from 'openai';
 import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
 import { hashKey } from '../../src/auth/keys.js';
-import { FakeUpstream, type ReceivedRequest, type ScriptedReply } from '../helpers/fake-upstream.js';
+import type { FakeUpstream, ReceivedRequest, ScriptedReply } from '../helpers/fake-upstream.js';
 import { fixture, fixtureJson, sseEvents } from '../helpers/recordings.js';
-import { CLIENT_KEY, UPSTREAM_KEY, startGateway, waitFor, type TestGateway } from '../helpers/gateway.js';
+import { CLIENT_KEY, UPSTREAM_KEY, closeAll, finishedLine, startWithUpstream, type TestGateway } from '../helpers/gateway.js';
 
 interface Price {
   input: number;
@@ -180,14 +180,10 @@ describe('Responses API (/v1/responses) through the openai client', () => {
   let client: OpenAI;
 
   before(async () => {
-    upstream = await new FakeUpstream().start();
-    gw = await startGateway(configYaml(upstream.url));
+    ({ upstream, gw } = await startWithUpstream((url) => configYaml(url)));
     client = gw.client();
   });
-  after(async () => {
-    await gw.close();
-    await upstream.close();
-  });
+  after(() => closeAll(gw, upstream));
   beforeEach(() => {
     upstream.requests.length = 0;
   });
@@ -207,9 +203,9 @@ describe('Responses API (/v1/responses) through the openai client', () => {
     assert.equal(got.json?.['model'], upstreamModel);
   }
 
-  function finishedLine(requestId: string | null): Promise<Record<string, unknown>> {
+  function finishedLineOf(requestId: string | null): Promise<Record<string, unknown>> {
     assert.ok(requestId, 'the response carries x-request-id');
-    return waitFor(() => gw.finished().find((l) => l['request_id'] === requestId), 2000, `request finished line for ${requestId}`);
+    return finishedLine(gw, requestId);
   }
 
   test('stream: create({stream: true}) yields every recorded event; deltas join to the recorded text; usage as recorded', async () => {
@@ -239,7 +235,7 @@ describe('Responses API (/v1/responses) through the openai client', () => {
     assert.equal(got.json?.['input'], 'Say "streamed".');
     assert.equal(got.json?.['instructions'], 'Follow the user instructions exactly.');
 
-    const line = await finishedLine(request_id);
+    const line = await finishedLineOf(request_id);
     assert.equal(line['model'], TEXT_MODEL.name);
     assert.equal(line['upstream'], 'oai');
     assert.equal(line['upstream_model'], TEXT_MODEL.upstream);
@@ -310,7 +306,7 @@ describe('Responses API (/v1/responses) through the openai client', () => {
     assertForwarded(got, REASONING_MODEL.upstream);
     assert.deepEqual(got.json?.['reasoning'], { effort: 'low' });
 
-    const line = await finishedLine(request_id);
+    const line = await finishedLineOf(request_id);
     assert.deepEqual(line['tokens'], { input: 53, cached: 0, output: 469, reasoning: 448 });
     assert.equal(line['tokens_estimated'], false);
     // Reasoning tokens are priced at `reasoning` (30/M), the rest of the output at 10/M.
@@ -366,7 +362,7 @@ describe('Responses API (/v1/responses) through the openai client', () => {
     assert.equal(response.headers.get('x-switchyard-model'), TEXT_MODEL.upstream);
     assert.equal(response.headers.get('x-switchyard-upstream'), 'oai');
 
-    const line = await finishedLine(request_id);
+    const line = await finishedLineOf(request_id);
     assert.equal(line['stream'], false);
     assert.equal(line['status'], 200);
     assert.deepEqual(line['tokens'], tokensOf(body.usage));
@@ -377,7 +373,7 @@ describe('Responses API (/v1/responses) through the openai client', () => {
     const body = completedEvent(GPT5_REASONING).response;
     upstream.on(() => ({ status: 200, body }));
     const { request_id, response } = await client.responses.create({ model: REASONING_MODEL.name, input: 'What is 2+2?' }).withResponse();
-    const line = await finishedLine(request_id);
+    const line = await finishedLineOf(request_id);
     assert.deepEqual(line['tokens'], { input: 53, cached: 0, output: 469, reasoning: 448 });
     const expected = expectedCost(body.usage, REASONING_MODEL.price);
     assertCost(line['cost_usd'], expected, 'non-stream reasoning');
@@ -398,7 +394,7 @@ describe('Responses API (/v1/responses) through the openai client', () => {
       assert.equal(err.param, ERROR_400.error.param);
       assert.equal(err.type, ERROR_400.error.type);
       assert.equal(upstream.requests.length, 1, 'a caller error is not retried');
-      const line = await finishedLine(err.requestID ?? err.headers?.get('x-request-id') ?? null);
+      const line = await finishedLineOf(err.requestID ?? err.headers?.get('x-request-id') ?? null);
       assert.equal(line['status'], 400);
       assert.equal(line['outcome'], 'client_error');
     });
@@ -427,7 +423,7 @@ describe('Responses API (/v1/responses) through the openai client', () => {
     );
     assert.deepEqual(events, QUOTA_ERROR.payloads.slice(0, 2));
 
-    const line = await finishedLine(request_id);
+    const line = await finishedLineOf(request_id);
     assert.equal(line['status'], 200);
     assert.equal(line['outcome'], 'upstream_error');
     assert.equal(line['error_class'], 'stream');

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { hashKey } from '../../src/auth/keys.js';
 import { parseConfig } from '../../src/config/load.js';
 import { FakeUpstream, type ScriptedReply } from '../helpers/fake-upstream.js';
-import { CLIENT_KEY, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { CLIENT_KEY, postChat, startGateway, type RawReply, type TestGateway } from '../helpers/gateway.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
@@ -79,13 +79,8 @@ keys:
 `;
 }
 
-async function post(gw: TestGateway, body: Record<string, unknown>): Promise<{ status: number; headers: Headers; text: string }> {
-  const r = await fetch(`${gw.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], ...body }),
-  });
-  return { status: r.status, headers: r.headers, text: await r.text() };
+function post(gw: TestGateway, body: Record<string, unknown>): Promise<RawReply> {
+  return postChat(gw, { messages: [{ role: 'user', content: 'hi' }], ...body });
 }
 
 describe('failures before the first token', () => {

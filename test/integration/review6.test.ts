@@ -4,35 +4,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
-import { hashKey } from '../../src/auth/keys.js';
 import { FakeUpstream } from '../helpers/fake-upstream.js';
-import { CLIENT_KEY, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { CLIENT_KEY, anthropicConfigYaml, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { anthropicEvents } from '../helpers/recordings.js';
 
-function yaml(url: string): string {
-  return `
-routing:
-  max_attempts: 3
-  backoff_base_ms: 5
-  backoff_cap_ms: 10
-upstreams:
-  - id: claude
-    provider: anthropic
-    base_url: ${url}/v1
-    api_key: \${TEST_UPSTREAM_KEY}
-    options: { anthropic_version: "2023-06-01", default_max_tokens: 1000 }
-    timeouts: { connect_ms: 2000, first_byte_ms: 5000, idle_ms: 5000 }
-models:
-  - name: claude-test
-    reasoning: true
-    price: { input: 3, cached_input: 0.3, output: 15 }
-    targets:
-      - { upstream: claude, model: claude-upstream-id }
-keys:
-  - name: team-a
-    key_sha256: ${hashKey(CLIENT_KEY)}
-`;
-}
+const yaml = (url: string) => anthropicConfigYaml(url, '  max_attempts: 3\n  backoff_base_ms: 5\n  backoff_cap_ms: 10');
 
 const TEXT = 'anthropic-messages-stream-text.chunks.jsonl';
 

@@ -7,9 +7,9 @@ import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { hashKey } from '../../src/auth/keys.js';
 import { buildAdmin } from '../../src/server/admin.js';
-import { FakeUpstream } from '../helpers/fake-upstream.js';
+import type { FakeUpstream } from '../helpers/fake-upstream.js';
 import { fixtureJson } from '../helpers/recordings.js';
-import { CLIENT_KEY, startGateway, testConfigYaml, waitFor, type TestGateway } from '../helpers/gateway.js';
+import { CLIENT_KEY, startWithUpstream, testConfigYaml, waitFor, type TestGateway } from '../helpers/gateway.js';
 
 const ADMIN_KEY = 'sk-admin-spend-0123456789abcdef';
 let upstream: FakeUpstream;
@@ -18,8 +18,7 @@ let admin: FastifyInstance;
 let adminUrl: string;
 
 before(async () => {
-  upstream = await new FakeUpstream().start();
-  gw = await startGateway(`${testConfigYaml(upstream.url)}\nadmin:\n  key_sha256: ${hashKey(ADMIN_KEY)}\n`);
+  ({ upstream, gw } = await startWithUpstream((url) => `${testConfigYaml(url)}\nadmin:\n  key_sha256: ${hashKey(ADMIN_KEY)}\n`));
   admin = await buildAdmin(gw);
   adminUrl = await admin.listen({ host: '127.0.0.1', port: 0 });
 });

@@ -7,8 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
-import { FakeUpstream, type ScriptedReply, type Step } from '../helpers/fake-upstream.js';
-import { CLIENT_KEY, startGateway, testConfigYaml, waitFor, type TestGateway } from '../helpers/gateway.js';
+import type { FakeUpstream, ScriptedReply, Step } from '../helpers/fake-upstream.js';
+import { CLIENT_KEY, closeAll, startWithUpstream, waitFor, type TestGateway } from '../helpers/gateway.js';
 import { fixture, isUsageOnly, sseEvents } from '../helpers/recordings.js';
 
 const SSE = { 'content-type': 'text/event-stream; charset=utf-8' };
@@ -116,14 +116,10 @@ describe('SSE bytes relay unchanged', () => {
   let direct: OpenAI;
 
   before(async () => {
-    upstream = await new FakeUpstream().start();
-    gw = await startGateway(testConfigYaml(upstream.url));
+    ({ upstream, gw } = await startWithUpstream());
     direct = new OpenAI({ apiKey: 'direct', baseURL: `${upstream.url}/v1`, maxRetries: 0 });
   });
-  after(async () => {
-    await gw.close();
-    await upstream.close();
-  });
+  after(() => closeAll(gw, upstream));
 
   const CASES: [string, string, (e: string) => string][] = [
     ['CRLF line endings', 'openai-chat-stream-text-include-usage.sse', toCrlf],

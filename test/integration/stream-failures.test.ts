@@ -8,9 +8,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import OpenAI, { APIConnectionError, APIError } from 'openai';
-import { FakeUpstream, type ScriptedReply, type Step } from '../helpers/fake-upstream.js';
+import type { FakeUpstream, ScriptedReply, Step } from '../helpers/fake-upstream.js';
 import { sseEvents } from '../helpers/recordings.js';
-import { CLIENT_KEY, startGateway, testConfigYaml, waitFor, type TestGateway } from '../helpers/gateway.js';
+import { CLIENT_KEY, closeAll, startWithUpstream, testConfigYaml, waitFor, type TestGateway } from '../helpers/gateway.js';
 
 const NO_USAGE = 'openai-chat-stream-text-no-usage-2023.sse';
 const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8' };
@@ -106,13 +106,9 @@ describe('stream failures after the first byte', () => {
   let gw: TestGateway;
 
   before(async () => {
-    upstream = await new FakeUpstream().start();
-    gw = await startGateway(testConfigYaml(upstream.url));
+    ({ upstream, gw } = await startWithUpstream());
   });
-  after(async () => {
-    await gw.close();
-    await upstream.close();
-  });
+  after(() => closeAll(gw, upstream));
 
   test('socket reset mid-stream ends with one error event and the client raises APIError', async () => {
     const sent = firstEvents(4);
@@ -227,13 +223,9 @@ describe('stream timeouts', () => {
   let gw: TestGateway;
 
   before(async () => {
-    upstream = await new FakeUpstream().start();
-    gw = await startGateway(testConfigYaml(upstream.url, { timeouts: { first_byte_ms: 300, idle_ms: 300 } }));
+    ({ upstream, gw } = await startWithUpstream((url) => testConfigYaml(url, { timeouts: { first_byte_ms: 300, idle_ms: 300 } })));
   });
-  after(async () => {
-    await gw.close();
-    await upstream.close();
-  });
+  after(() => closeAll(gw, upstream));
 
   test('idle timeout between chunks ends with an error event; log outcome upstream_error', async () => {
     const sent = firstEvents(3);

@@ -10,39 +10,19 @@ import { after, before, describe, test } from 'node:test';
 import OpenAI, { APIConnectionError, APIError, BadRequestError, InternalServerError, NotFoundError, RateLimitError } from 'openai';
 import { FakeUpstream } from '../helpers/fake-upstream.js';
 import { fixture, fixtureJson, replay } from '../helpers/recordings.js';
-import { CLIENT_KEY, UPSTREAM_KEY, startGateway, testConfigYaml, waitFor, type TestGateway } from '../helpers/gateway.js';
+import { UPSTREAM_KEY, closeAll, postChat, startGateway, startWithUpstream, testConfigYaml, waitFor, type RawReply, type TestGateway } from '../helpers/gateway.js';
+import { metricValue } from '../helpers/metrics-text.js';
 
 type ErrorBody = { error: { message: string; type: string; param: string | null; code: string | null } };
 
-/** The value of one sample in Prometheus text format, or 0 when absent. */
-function sample(text: string, name: string, labels: Record<string, string>): number {
-  for (const line of text.split('\n')) {
-    const m = /^([a-zA-Z_:][\w:]*)\{([^}]*)\}\s+(\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const got: Record<string, string> = {};
-    for (const l of m[2]!.matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) got[l[1]!] = l[2]!;
-    if (Object.entries(labels).every(([k, v]) => got[k] === v)) return Number(m[3]);
-  }
-  return 0;
-}
-
 async function upstreamErrors(gw: TestGateway, upstream: string, cls: string): Promise<number> {
-  return sample(await gw.metricsText(), 'switchyard_upstream_errors_total', { upstream, class: cls });
+  return metricValue(await gw.metricsText(), 'switchyard_upstream_errors_total', { upstream, class: cls }) ?? 0;
 }
 
-interface Raw {
-  status: number;
-  headers: Headers;
-  text: string;
-}
+type Raw = RawReply;
 
-async function rawPost(gw: TestGateway, body: Record<string, unknown> = {}): Promise<Raw> {
-  const res = await fetch(`${gw.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'hello' }], ...body }),
-  });
-  return { status: res.status, headers: res.headers, text: await res.text() };
+function rawPost(gw: TestGateway, body: Record<string, unknown> = {}): Promise<Raw> {
+  return postChat(gw, { model: 'gpt-test', messages: [{ role: 'user', content: 'hello' }], ...body });
 }
 
 /** Parses a JSON error response and checks it has exactly OpenAI's error shape. */
@@ -91,14 +71,10 @@ describe('upstream error responses', () => {
   let gw: TestGateway;
 
   before(async () => {
-    upstream = await new FakeUpstream().start();
     // One attempt per request, and a 401 does not keep the upstream out of later tests.
-    gw = await startGateway(testConfigYaml(upstream.url, { routing: '  max_attempts: 1\n  cooldown: { credential_ms: 1 }' }));
+    ({ upstream, gw } = await startWithUpstream((url) => testConfigYaml(url, { routing: '  max_attempts: 1\n  cooldown: { credential_ms: 1 }' })));
   });
-  after(async () => {
-    await gw.close();
-    await upstream.close();
-  });
+  after(() => closeAll(gw, upstream));
 
   test('429 passes through with the upstream message/code and Retry-After (RateLimitError)', async () => {
     const upstreamBody = fixtureJson('openai-error-429-rate-limit-exceeded.json') as ErrorBody;

@@ -8,138 +8,45 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { Redis } from 'ioredis';
-import { hashKey } from '../../src/auth/keys.js';
 import { RedisStore, createRedisClient } from '../../src/store/redis.js';
-import { FakeUpstream, type ReceivedRequest, type ScriptedReply } from '../helpers/fake-upstream.js';
-import { CLIENT_KEY, startGateway, waitFor, type TestGateway } from '../helpers/gateway.js';
+import { Account } from '../helpers/accounts.js';
+import { startGateway, waitFor, type TestGateway } from '../helpers/gateway.js';
+import { metricSum } from '../helpers/metrics-text.js';
 import { RedisServer, TcpProxy, freePort } from '../helpers/redis-server.js';
+import { chat, readyz, storeConfigText, waitMode, type UpSpec } from '../helpers/shared-store.js';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 // ---------------------------------------------------------------------------------------
-// Fake upstream accounts: prompt `hold` waits for the account's gate, `wait:<ms>` answers
-// after about that long (streams: between the first and the last event), anything else at once.
-
-interface Deferred {
-  promise: Promise<void>;
-  resolve(): void;
-}
-
-function deferred(): Deferred {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
-}
-
-function sseChunk(content: string, finish: string | null = null): string {
-  return `data: ${JSON.stringify({
-    id: 'chatcmpl-outage',
-    object: 'chat.completion.chunk',
-    created: 1700000000,
-    model: 'upstream-model',
-    choices: [{ index: 0, delta: content ? { content } : {}, finish_reason: finish }],
-  })}\n\n`;
-}
-
-function answer(req: ReceivedRequest, text: string, ms: number): ScriptedReply {
-  if (req.json?.['stream'] === true) {
-    return { status: 200, headers: { 'content-type': 'text/event-stream' }, steps: [sseChunk(text), { delayMs: ms }, sseChunk('', 'stop'), 'data: [DONE]\n\n'] };
-  }
-  return {
-    status: 200,
-    delayMs: ms,
-    body: {
-      id: 'chatcmpl-outage',
-      object: 'chat.completion',
-      created: 1700000000,
-      model: 'upstream-model',
-      choices: [{ index: 0, message: { role: 'assistant', content: text, refusal: null }, finish_reason: 'stop' }],
-      usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 },
-    },
-  };
-}
-
-class Account {
-  readonly fake = new FakeUpstream();
-  /** Highest number of requests open at once (counted as each arrives). */
-  max = 0;
-  gate: Deferred = deferred();
-
-  constructor(readonly id: string) {
-    this.fake.on(async (req) => {
-      this.max = Math.max(this.max, this.open());
-      const prompt = (req.json?.['messages'] as { content: string }[] | undefined)?.[0]?.content ?? '';
-      if (prompt === 'hold') await this.gate.promise;
-      const wait = /^wait:(\d+)$/.exec(prompt);
-      return answer(req, `from ${this.id}`, wait ? Number(wait[1]) : 0);
-    });
-  }
-
-  async start(): Promise<this> {
-    await this.fake.start();
-    return this;
-  }
-
-  get url(): string {
-    return this.fake.url;
-  }
-
-  get count(): number {
-    return this.fake.requests.length;
-  }
-
-  open(): number {
-    return this.fake.requests.filter((r) => !r.finished && r.abortedAt === null).length;
-  }
-
-  /** Opens the gate (held requests answer) and arms a new one; clears `max`. */
-  reset(): void {
-    this.max = 0;
-    this.gate.resolve();
-    this.gate = deferred();
-  }
-}
-
-// ---------------------------------------------------------------------------------------
-// Config (JSON is YAML): upstream `up` (plain), `dacc` (deep, wide window), `lim`
+// Each upstream is an `Account` (prompt `hold` waits for its gate, `wait:<ms>` answers after
+// about that long, anything else at once). Config (JSON is YAML): upstream `up` (plain), `dacc` (deep, wide window), `lim`
 // (max_concurrency 4), `hacc` (window threshold 4), `racc` (window 1.5 s, threshold 2,
 // shed reject) and `lite` (the downgrade target).
 
 const ALL = ['up', 'dacc', 'lim', 'hacc', 'racc', 'lite'];
 
 function configText(store: Record<string, unknown>, acc: Record<string, Account>): string {
-  const up = (id: string, extra: Record<string, unknown> = {}) => ({
-    id,
-    provider: 'openai-compatible',
-    base_url: `${acc[id]!.url}/v1`,
-    api_key: '${TEST_UPSTREAM_KEY}',
-    max_concurrency: 64,
-    timeouts: { connect_ms: 1000, first_byte_ms: 15_000, idle_ms: 15_000 },
-    ...extra,
-  });
+  const up = (id: string, extra: Partial<UpSpec> = {}): UpSpec => ({ id, url: acc[id]!.url, ...extra });
   const one = (upstream: string) => [{ upstream, model: `${upstream}-model` }];
-  return JSON.stringify({
-    server: { log_level: 'info' },
-    store: { command_timeout_ms: 250, ...store },
-    routing: { max_attempts: 2, queue: { max: 64, timeout_ms: 10_000 }, retry_budget: { min_retries: 1000 } },
-    upstreams: [
+  return storeConfigText(
+    { command_timeout_ms: 250, ...store },
+    [
       up('up'),
       up('dacc', { window: { seconds: 30, threshold: 50 } }),
-      up('lim', { max_concurrency: 4 }),
+      up('lim', { maxConcurrency: 4 }),
       up('hacc', { window: { seconds: 30, threshold: 4 } }),
       up('racc', { window: { seconds: 1.5, threshold: 2 } }),
       up('lite'),
     ],
-    models: [
+    [
       { name: 'plain', targets: one('up') },
       { name: 'lite', targets: one('lite') },
       { name: 'reasoner', reasoning: true, shed: { policy: 'downgrade', fallback: 'lite' }, targets: one('dacc') },
       { name: 'limited', targets: one('lim') },
       { name: 'hot-reasoner', reasoning: true, shed: { policy: 'downgrade', fallback: 'lite' }, targets: one('hacc') },
       { name: 'strict-reasoner', reasoning: true, shed: { policy: 'reject' }, targets: one('racc') },
-    ].map((m) => ({ price: { input: 1, output: 1 }, ...m })),
-    keys: [{ name: 'team-a', key_sha256: hashKey(CLIENT_KEY), models: ['*'] }],
-  });
+    ],
+  );
 }
 
 async function accounts(): Promise<Record<string, Account>> {
@@ -154,75 +61,9 @@ async function closeAll(gws: (TestGateway | undefined)[], acc: Record<string, Ac
   await Promise.all(Object.values(acc).map((a) => a.fake.close()));
 }
 
-// ---------------------------------------------------------------------------------------
-// Client side
-
-interface Raw {
-  status: number;
-  headers: Headers;
-  text: string;
-  ms: number;
-}
-
-interface CallOpts {
-  effort?: string;
-  stream?: boolean;
-  prompt?: string;
-  signal?: AbortSignal;
-}
-
-async function chat(gw: TestGateway, model: string, o: CallOpts = {}): Promise<Raw> {
-  const t0 = Date.now();
-  const res = await fetch(`${gw.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json' },
-    body: JSON.stringify({
-      model,
-      messages: [{ role: 'user', content: o.prompt ?? 'hello' }],
-      stream: o.stream ?? false,
-      ...(o.effort ? { reasoning_effort: o.effort } : {}),
-    }),
-    ...(o.signal ? { signal: o.signal } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, text, ms: Date.now() - t0 };
-}
-
-interface Readyz {
-  status: number;
-  body: { status: string; store: { mode: string; degraded: boolean } };
-}
-
-async function readyz(gw: TestGateway): Promise<Readyz> {
-  const res = await fetch(`${gw.url}/readyz`);
-  return { status: res.status, body: (await res.json()) as Readyz['body'] };
-}
-
-/** Waits until `/readyz` shows `mode`; returns how long that took, ms. */
-async function waitMode(gw: TestGateway, mode: string, ms: number): Promise<number> {
-  const t0 = Date.now();
-  for (;;) {
-    if ((await readyz(gw)).body.store.mode === mode) return Date.now() - t0;
-    if (Date.now() - t0 > ms) throw new Error(`store mode of ${gw.url} did not become ${mode} within ${ms} ms`);
-    await sleep(25);
-  }
-}
-
-function metric(text: string, name: string, labels: Record<string, string> = {}): number {
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    const m = /^([a-zA-Z_:][\w:]*)(?:\{([^}]*)\})?\s+(\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const got: Record<string, string> = {};
-    for (const l of (m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) got[l[1]!] = l[2]!;
-    if (Object.entries(labels).every(([k, v]) => got[k] === v)) sum += Number(m[3]);
-  }
-  return sum;
-}
-
 async function storeModeGauge(gw: TestGateway): Promise<Record<string, number>> {
   const text = await gw.metricsText();
-  return Object.fromEntries(['memory', 'redis', 'degraded'].map((m) => [m, metric(text, 'switchyard_store_mode', { mode: m })]));
+  return Object.fromEntries(['memory', 'redis', 'degraded'].map((m) => [m, metricSum(text, 'switchyard_store_mode', { mode: m })]));
 }
 
 /** Warning lines about the shared store / Redis. */
@@ -414,7 +255,7 @@ describe('Redis killed mid-run, then restarted on the same port', () => {
     assert.ok(allZero(z), `entries left in Redis: ${JSON.stringify(z)}`);
     for (const gw of [a, b]) {
       const text = await gw.metricsText();
-      for (const id of ALL) assert.equal(metric(text, 'switchyard_window_occupancy', { upstream: id }), 0, `window occupancy of ${id}`);
+      for (const id of ALL) assert.equal(metricSum(text, 'switchyard_window_occupancy', { upstream: id }), 0, `window occupancy of ${id}`);
     }
   });
 });

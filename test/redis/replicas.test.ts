@@ -10,204 +10,21 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { APIError } from 'openai';
-import { hashKey } from '../../src/auth/keys.js';
-import { FakeUpstream, type ReceivedRequest, type ScriptedReply } from '../helpers/fake-upstream.js';
-import { CLIENT_KEY, startGateway, waitFor, type TestGateway } from '../helpers/gateway.js';
+import { Account } from '../helpers/accounts.js';
+import { startGateway, waitFor, type RawReply as Raw, type TestGateway } from '../helpers/gateway.js';
+import { metricSum } from '../helpers/metrics-text.js';
 import { RedisServer } from '../helpers/redis-server.js';
+import { chat as chatCall, readyz, storeConfigText, waitMode, type CallOpts, type ModelSpec, type UpSpec } from '../helpers/shared-store.js';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 // ---------------------------------------------------------------------------------------
-// Fake upstream accounts
+// Each upstream is an `Account` (it counts its open requests; prompt `hold` waits for its
+// gate). Calls stream unless told otherwise.
 
-interface Deferred {
-  promise: Promise<void>;
-  resolve(): void;
-}
-
-function deferred(): Deferred {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
-}
-
-function sseChunk(content: string, finish: string | null = null): string {
-  return `data: ${JSON.stringify({
-    id: 'chatcmpl-replicas',
-    object: 'chat.completion.chunk',
-    created: 1700000000,
-    model: 'upstream-model',
-    choices: [{ index: 0, delta: content ? { content } : {}, finish_reason: finish }],
-  })}\n\n`;
-}
-
-/** A reply in the shape the request asked for (SSE when `stream`), taking about `ms`. */
-function answer(req: ReceivedRequest, text: string, ms = 0): ScriptedReply {
-  if (req.json?.['stream'] === true) {
-    return {
-      status: 200,
-      headers: { 'content-type': 'text/event-stream' },
-      steps: [sseChunk(text), { delayMs: ms }, sseChunk('', 'stop'), 'data: [DONE]\n\n'],
-    };
-  }
-  return {
-    status: 200,
-    delayMs: ms,
-    body: {
-      id: 'chatcmpl-replicas',
-      object: 'chat.completion',
-      created: 1700000000,
-      model: 'upstream-model',
-      choices: [{ index: 0, message: { role: 'assistant', content: text, refusal: null }, finish_reason: 'stop' }],
-      usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 },
-    },
-  };
-}
-
-const promptOf = (req: ReceivedRequest) => (req.json?.['messages'] as { content: string }[] | undefined)?.[0]?.content;
-
-/**
- * A fake upstream account that tracks its own concurrency: the highest number of requests
- * it had open at once (counted when each arrives; a request stops counting once its
- * response is written to the end, or its connection closes).
- */
-class Account {
-  readonly fake = new FakeUpstream();
-  max = 0;
-  /** Answer time, ms. */
-  ms = 0;
-  /** Requests whose prompt is `hold` wait for this before answering. */
-  gate: Deferred = deferred();
-
-  constructor(readonly id: string) {
-    this.fake.on(async (req) => {
-      this.max = Math.max(this.max, this.open());
-      if (promptOf(req) === 'hold') await this.gate.promise;
-      return answer(req, `from ${this.id}`, this.ms);
-    });
-  }
-
-  async start(): Promise<this> {
-    await this.fake.start();
-    return this;
-  }
-
-  get url(): string {
-    return this.fake.url;
-  }
-
-  get count(): number {
-    return this.fake.requests.length;
-  }
-
-  open(): number {
-    return this.fake.requests.filter((r) => !r.finished && r.abortedAt === null).length;
-  }
-
-  reset(ms: number): void {
-    this.max = 0;
-    this.ms = ms;
-    this.gate.resolve();
-    this.gate = deferred();
-  }
-}
-
-// ---------------------------------------------------------------------------------------
-// Config (JSON is YAML)
-
-interface UpSpec {
-  id: string;
-  url: string;
-  maxConcurrency?: number;
-  window?: { seconds: number; threshold: number };
-}
-
-type ModelSpec = Record<string, unknown> & { name: string };
-
-function configText(store: Record<string, unknown> | null, ups: UpSpec[], models: ModelSpec[]): string {
-  return JSON.stringify({
-    server: { log_level: 'info' },
-    ...(store ? { store } : {}),
-    routing: { max_attempts: 2, queue: { max: 64, timeout_ms: 10_000 }, retry_budget: { min_retries: 1000 } },
-    upstreams: ups.map((u) => ({
-      id: u.id,
-      provider: 'openai-compatible',
-      base_url: `${u.url}/v1`,
-      api_key: '${TEST_UPSTREAM_KEY}',
-      max_concurrency: u.maxConcurrency ?? 64,
-      timeouts: { connect_ms: 1000, first_byte_ms: 15_000, idle_ms: 15_000 },
-      ...(u.window ? { window: u.window } : {}),
-    })),
-    models: models.map((m) => ({ price: { input: 1, output: 1 }, ...m })),
-    keys: [{ name: 'team-a', key_sha256: hashKey(CLIENT_KEY), models: ['*'] }],
-  });
-}
-
-// ---------------------------------------------------------------------------------------
-// Client side
-
-interface Raw {
-  status: number;
-  headers: Headers;
-  text: string;
-  ms: number;
-}
-
-interface CallOpts {
-  effort?: string;
-  stream?: boolean;
-  prompt?: string;
-  session?: string;
-}
-
-async function chat(gw: TestGateway, model: string, o: CallOpts = {}): Promise<Raw> {
-  const t0 = Date.now();
-  const res = await fetch(`${gw.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${CLIENT_KEY}`,
-      'content-type': 'application/json',
-      ...(o.session ? { 'x-session-id': o.session } : {}),
-    },
-    body: JSON.stringify({
-      model,
-      messages: [{ role: 'user', content: o.prompt ?? 'hello' }],
-      stream: o.stream ?? true,
-      ...(o.effort ? { reasoning_effort: o.effort } : {}),
-    }),
-  });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, text, ms: Date.now() - t0 };
-}
+const chat = (gw: TestGateway, model: string, o: CallOpts = {}) => chatCall(gw, model, { stream: true, ...o });
 
 const deep = (gw: TestGateway, model: string, o: CallOpts = {}) => chat(gw, model, { effort: 'high', ...o });
-
-async function readyz(gw: TestGateway): Promise<{ status: number; body: { store: { mode: string; degraded: boolean } } }> {
-  const res = await fetch(`${gw.url}/readyz`);
-  return { status: res.status, body: (await res.json()) as { store: { mode: string; degraded: boolean } } };
-}
-
-async function waitMode(gw: TestGateway, mode: string, ms = 5_000): Promise<void> {
-  const end = Date.now() + ms;
-  for (;;) {
-    if ((await readyz(gw)).body.store.mode === mode) return;
-    if (Date.now() > end) throw new Error(`store mode of ${gw.url} did not become ${mode} within ${ms} ms`);
-    await sleep(20);
-  }
-}
-
-/** Sum of every sample of `name` whose labels include `labels`. */
-function metric(text: string, name: string, labels: Record<string, string> = {}): number {
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    const m = /^([a-zA-Z_:][\w:]*)(?:\{([^}]*)\})?\s+(\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const got: Record<string, string> = {};
-    for (const l of (m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) got[l[1]!] = l[2]!;
-    if (Object.entries(labels).every(([k, v]) => got[k] === v)) sum += Number(m[3]);
-  }
-  return sum;
-}
 
 const shedOf = (r: Raw) => r.headers.get('x-switchyard-shed');
 
@@ -268,10 +85,10 @@ before(async () => {
   redis = await RedisServer.start();
   for (const id of [...BURST, ...SPREAD, ...STICKY, 'lite', 'accD', 'accQ', 'accQS', 'accR', 'lim']) acc[id] = await new Account(id).start();
   const store = { redis_url: redis.url, replicas: 2, key_prefix: `replicas-${randomUUID()}` };
-  redisA = await startGateway(configText(store, ups(), models()));
-  redisB = await startGateway(configText(store, ups(), models()));
-  memC = await startGateway(configText(null, ups(), models()));
-  memD = await startGateway(configText(null, ups(), models()));
+  redisA = await startGateway(storeConfigText(store, ups(), models()));
+  redisB = await startGateway(storeConfigText(store, ups(), models()));
+  memC = await startGateway(storeConfigText(null, ups(), models()));
+  memD = await startGateway(storeConfigText(null, ups(), models()));
   await Promise.all([waitMode(redisA, 'redis'), waitMode(redisB, 'redis')]);
 });
 
@@ -296,7 +113,7 @@ describe('the reasoning-burst window is one global count with Redis', () => {
     // While the 9 admitted calls are running, either replica sees every account's window full.
     await waitFor(() => BURST.every((id) => acc[id]!.open() === 3), 3_000, 'three open calls on every account');
     const mid = await redisB.metricsText();
-    for (const id of BURST) assert.equal(metric(mid, 'switchyard_window_occupancy', { upstream: id }), 3, `window occupancy of ${id} seen by replica B`);
+    for (const id of BURST) assert.equal(metricSum(mid, 'switchyard_window_occupancy', { upstream: id }), 3, `window occupancy of ${id} seen by replica B`);
     const res = await pending;
 
     for (const r of res) assert.equal(r.status, 200, r.text);
@@ -315,7 +132,7 @@ describe('the reasoning-burst window is one global count with Redis', () => {
     assert.equal(acc['lite']!.count, 7);
     // Both replicas shed: the count each one saw included the other's calls.
     const m1 = [await redisA.metricsText(), await redisB.metricsText()];
-    const sheds = [0, 1].map((i) => metric(m1[i]!, 'switchyard_sheds_total', { model: 'reasoner', policy: 'downgrade' }) - metric(m0[i]!, 'switchyard_sheds_total', { model: 'reasoner', policy: 'downgrade' }));
+    const sheds = [0, 1].map((i) => metricSum(m1[i]!, 'switchyard_sheds_total', { model: 'reasoner', policy: 'downgrade' }) - metricSum(m0[i]!, 'switchyard_sheds_total', { model: 'reasoner', policy: 'downgrade' }));
     assert.equal(sheds[0]! + sheds[1]!, 7);
   });
 
@@ -389,8 +206,8 @@ describe('shed policies (one replica)', () => {
     assert.equal(acc['lite']!.count, nLite + 1);
     assert.equal(acc['accD']!.count, 1, 'the hot account got no second call');
     const m1 = await redisA.metricsText();
-    assert.equal(metric(m1, 'switchyard_sheds_total', { model: 'r-down', policy: 'downgrade' }) - metric(m0, 'switchyard_sheds_total', { model: 'r-down', policy: 'downgrade' }), 1);
-    assert.equal(metric(m1, 'switchyard_sheds_total', { model: 'r-down', policy: 'reject' }), 0);
+    assert.equal(metricSum(m1, 'switchyard_sheds_total', { model: 'r-down', policy: 'downgrade' }) - metricSum(m0, 'switchyard_sheds_total', { model: 'r-down', policy: 'downgrade' }), 1);
+    assert.equal(metricSum(m1, 'switchyard_sheds_total', { model: 'r-down', policy: 'reject' }), 0);
 
     acc['accD']!.gate.resolve();
     const h = await held;
@@ -425,7 +242,7 @@ describe('shed policies (one replica)', () => {
     assert.ok(first!.finished && second!.receivedAt >= freedAt);
     assert.equal((await held).status, 200);
     const m1 = await redisA.metricsText();
-    assert.equal(metric(m1, 'switchyard_sheds_total', { model: 'r-queue', policy: 'queue' }) - metric(m0, 'switchyard_sheds_total', { model: 'r-queue', policy: 'queue' }), 1);
+    assert.equal(metricSum(m1, 'switchyard_sheds_total', { model: 'r-queue', policy: 'queue' }) - metricSum(m0, 'switchyard_sheds_total', { model: 'r-queue', policy: 'queue' }), 1);
   });
 
   test('queue with a short queue_timeout_ms (300): 429 reasoning_burst_shed once the wait runs out', async () => {
@@ -472,7 +289,7 @@ describe('shed policies (one replica)', () => {
     assert.equal(err.type, 'rate_limit_error');
     assert.equal(acc['accR']!.count, 1, 'a rejected call reached the hot account');
     const m1 = await redisA.metricsText();
-    assert.equal(metric(m1, 'switchyard_sheds_total', { model: 'r-reject', policy: 'reject' }) - metric(m0, 'switchyard_sheds_total', { model: 'r-reject', policy: 'reject' }), 2);
+    assert.equal(metricSum(m1, 'switchyard_sheds_total', { model: 'r-reject', policy: 'reject' }) - metricSum(m0, 'switchyard_sheds_total', { model: 'r-reject', policy: 'reject' }), 2);
 
     // Not deep: effort below deep_effort, no effort (default medium), or a model that does not reason.
     const cases: [string, CallOpts][] = [

@@ -14,6 +14,7 @@ import { HealthBoard } from '../../src/router/health.js';
 import { LatencyBoard } from '../../src/router/latency.js';
 import { RetryBudget } from '../../src/router/retry-budget.js';
 import { SessionPins } from '../../src/router/sticky.js';
+import { seededRandom } from '../helpers/random.js';
 
 /** A settable clock. */
 function clock(start = 1_700_000_000_000): { now: () => number; t: number; advance(ms: number): void } {
@@ -25,18 +26,6 @@ function clock(start = 1_700_000_000_000): { now: () => number; t: number; advan
     },
   };
   return c;
-}
-
-/** Deterministic pseudo-random numbers in [0, 1) (mulberry32). */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const ALMOST_ONE = 1 - Number.EPSILON;
@@ -54,7 +43,7 @@ describe('backoff.fullJitter', () => {
   });
 
   test('stays within [0, ceiling) for many random draws, returns integers, and spreads over the range', () => {
-    const random = seeded(42);
+    const random = seededRandom(42);
     for (const round of [0, 1, 3, 10, 30]) {
       const ceiling = Math.min(500, 50 * 2 ** round);
       const seen: number[] = [];

@@ -8,23 +8,12 @@ import { readdirSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { SseFramer, type SseEvent } from '../../src/sse/parse.js';
 import { FIXTURES, fixture } from '../helpers/recordings.js';
+import { seededRandom } from '../helpers/random.js';
 
 interface Plain {
   raw: string;
   data: string | null;
   event: string | null;
-}
-
-/** Small deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function splitAt(input: Buffer, sizes: () => number): Buffer[] {
@@ -46,7 +35,7 @@ function byteByByte(input: Buffer): Buffer[] {
 }
 
 function randomSplits(input: Buffer, seed: number): Buffer[] {
-  const r = rng(seed);
+  const r = seededRandom(seed);
   // Mostly small pieces, sometimes large ones.
   return splitAt(input, () => (r() < 0.1 ? 1 + Math.floor(r() * 2000) : 1 + Math.floor(r() * 40)));
 }
