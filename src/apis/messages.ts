@@ -62,8 +62,11 @@ export function readAnthropicUsage(usage: unknown): Usage | null {
   if (!usage || typeof usage !== 'object') return null;
   const u = usage as Record<string, unknown>;
   const read = num(u['cache_read_input_tokens']);
-  const input = num(u['input_tokens']) + read + num(u['cache_creation_input_tokens']);
-  return { input, cached: read, output: num(u['output_tokens']), reasoning: 0 };
+  const written = num(u['cache_creation_input_tokens']);
+  const input = num(u['input_tokens']) + read + written;
+  const out: Usage = { input, cached: read, output: num(u['output_tokens']), reasoning: 0 };
+  if (written > 0) out.cacheWrite = written;
+  return out;
 }
 
 function eventType(ev: SseEvent): string | null {
@@ -97,9 +100,14 @@ class MessagesReader implements StreamReader {
         if (!next) return {};
         // message_delta counts are cumulative; input counts may come in either event.
         const prev = this.usage;
-        this.usage = prev
-          ? { input: Math.max(prev.input, next.input), cached: Math.max(prev.cached, next.cached), output: Math.max(prev.output, next.output), reasoning: 0 }
-          : next;
+        if (prev) {
+          const merged: Usage = { input: Math.max(prev.input, next.input), cached: Math.max(prev.cached, next.cached), output: Math.max(prev.output, next.output), reasoning: 0 };
+          const written = Math.max(prev.cacheWrite ?? 0, next.cacheWrite ?? 0);
+          if (written > 0) merged.cacheWrite = written;
+          this.usage = merged;
+        } else {
+          this.usage = next;
+        }
         return { usage: this.usage };
       }
       case 'error': {

@@ -147,7 +147,13 @@ function describe(err: ErrorObject, root: unknown): string {
 }
 
 function fullPrice(p: PriceConfig): Required<PriceConfig> {
-  return Object.freeze({ input: p.input, output: p.output, cached_input: p.cached_input ?? p.input, reasoning: p.reasoning ?? p.output });
+  return Object.freeze({
+    input: p.input,
+    output: p.output,
+    cached_input: p.cached_input ?? p.input,
+    cache_write: p.cache_write ?? p.input,
+    reasoning: p.reasoning ?? p.output,
+  });
 }
 
 /** The first path from `start` that comes back to a model already on it, or null. */

@@ -98,6 +98,11 @@ export const PriceSchema = Type.Object(
     input: Type.Number({ minimum: 0 }),
     /** USD per 1M cached input tokens; defaults to `input`. */
     cached_input: Type.Optional(Type.Number({ minimum: 0 })),
+    /**
+     * USD per 1M prompt tokens written to the provider's prompt cache (Anthropic bills cache
+     * writes at 1.25× input for the 5-minute cache; Anthropic pricing page); defaults to `input`.
+     */
+    cache_write: Type.Optional(Type.Number({ minimum: 0 })),
     /** USD per 1M output tokens other than reasoning tokens. */
     output: Type.Number({ minimum: 0 }),
     /** USD per 1M reasoning tokens (a part of the output tokens); defaults to `output`. */

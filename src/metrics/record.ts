@@ -19,8 +19,9 @@ export function recordRequest(m: Metrics, r: RequestRecord): void {
   const key = r.key ?? NONE;
   const u = r.usage;
   const kinds: [string, number][] = [
-    ['input', u.input - u.cached],
+    ['input', u.input - u.cached - (u.cacheWrite ?? 0)],
     ['cached_input', u.cached],
+    ['cache_write', u.cacheWrite ?? 0],
     ['output', u.output],
     ['reasoning', u.reasoning],
   ];

@@ -3,7 +3,9 @@
  * (`prompt_tokens`, `prompt_tokens_details.cached_tokens`, `completion_tokens`,
  * `completion_tokens_details.reasoning_tokens`; OpenAI API reference, "The chat completion
  * object"). DeepSeek fills the same fields and also `prompt_cache_hit_tokens`
- * (DeepSeek API docs, "Context caching"), used when `cached_tokens` is absent.
+ * (DeepSeek API docs, "Context caching"), used when `cached_tokens` is absent. Prompt-cache
+ * writes come as `cache_creation_input_tokens` (Anthropic's name, which the `anthropic`
+ * provider's translation keeps in the chat usage object).
  */
 import type { PriceConfig } from '../config/schema.js';
 
@@ -16,6 +18,8 @@ export interface Usage {
   output: number;
   /** The part of `output` spent on hidden reasoning. */
   reasoning: number;
+  /** The part of `input` written to the provider's prompt cache (absent: none). */
+  cacheWrite?: number;
 }
 
 export const ZERO_USAGE: Readonly<Usage> = Object.freeze({ input: 0, cached: 0, output: 0, reasoning: 0 });
@@ -33,17 +37,26 @@ export function readUsage(usage: unknown): Usage | null {
   const input = num(u['prompt_tokens']);
   const cached = Math.min(input, num(pd['cached_tokens']) || num(u['prompt_cache_hit_tokens']));
   const output = num(u['completion_tokens']);
-  return { input, cached, output, reasoning: Math.min(output, num(cd['reasoning_tokens'])) };
+  const out: Usage = { input, cached, output, reasoning: Math.min(output, num(cd['reasoning_tokens'])) };
+  const written = Math.min(input - cached, num(u['cache_creation_input_tokens']));
+  if (written > 0) out.cacheWrite = written;
+  return out;
 }
 
 /**
- * Cost in USD: uncached input at `price.input`, cached input at `price.cached_input`,
- * output other than reasoning at `price.output`, reasoning tokens at `price.reasoning`
- * (which defaults to `output`); prices are USD per 1M tokens.
+ * Cost in USD: input neither read from nor written to the cache at `price.input`, cached
+ * input at `price.cached_input`, cache writes at `price.cache_write`, output other than
+ * reasoning at `price.output`, reasoning tokens at `price.reasoning` (which defaults to
+ * `output`); prices are USD per 1M tokens.
  */
 export function costUsd(u: Usage, price: Required<PriceConfig>): number {
+  const written = u.cacheWrite ?? 0;
   return (
-    ((u.input - u.cached) * price.input + u.cached * price.cached_input + (u.output - u.reasoning) * price.output + u.reasoning * price.reasoning) /
+    ((u.input - u.cached - written) * price.input +
+      u.cached * price.cached_input +
+      written * price.cache_write +
+      (u.output - u.reasoning) * price.output +
+      u.reasoning * price.reasoning) /
     1_000_000
   );
 }

@@ -91,7 +91,7 @@ keys:
 }
 
 /** Prices of `claude-test` in `anthropicConfigYaml`, USD per million tokens. */
-export const CLAUDE_TEST_PRICE = { input: 3, cached_input: 0.3, output: 15 };
+export const CLAUDE_TEST_PRICE = { input: 3, cached_input: 0.3, cache_write: 3.75, output: 15 };
 
 /**
  * A config with one Anthropic upstream `claude` at `url` serving `claude-test` (reasoning,
@@ -113,7 +113,7 @@ upstreams:
 models:
   - name: claude-test
     reasoning: true
-    price: { input: ${p.input}, cached_input: ${p.cached_input}, output: ${p.output} }
+    price: { input: ${p.input}, cached_input: ${p.cached_input}, cache_write: ${p.cache_write}, output: ${p.output} }
     targets:
       - { upstream: claude, model: claude-upstream-id }
 keys:

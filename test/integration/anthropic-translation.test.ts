@@ -105,7 +105,9 @@ describe('anthropic upstream behind chat completions', () => {
       assert.equal(data.usage?.completion_tokens, rec.usage.output_tokens);
       assert.equal(data.usage?.prompt_tokens_details?.cached_tokens ?? 0, rec.usage.cache_read_input_tokens ?? 0);
       const cached = rec.usage.cache_read_input_tokens ?? 0;
-      const want = ((promptTokens(rec.usage) - cached) * PRICE.input + cached * PRICE.cached_input + rec.usage.output_tokens * PRICE.output) / 1e6;
+      const written = rec.usage.cache_creation_input_tokens ?? 0;
+      const want =
+        ((promptTokens(rec.usage) - cached - written) * PRICE.input + cached * PRICE.cached_input + written * PRICE.cache_write + rec.usage.output_tokens * PRICE.output) / 1e6;
       assert.ok(Math.abs(Number(response.headers.get('x-switchyard-cost-usd')) - want) < 1e-8, `${response.headers.get('x-switchyard-cost-usd')} vs ${want}`);
 
       // What went upstream: the Messages API, with Anthropic's auth and version headers.
@@ -288,6 +290,18 @@ describe('anthropic upstream behind chat completions', () => {
     assert.ok(line, 'a 499 request line');
     assert.equal(line['tokens_estimated'], true);
     assert.ok((line['tokens'] as { input: number }).input > 5, JSON.stringify(line['tokens']));
+  });
+
+  test('prompt-cache reads and writes are priced apart (cache_write price), JSON and stream', async () => {
+    const rec = fixtureJson('anthropic-messages-text.json') as { usage: Record<string, number> };
+    const usage = { ...rec.usage, input_tokens: 100, cache_read_input_tokens: 2000, cache_creation_input_tokens: 1000, output_tokens: 50 };
+    upstream.on(() => ({ status: 200, body: { ...rec, usage } }));
+    const { data, response } = await client.chat.completions.create({ model: 'claude-test', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+    assert.equal(data.usage?.prompt_tokens, 3100);
+    assert.equal(data.usage?.prompt_tokens_details?.cached_tokens, 2000);
+    assert.equal((data.usage as unknown as { cache_creation_input_tokens: number }).cache_creation_input_tokens, 1000);
+    const want = (100 * PRICE.input + 2000 * PRICE.cached_input + 1000 * PRICE.cache_write + 50 * PRICE.output) / 1e6;
+    assert.ok(Math.abs(Number(response.headers.get('x-switchyard-cost-usd')) - want) < 1e-8, `${response.headers.get('x-switchyard-cost-usd')} vs ${want}`);
   });
 
   // Last: the 401 case puts the target in its credential cooldown.

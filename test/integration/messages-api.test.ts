@@ -27,7 +27,7 @@ upstreams:
 models:
   - name: claude-test
     reasoning: true
-    price: { input: 3, cached_input: 0.3, output: 15 }
+    price: { input: 3, cached_input: 0.3, cache_write: 3.75, output: 15 }
     targets:
       - { upstream: claude, model: claude-upstream-id }
   - name: gpt-only
@@ -80,6 +80,18 @@ describe('/v1/messages with the Anthropic SDK', () => {
     const usage = rec['usage'] as { input_tokens: number; output_tokens: number };
     assert.equal((line['tokens'] as { input: number }).input, usage.input_tokens);
     assert.equal((line['tokens'] as { output: number }).output, usage.output_tokens);
+  });
+
+  test('cache reads and writes reported by Anthropic are priced apart in the request record', async () => {
+    const rec = fixtureJson('anthropic-messages-text.json');
+    const usage = { ...(rec['usage'] as object), input_tokens: 100, cache_read_input_tokens: 2000, cache_creation_input_tokens: 1000, output_tokens: 50 };
+    claude.on(() => ({ status: 200, body: { ...rec, usage } }));
+    const { response } = await client.messages.create({ model: 'claude-test', max_tokens: 100, messages: [{ role: 'user', content: 'cache me' }] }).withResponse();
+    const id = response.headers.get('x-request-id');
+    const line = await waitFor(() => gw.finished().find((l) => l['request_id'] === id), 2000, 'log line');
+    assert.deepEqual(line['tokens'], { input: 3100, cached: 2000, output: 50, reasoning: 0, cache_write: 1000 });
+    const want = (100 * 3 + 2000 * 0.3 + 1000 * 3.75 + 50 * 15) / 1e6;
+    assert.ok(Math.abs((line['cost_usd'] as number) - want) < 1e-9, `${String(line['cost_usd'])} vs ${want}`);
   });
 
   for (const name of ['anthropic-messages-stream-thinking.sse', 'anthropic-messages-stream-tool-use.sse', 'anthropic-messages-stream-text.chunks.jsonl']) {

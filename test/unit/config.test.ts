@@ -96,8 +96,8 @@ describe('parseConfig: the shipped config/switchyard.yaml', () => {
     assert.deepEqual(c.warnings, []);
     assert.equal(c.models.get('gpt-5.5-codex')!.reasoning, true);
     assert.equal(c.models.get('deepseek-v3.2')!.reasoning, false);
-    assert.deepEqual({ ...c.models.get('gpt-5.5-codex')!.price }, { input: 1.25, cached_input: 0.125, output: 10, reasoning: 10 });
-    assert.deepEqual({ ...c.models.get('deepseek-v3.2')!.price }, { input: 0.28, cached_input: 0.028, output: 0.42, reasoning: 0.42 });
+    assert.deepEqual({ ...c.models.get('gpt-5.5-codex')!.price }, { input: 1.25, cached_input: 0.125, cache_write: 1.25, output: 10, reasoning: 10 });
+    assert.deepEqual({ ...c.models.get('deepseek-v3.2')!.price }, { input: 0.28, cached_input: 0.028, cache_write: 0.28, output: 0.42, reasoning: 0.42 });
     assert.equal(c.keys.length, 1);
     assert.equal(c.keys[0]!.key_sha256, DEMO_HASH, 'the demo key hash is sha256("sk-switchyard-demo")');
     assert.deepEqual(c.keys[0]!.models, ['*']);
@@ -158,7 +158,7 @@ describe('parseConfig: defaults and env references', () => {
     assert.deepEqual({ ...up.headers }, {});
     assert.equal(c.server.log_level, 'info');
     // cached_input defaults to input.
-    assert.deepEqual({ ...c.models.get('m1')!.price }, { input: 1, cached_input: 1, output: 2, reasoning: 2 });
+    assert.deepEqual({ ...c.models.get('m1')!.price }, { input: 1, cached_input: 1, cache_write: 1, output: 2, reasoning: 2 });
     assert.deepEqual(c.keys[0]!.models, ['*']);
   });
 
@@ -477,7 +477,12 @@ describe('usage: readUsage', () => {
 
 describe('usage: costUsd (USD per 1M tokens)', () => {
   const close = (got: number, want: number) => assert.ok(Math.abs(got - want) < 1e-12, `got ${got}, want ${want}`);
-  const PRICE = { input: 1.25, cached_input: 0.125, output: 10, reasoning: 10 };
+  const PRICE = { input: 1.25, cached_input: 0.125, cache_write: 1.5625, output: 10, reasoning: 10 };
+
+  test('cache writes are priced at cache_write, the rest of the prompt at input', () => {
+    // 1M prompt tokens of which 200k read from and 300k written to the cache.
+    close(costUsd({ input: 1_000_000, cached: 200_000, output: 0, reasoning: 0, cacheWrite: 300_000 }, PRICE), 0.5 * 1.25 + 0.2 * 0.125 + 0.3 * 1.5625);
+  });
 
   test('one million tokens of each kind cost the list price', () => {
     close(costUsd({ input: 1_000_000, cached: 0, output: 0, reasoning: 0 }, PRICE), 1.25);
