@@ -308,7 +308,7 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
     v1.addHook('onRequest', authHook(() => live.current.keys, throttle, () => metrics.authThrottled.inc()));
     registerModels(v1, () => live.current.config, Date.now());
     registerChatCompletions(v1, deps);
-    registerPassthrough(v1, () => live.current);
+    registerPassthrough(v1, () => live.current, limits);
     registerResponses(v1, deps);
     registerMessages(v1, deps);
   });

@@ -16,6 +16,9 @@
  *   unreachable: 502 `upstream_unreachable`; no response headers in time: 504 `upstream_timeout`;
  *   both in the OpenAI error shape. Upstream HTTP errors are relayed as the upstream sent them.
  * - The app's `onResponse` hook writes the `request finished` record of every proxied call.
+ * - The caller's key limits apply: requests per minute, concurrency and budget (a 429 like
+ *   the model routes); tokens and cost are not counted (the bodies are not read), and the
+ *   key's `models` list is not checked against the body's `model`.
  */
 import httpProxy from '@fastify/http-proxy';
 import type { FastifyInstance, FastifyReply } from 'fastify';
@@ -25,6 +28,8 @@ import type { LiveUpstream } from '../config/load.js';
 import { classifyError, errorCode } from '../errors/classify.js';
 import { GatewayError } from '../errors/codes.js';
 import { sendError } from '../errors/reply.js';
+import type { KeyLimits } from '../limits/index.js';
+import { ZERO_USAGE } from '../pipeline/usage.js';
 import type { Generation } from '../server/live.js';
 import { createPool } from '../upstream/pools.js';
 
@@ -115,7 +120,7 @@ function lowerCaseKeys(headers: Readonly<Record<string, string>>): Record<string
  * already have the auth `onRequest` hook. `current` gives the generation new requests use; its
  * `config.passthrough.upstream` names the upstream.
  */
-export function registerPassthrough(v1: FastifyInstance, current: () => Generation): void {
+export function registerPassthrough(v1: FastifyInstance, current: () => Generation, limits?: KeyLimits): void {
   // Keyed by the Fastify request (reply-from's callbacks see it typed for any raw server).
   const targets = new WeakMap<object, LiveUpstream>();
   const transport = new PassthroughTransport(() => passthroughUpstream(current()));
@@ -127,12 +132,19 @@ export function registerPassthrough(v1: FastifyInstance, current: () => Generati
   };
 
   void v1.register(async (scope) => {
-    scope.addHook('onRequest', async (req) => {
+    scope.addHook('onRequest', async (req, reply) => {
       const upstream = passthroughUpstream(current());
       if (!upstream) {
         throw new GatewayError('GW_ERR_ROUTE_NOT_FOUND', { message: `Unknown request URL: ${req.method} ${req.url.split('?')[0]!.slice(0, 200)}.` });
       }
       targets.set(req, upstream);
+      // The key's request rate, concurrency and budget apply here too (no tokens are counted:
+      // the body is never parsed); the slot is returned when the connection closes.
+      if (limits) {
+        const admission = await limits.admit(req.caller, { messages: [], max_tokens: 0 });
+        void reply.headers(admission.headers);
+        reply.raw.once('close', () => void admission.settle(ZERO_USAGE, 0).catch(() => {}));
+      }
     });
     scope.addHook('onClose', async () => {
       await transport.close();
