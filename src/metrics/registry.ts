@@ -82,7 +82,7 @@ export function createMetrics(): Metrics {
     }),
     tokens: new Counter({
       name: 'switchyard_tokens_total',
-      help: 'Tokens by kind: input (uncached), cached_input, output, reasoning (a part of output).',
+      help: 'Tokens by kind: input (neither read from nor written to the prompt cache), cached_input, cache_write, output, reasoning (a part of output).',
       labelNames: ['model', 'upstream', 'kind'],
       registers,
     }),
