@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { DestinationStream, Logger } from 'pino';
 import { authHook } from './auth/plugin.js';
 import { KeyStore } from './auth/keys.js';
@@ -12,7 +12,7 @@ import { ConfigError, loadConfig, type GatewayConfig } from './config/load.js';
 import { useGatewayErrors } from './errors/reply.js';
 import { recordBudgetExhausted, recordShed } from './metrics/record.js';
 import { createMetrics, type Metrics } from './metrics/registry.js';
-import { newRecord } from './pipeline/context.js';
+import { newRecord, type RequestRecord } from './pipeline/context.js';
 import { finishRequest } from './pipeline/finish.js';
 import type { PipelineDeps } from './pipeline/handle.js';
 import { PROVIDERS } from './providers/registry.js';
@@ -235,6 +235,17 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
     return summary;
   };
 
+  /** The one record of a request the pipeline did not take (passthrough, refused, unknown route), once. */
+  const recordOutsidePipeline = (req: FastifyRequest, status: number, outcome: RequestRecord['outcome']): void => {
+    if (req.recorded) return;
+    req.recorded = true;
+    const rec = newRecord(req.id, req.caller?.name ?? null, req.startedAt);
+    rec.status = status;
+    rec.outcome = outcome;
+    rec.durationMs = Date.now() - req.startedAt;
+    finishRequest(metrics, req.log, rec);
+  };
+
   app.decorateRequest('caller', null);
   app.decorateRequest('startedAt', 0);
   app.decorateRequest('recorded', false);
@@ -247,14 +258,9 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
     // client leaving a passthrough stream, an upload cut by the drain) is recorded here.
     if (req.url.startsWith('/v1/')) {
       reply.raw.once('close', () => {
-        if (reply.raw.writableFinished || req.recorded || req.pipelineOwned) return;
-        const rec = newRecord(req.id, req.caller?.name ?? null, req.startedAt);
-        const cut = drain.draining;
-        rec.status = cut ? 503 : 499;
-        rec.outcome = cut ? 'gateway_error' : 'client_aborted';
-        rec.durationMs = Date.now() - req.startedAt;
-        req.recorded = true;
-        finishRequest(metrics, req.log, rec);
+        if (reply.raw.writableFinished || req.pipelineOwned) return;
+        if (drain.draining) recordOutsidePipeline(req, 503, 'gateway_error');
+        else recordOutsidePipeline(req, 499, 'client_aborted');
       });
     }
     // A client trickling its body cannot hold a connection forever (slowloris): the whole
@@ -283,13 +289,9 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
   // Requests refused before the pipeline (bad key, bad body, unknown route) still get their
   // record: nothing a client sent goes unlogged or uncounted.
   app.addHook('onResponse', async (req, reply) => {
-    if (req.recorded || !req.url.startsWith('/v1/')) return;
-    const rec = newRecord(req.id, req.caller?.name ?? null, req.startedAt);
-    rec.status = reply.statusCode;
-    rec.outcome = reply.statusCode >= 500 ? 'gateway_error' : reply.statusCode >= 400 ? 'client_error' : 'ok';
-    rec.durationMs = Date.now() - req.startedAt;
-    req.recorded = true;
-    finishRequest(metrics, req.log, rec);
+    if (!req.url.startsWith('/v1/')) return;
+    const status = reply.statusCode;
+    recordOutsidePipeline(req, status, status >= 500 ? 'gateway_error' : status >= 400 ? 'client_error' : 'ok');
   });
   // Any content type is read as JSON: `curl -d` sends form-encoded by default, and OpenAI
   // itself accepts such bodies.

@@ -10,6 +10,7 @@ import { upstreamErrorFields } from '../errors/upstream-fields.js';
 import { readUsage } from '../pipeline/usage.js';
 import type { SseEvent } from '../sse/parse.js';
 import { checkVision, hasImages, normalise, type ApiFields } from './normalise.js';
+import { int, str } from './fields.js';
 import type { EventInfo, InboundApi, StreamReader } from './types.js';
 
 const USAGE = /"usage"\s*:\s*\{/;
@@ -108,8 +109,6 @@ function chatDeltaTexts(rawEvents: readonly string[]): { output: string[]; reaso
   return { output, reasoning };
 }
 
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
-const int = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 
 export const chatApi: InboundApi = {
   name: 'chat',

@@ -9,12 +9,12 @@
  */
 import { GatewayError } from '../errors/codes.js';
 import { upstreamErrorFields } from '../errors/upstream-fields.js';
-import type { Usage } from '../pipeline/usage.js';
+import { tokenCount as num, type Usage } from '../pipeline/usage.js';
 import type { SseEvent } from '../sse/parse.js';
 import { checkVision, hasImages, normalise, type ApiFields } from './normalise.js';
+import { eventType, str } from './fields.js';
 import type { EventInfo, InboundApi, StreamReader } from './types.js';
 
-const TYPE = /^\s*\{\s*"type"\s*:\s*"([^"]+)"/;
 
 const FIELDS: ApiFields = {
   always: ['model', 'messages', 'system', 'max_tokens', 'stream'],
@@ -52,8 +52,6 @@ export function anthropicErrorBody(err: GatewayError): { type: 'error'; error: {
   return { type: 'error', error: { type: anthropicErrorType(err), message: err.message } };
 }
 
-const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0);
-
 /**
  * Reads an Anthropic `usage` object. `input_tokens` excludes cache reads and writes, so
  * the prompt is their sum; cache reads are the cached part.
@@ -67,11 +65,6 @@ export function readAnthropicUsage(usage: unknown): Usage | null {
   const out: Usage = { input, cached: read, output: num(u['output_tokens']), reasoning: 0 };
   if (written > 0) out.cacheWrite = written;
   return out;
-}
-
-function eventType(ev: SseEvent): string | null {
-  if (ev.event) return ev.event;
-  return ev.data ? (TYPE.exec(ev.data)?.[1] ?? null) : null;
 }
 
 class MessagesReader implements StreamReader {
@@ -153,7 +146,6 @@ function effort(body: Record<string, unknown>): string | null {
   return budget >= 16_384 ? 'high' : budget >= 4_096 ? 'medium' : 'low';
 }
 
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
 export const messagesApi: InboundApi = {
   name: 'messages',

@@ -9,13 +9,13 @@
 import { GatewayError } from '../errors/codes.js';
 import { errorBody } from '../errors/render.js';
 import { upstreamErrorFields } from '../errors/upstream-fields.js';
-import type { Usage } from '../pipeline/usage.js';
+import { tokenCount as num, type Usage } from '../pipeline/usage.js';
 import type { SseEvent } from '../sse/parse.js';
 import { openAIStreamError } from './chat.js';
 import { checkVision, hasImages, normalise, type ApiFields } from './normalise.js';
+import { eventType, str } from './fields.js';
 import type { EventInfo, InboundApi, StreamReader } from './types.js';
 
-const TYPE = /^\s*\{\s*"type"\s*:\s*"([^"]+)"/;
 const DELTAS = new Set([
   'response.output_text.delta',
   'response.reasoning_summary_text.delta',
@@ -32,8 +32,6 @@ const FIELDS: ApiFields = {
   maxTokensField: false,
 };
 
-const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0);
-
 /** Reads a Responses API `usage` object; null when there is none. */
 export function readResponsesUsage(usage: unknown): Usage | null {
   if (!usage || typeof usage !== 'object') return null;
@@ -43,11 +41,6 @@ export function readResponsesUsage(usage: unknown): Usage | null {
   const input = num(u['input_tokens']);
   const output = num(u['output_tokens']);
   return { input, cached: Math.min(input, num(inDetails['cached_tokens'])), output, reasoning: Math.min(output, num(outDetails['reasoning_tokens'])) };
-}
-
-function eventType(ev: SseEvent): string | null {
-  if (ev.event) return ev.event;
-  return ev.data ? (TYPE.exec(ev.data)?.[1] ?? null) : null;
 }
 
 class ResponsesReader implements StreamReader {
@@ -104,7 +97,6 @@ function promptMessages(body: Record<string, unknown>): unknown {
   return typeof instructions === 'string' ? [{ role: 'system', content: instructions }, ...items] : items;
 }
 
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
 export const responsesApi: InboundApi = {
   name: 'responses',

@@ -168,7 +168,8 @@ export async function handleModelCall(api: InboundApi, deps: PipelineDeps, req: 
         param: 'model',
       });
     }
-    admission = await deps.limits.admit(req.caller, { messages: api.promptMessages(body), max_tokens: api.maxOutputTokens(body) });
+    const prompt = api.promptMessages(body);
+    admission = await deps.limits.admit(req.caller, { messages: prompt, max_tokens: api.maxOutputTokens(body) });
     const limitHeaders = admission.headers;
     requested = model;
     price = model.price;
@@ -273,7 +274,7 @@ export async function handleModelCall(api: InboundApi, deps: PipelineDeps, req: 
             signal: abort.signal,
             secrets,
             firstTokenTimeoutMs: config.routing.first_token_timeout_ms,
-            messages: api.promptMessages(body),
+            messages: prompt,
             onCommit: () => {
               recordAttemptOk(deps.metrics, target.upstream.id);
               route.report(attempt, { ok: true, latencyMs: Date.now() - attempt.startedAt });

@@ -24,7 +24,8 @@ export interface Usage {
 
 export const ZERO_USAGE: Readonly<Usage> = Object.freeze({ input: 0, cached: 0, output: 0, reasoning: 0 });
 
-function num(v: unknown): number {
+/** A token count: a finite number >= 0, else 0. */
+export function tokenCount(v: unknown): number {
   return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0;
 }
 
@@ -34,11 +35,11 @@ export function readUsage(usage: unknown): Usage | null {
   const u = usage as Record<string, unknown>;
   const pd = (u['prompt_tokens_details'] ?? {}) as Record<string, unknown>;
   const cd = (u['completion_tokens_details'] ?? {}) as Record<string, unknown>;
-  const input = num(u['prompt_tokens']);
-  const cached = Math.min(input, num(pd['cached_tokens']) || num(u['prompt_cache_hit_tokens']));
-  const output = num(u['completion_tokens']);
-  const out: Usage = { input, cached, output, reasoning: Math.min(output, num(cd['reasoning_tokens'])) };
-  const written = Math.min(input - cached, num(u['cache_creation_input_tokens']));
+  const input = tokenCount(u['prompt_tokens']);
+  const cached = Math.min(input, tokenCount(pd['cached_tokens']) || tokenCount(u['prompt_cache_hit_tokens']));
+  const output = tokenCount(u['completion_tokens']);
+  const out: Usage = { input, cached, output, reasoning: Math.min(output, tokenCount(cd['reasoning_tokens'])) };
+  const written = Math.min(input - cached, tokenCount(u['cache_creation_input_tokens']));
   if (written > 0) out.cacheWrite = written;
   return out;
 }
