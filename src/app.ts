@@ -12,8 +12,8 @@ import { ConfigError, loadConfig, type GatewayConfig } from './config/load.js';
 import { useGatewayErrors } from './errors/reply.js';
 import { recordBudgetExhausted, recordShed } from './metrics/record.js';
 import { createMetrics, type Metrics } from './metrics/registry.js';
-import { newRecord, type RequestRecord } from './pipeline/context.js';
-import { finishRequest } from './pipeline/finish.js';
+import { recordOutside } from './pipeline/finish.js';
+import type { RequestRecord } from './record/request.js';
 import type { PipelineDeps } from './pipeline/handle.js';
 import { PROVIDERS } from './providers/registry.js';
 import type { Provider } from './providers/types.js';
@@ -236,15 +236,7 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
   };
 
   /** The one record of a request the pipeline did not take (passthrough, refused, unknown route), once. */
-  const recordOutsidePipeline = (req: FastifyRequest, status: number, outcome: RequestRecord['outcome']): void => {
-    if (req.recorded) return;
-    req.recorded = true;
-    const rec = newRecord(req.id, req.caller?.name ?? null, req.startedAt);
-    rec.status = status;
-    rec.outcome = outcome;
-    rec.durationMs = Date.now() - req.startedAt;
-    finishRequest(metrics, req.log, rec);
-  };
+  const recordOutsidePipeline = (req: FastifyRequest, status: number, outcome: RequestRecord['outcome']): void => recordOutside(metrics, req, status, outcome);
 
   app.decorateRequest('caller', null);
   app.decorateRequest('startedAt', 0);
@@ -289,7 +281,8 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
   // Requests refused before the pipeline (bad key, bad body, unknown route) still get their
   // record: nothing a client sent goes unlogged or uncounted.
   app.addHook('onResponse', async (req, reply) => {
-    if (!req.url.startsWith('/v1/')) return;
+    // The pipeline writes the record of the requests it takes itself (pipeline/finish.ts).
+    if (!req.url.startsWith('/v1/') || req.pipelineOwned) return;
     const status = reply.statusCode;
     recordOutsidePipeline(req, status, status >= 500 ? 'gateway_error' : status >= 400 ? 'client_error' : 'ok');
   });

@@ -1,22 +1,14 @@
 /**
  * OpenAI Chat Completions (`POST /v1/chat/completions`; OpenAI API reference, "Create chat
  * completion", and the `CreateChatCompletionRequest` / `CreateChatCompletionStreamResponse`
- * schemas of OpenAI's OpenAPI spec). Stream events are sorted with cheap byte patterns;
- * only events that look like usage or an error are parsed.
+ * / `ErrorResponse` schemas of OpenAI's OpenAPI spec): the client side of the API, and the
+ * readers of its usage and error objects that every translator speaking it shares.
  */
-import { GatewayError } from '../errors/codes.js';
 import { errorBody, sseErrorFrame } from '../errors/render.js';
-import { upstreamErrorFields } from '../errors/upstream-fields.js';
-import { readUsage } from '../pipeline/usage.js';
-import type { SseEvent } from '../sse/parse.js';
-import { checkVision, hasImages, normalise, type ApiFields } from './normalise.js';
+import { tokenCount, type Usage } from '../usage/usage.js';
 import { int, str } from './fields.js';
-import type { EventInfo, InboundApi, StreamReader } from './types.js';
-
-const USAGE = /"usage"\s*:\s*\{/;
-const TOP_ERROR = /"error"\s*:/;
-const FINISH = /"finish_reason"\s*:\s*"/;
-const DELTA = /"(?:content|reasoning_content|reasoning|arguments)"\s*:\s*"[^"]/;
+import { checkVision, hasImages, normalise, type ApiFields } from './normalise.js';
+import type { InboundApi } from './types.js';
 
 const FIELDS: ApiFields = {
   always: ['model', 'messages', 'stream', 'stream_options'],
@@ -26,89 +18,51 @@ const FIELDS: ApiFields = {
 };
 
 /**
- * An in-stream error from an OpenAI-compatible upstream: an `event: error`, or a chunk
- * with a top-level `error` (OpenRouter, recording `openrouter-chat-stream-midstream-error.sse`).
+ * Reads an OpenAI-shaped `usage` object (`prompt_tokens`, `prompt_tokens_details.cached_tokens`,
+ * `completion_tokens`, `completion_tokens_details.reasoning_tokens`; OpenAI API reference,
+ * "The chat completion object"); null when there is none. Two dialects of the same object
+ * are read too: DeepSeek's `prompt_cache_hit_tokens` when `cached_tokens` is absent (DeepSeek
+ * API docs, "Context caching"), and `cache_creation_input_tokens` for prompt-cache writes
+ * (Anthropic's name, as OpenAI-compatible relays of Claude report it).
  */
-export function openAIStreamError(ev: SseEvent, secrets: readonly (string | undefined)[]): GatewayError | null {
-  const data = ev.data ?? '';
-  if (ev.event !== 'error' && !TOP_ERROR.test(data)) return null;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(data);
-  } catch {
-    if (ev.event !== 'error') return null;
-  }
-  const top = parsed as Record<string, unknown> | undefined;
-  const inner = top && typeof top === 'object' ? (top['error'] ?? (ev.event === 'error' ? top : undefined)) : undefined;
-  if (inner === undefined || inner === null) return ev.event === 'error' ? new GatewayError('GW_ERR_UPSTREAM_STREAM') : null;
-  const fields = upstreamErrorFields(
-    typeof inner === 'object' ? inner : String(inner),
-    { message: 'The upstream stream reported an error.', type: 'server_error', code: 'upstream_stream_error', param: null },
-    secrets,
-  );
-  return new GatewayError('GW_ERR_UPSTREAM_STREAM', { message: fields.message, type: fields.type, openaiCode: fields.code, param: fields.param });
+export function readChatUsage(usage: unknown): Usage | null {
+  if (!usage || typeof usage !== 'object') return null;
+  const u = usage as Record<string, unknown>;
+  const pd = (u['prompt_tokens_details'] ?? {}) as Record<string, unknown>;
+  const cd = (u['completion_tokens_details'] ?? {}) as Record<string, unknown>;
+  const input = tokenCount(u['prompt_tokens']);
+  const cached = Math.min(input, tokenCount(pd['cached_tokens']) || tokenCount(u['prompt_cache_hit_tokens']));
+  const output = tokenCount(u['completion_tokens']);
+  const out: Usage = { input, cached, output, reasoning: Math.min(output, tokenCount(cd['reasoning_tokens'])) };
+  const written = Math.min(input - cached, tokenCount(u['cache_creation_input_tokens']));
+  if (written > 0) out.cacheWrite = written;
+  return out;
 }
 
-class ChatReader implements StreamReader {
-  constructor(
-    private readonly wantsUsage: boolean,
-    private readonly secrets: readonly (string | undefined)[],
-  ) {}
-
-  inspect(ev: SseEvent): EventInfo {
-    const data = ev.data;
-    if (data === null) return {};
-    if (data === '[DONE]') return { end: true };
-    const error = openAIStreamError(ev, this.secrets);
-    if (error) return { error };
-    let usage;
-    if (USAGE.test(data)) {
-      try {
-        const chunk = JSON.parse(data) as { usage?: unknown; choices?: unknown[] };
-        usage = readUsage(chunk.usage) ?? undefined;
-        // The gateway always asks for the usage chunk; the client gets it only if it asked.
-        if (!this.wantsUsage && Array.isArray(chunk.choices) && chunk.choices.length === 0) return usage ? { usage, drop: true } : { drop: true };
-      } catch {
-        // Not JSON: relayed as-is; the client's parser decides.
-      }
-    }
-    const info: { end?: boolean; usage?: typeof usage; delta?: boolean } = {};
-    if (usage) info.usage = usage;
-    if (FINISH.test(data)) info.end = true;
-    if (DELTA.test(data)) info.delta = true;
-    return info;
-  }
+/** The fields of an OpenAI error object, as sent. */
+export interface OpenAIErrorFields {
+  readonly message?: string;
+  readonly type?: string;
+  readonly code?: string;
+  readonly param?: string;
 }
 
-function chatDeltaTexts(rawEvents: readonly string[]): { output: string[]; reasoning: string[] } {
-  const output: string[] = [];
-  const reasoning: string[] = [];
-  for (const data of rawEvents) {
-    let chunk: { choices?: { delta?: Record<string, unknown> }[] };
-    try {
-      chunk = JSON.parse(data) as typeof chunk;
-    } catch {
-      continue;
-    }
-    if (!Array.isArray(chunk.choices)) continue;
-    for (const choice of chunk.choices) {
-      const d = choice?.delta;
-      if (!d || typeof d !== 'object') continue;
-      if (typeof d['content'] === 'string') output.push(d['content']);
-      if (typeof d['reasoning_content'] === 'string') reasoning.push(d['reasoning_content']);
-      else if (typeof d['reasoning'] === 'string') reasoning.push(d['reasoning']);
-      if (Array.isArray(d['tool_calls'])) {
-        for (const call of d['tool_calls'] as unknown[]) {
-          const fn = (call as { function?: { name?: unknown; arguments?: unknown } } | null)?.function;
-          if (typeof fn?.name === 'string') output.push(fn.name);
-          if (typeof fn?.arguments === 'string') output.push(fn.arguments);
-        }
-      }
-    }
-  }
-  return { output, reasoning };
+/**
+ * Reads an OpenAI error object (`{message, type, param, code}`), or a bare string as some
+ * OpenAI-compatible servers send; null when `err` is neither. `code` may be a number
+ * (OpenRouter sends HTTP statuses there: recording `openrouter-chat-stream-midstream-error.sse`).
+ */
+export function readOpenAIError(err: unknown): OpenAIErrorFields | null {
+  if (typeof err === 'string') return { message: err };
+  if (!err || typeof err !== 'object' || Array.isArray(err)) return null;
+  const e = err as Record<string, unknown>;
+  const out: { message?: string; type?: string; code?: string; param?: string } = {};
+  if (typeof e['message'] === 'string') out.message = e['message'];
+  if (typeof e['type'] === 'string') out.type = e['type'];
+  if (typeof e['code'] === 'string' || typeof e['code'] === 'number') out.code = String(e['code']);
+  if (typeof e['param'] === 'string') out.param = e['param'];
+  return out;
 }
-
 
 export const chatApi: InboundApi = {
   name: 'chat',
@@ -121,16 +75,8 @@ export const chatApi: InboundApi = {
   maxOutputTokens: (body) => int(body['max_completion_tokens']) ?? int(body['max_tokens']),
   prepare(body, upstreamModel, model, primary) {
     checkVision(body['messages'], model, 'messages');
-    const prepared = normalise(body, upstreamModel, model, primary, FIELDS);
-    // Usage is always asked for on streams, so cost is never unknown.
-    if (body['stream'] === true) {
-      prepared.body['stream_options'] = { ...((body['stream_options'] as object | null | undefined) ?? {}), include_usage: true };
-    }
-    return prepared;
+    return normalise(body, upstreamModel, model, primary, FIELDS);
   },
-  streamReader: (wantsUsage, secrets) => new ChatReader(wantsUsage, secrets),
-  deltaTexts: chatDeltaTexts,
-  jsonUsage: (body) => readUsage((body as { usage?: unknown } | null)?.usage),
   errorBody,
   sseErrorFrame: (err) => sseErrorFrame(errorBody(err)),
   forwardHeaders: [],

@@ -1,5 +1,5 @@
 /** The inbound APIs by name. */
-import type { ApiName } from '../providers/types.js';
+import type { ApiName } from './names.js';
 import { chatApi } from './chat.js';
 import { messagesApi } from './messages.js';
 import { responsesApi } from './responses.js';

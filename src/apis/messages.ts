@@ -1,19 +1,15 @@
 /**
  * Anthropic Messages (`POST /v1/messages`; Anthropic API reference, "Messages" and
  * "Streaming Messages"; recordings `anthropic-messages-*`), for Anthropic-SDK clients.
- * Served by upstreams that speak it natively (the `anthropic` kind); bytes pass through,
- * the model id rewritten. Usage is spread over the stream: `message_start` carries
- * `input_tokens`, `cache_read_input_tokens`, `cache_creation_input_tokens`, and
- * `message_delta` the running `output_tokens`; `message_stop` ends it; an `error` event
- * is a failure. Errors go back in Anthropic's shape `{"type":"error","error":{type,message}}`.
+ * The client side of the API, and the readers of its usage and error objects that every
+ * translator speaking it shares. Errors go back in Anthropic's shape
+ * `{"type":"error","error":{type,message}}`.
  */
-import { GatewayError } from '../errors/codes.js';
-import { upstreamErrorFields } from '../errors/upstream-fields.js';
-import { tokenCount as num, type Usage } from '../pipeline/usage.js';
-import type { SseEvent } from '../sse/parse.js';
+import type { GatewayError } from '../errors/codes.js';
+import { tokenCount as num, type Usage } from '../usage/usage.js';
 import { checkVision, hasImages, normalise, type ApiFields } from './normalise.js';
-import { eventType, str } from './fields.js';
-import type { EventInfo, InboundApi, StreamReader } from './types.js';
+import { str } from './fields.js';
+import type { InboundApi } from './types.js';
 
 
 const FIELDS: ApiFields = {
@@ -67,72 +63,33 @@ export function readAnthropicUsage(usage: unknown): Usage | null {
   return out;
 }
 
-class MessagesReader implements StreamReader {
-  private usage: Usage | null = null;
+/** Usage fields of Anthropic stream events; each event carries the latest cumulative values. */
+const USAGE_FIELDS = ['input_tokens', 'output_tokens', 'cache_read_input_tokens', 'cache_creation_input_tokens'] as const;
 
-  constructor(private readonly secrets: readonly (string | undefined)[]) {}
-
-  inspect(ev: SseEvent): EventInfo {
-    if (ev.data === null) return {};
-    const type = eventType(ev);
-    switch (type) {
-      case 'content_block_delta':
-        return { delta: true };
-      case 'message_stop':
-        return { end: true };
-      case 'message_start':
-      case 'message_delta': {
-        let u: Record<string, unknown> | undefined;
-        try {
-          const parsed = JSON.parse(ev.data) as { message?: { usage?: Record<string, unknown> }; usage?: Record<string, unknown> };
-          u = type === 'message_start' ? parsed.message?.usage : parsed.usage;
-        } catch {
-          return {};
-        }
-        const next = readAnthropicUsage(u);
-        if (!next) return {};
-        // message_delta counts are cumulative; input counts may come in either event.
-        const prev = this.usage;
-        if (prev) {
-          const merged: Usage = { input: Math.max(prev.input, next.input), cached: Math.max(prev.cached, next.cached), output: Math.max(prev.output, next.output), reasoning: 0 };
-          const written = Math.max(prev.cacheWrite ?? 0, next.cacheWrite ?? 0);
-          if (written > 0) merged.cacheWrite = written;
-          this.usage = merged;
-        } else {
-          this.usage = next;
-        }
-        return { usage: this.usage };
-      }
-      case 'error': {
-        let inner: unknown;
-        try {
-          inner = (JSON.parse(ev.data) as { error?: unknown }).error;
-        } catch {
-          inner = undefined;
-        }
-        const f = upstreamErrorFields(inner, { message: 'The upstream stream reported an error.', type: 'api_error', code: null, param: null }, this.secrets);
-        return { error: new GatewayError('GW_ERR_UPSTREAM_STREAM', { message: f.message, type: f.type, openaiCode: f.type }) };
-      }
-      default:
-        return {};
-    }
+/**
+ * Folds the `usage` of one stream event (`message_start`'s `message.usage`, `message_delta`'s
+ * `usage`) into `into`: the counts are cumulative, so the latest value of each field wins
+ * (Anthropic API reference, "Streaming Messages": "the token counts shown in the usage
+ * field of the message_delta event are cumulative").
+ */
+export function foldAnthropicUsage(into: Record<string, number>, usage: unknown): void {
+  if (!usage || typeof usage !== 'object') return;
+  const u = usage as Record<string, unknown>;
+  for (const f of USAGE_FIELDS) {
+    const v = u[f];
+    if (typeof v === 'number' && Number.isFinite(v) && v >= 0) into[f] = v;
   }
 }
 
-function messagesDeltaTexts(rawEvents: readonly string[]): { output: string[]; reasoning: string[] } {
-  const output: string[] = [];
-  const reasoning: string[] = [];
-  for (const data of rawEvents) {
-    try {
-      const d = (JSON.parse(data) as { delta?: Record<string, unknown> }).delta ?? {};
-      if (typeof d['text'] === 'string') output.push(d['text']);
-      if (typeof d['partial_json'] === 'string') output.push(d['partial_json']);
-      if (typeof d['thinking'] === 'string') reasoning.push(d['thinking']);
-    } catch {
-      // skip
-    }
-  }
-  return { output, reasoning };
+/** The fields of an Anthropic error object (`{"type","message"}`), as sent; null when `err` is not one. */
+export function readAnthropicError(err: unknown): { readonly type?: string; readonly message?: string } | null {
+  if (typeof err === 'string') return { message: err };
+  if (!err || typeof err !== 'object' || Array.isArray(err)) return null;
+  const e = err as Record<string, unknown>;
+  const out: { type?: string; message?: string } = {};
+  if (typeof e['type'] === 'string') out.type = e['type'];
+  if (typeof e['message'] === 'string') out.message = e['message'];
+  return out;
 }
 
 /** `thinking.budget_tokens` as an effort level, for deep-call detection. */
@@ -160,9 +117,6 @@ export const messagesApi: InboundApi = {
     checkVision(body['messages'], model, 'messages');
     return normalise(body, upstreamModel, model, primary, FIELDS);
   },
-  streamReader: (_wantsUsage, secrets) => new MessagesReader(secrets),
-  deltaTexts: messagesDeltaTexts,
-  jsonUsage: (body) => readAnthropicUsage((body as { usage?: unknown } | null)?.usage),
   errorBody: anthropicErrorBody,
   sseErrorFrame: (err) => Buffer.from(`event: error\ndata: ${JSON.stringify(anthropicErrorBody(err))}\n\n`),
   forwardHeaders: ['anthropic-beta'],

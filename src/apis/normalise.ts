@@ -100,3 +100,20 @@ export function checkVision(messages: unknown, model: Model, param: string): voi
     });
   }
 }
+
+/**
+ * Unwraps a literal `extra_body` object into the body, as the SDKs that have the option do
+ * client-side (the `openai` Python SDK merges `extra_body` over the JSON body), so a client
+ * that sent it verbatim gets the same call; the `extra_body` key itself never reaches an
+ * upstream. Returns `body` itself when it has no `extra_body`.
+ * @throws GatewayError 400 (`param: extra_body`) when it is neither an object nor null.
+ */
+export function unwrapExtraBody<T extends Record<string, unknown>>(body: T): T {
+  if (!Object.hasOwn(body, 'extra_body')) return body;
+  const extra = body['extra_body'];
+  if (extra !== null && (typeof extra !== 'object' || Array.isArray(extra))) {
+    throw new GatewayError('GW_ERR_INVALID_REQUEST', { message: 'extra_body must be an object whose fields are added to the request body.', param: 'extra_body' });
+  }
+  const { extra_body: _dropped, ...rest } = body;
+  return { ...rest, ...(extra as Record<string, unknown> | null) } as T;
+}

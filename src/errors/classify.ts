@@ -1,48 +1,43 @@
 /**
- * One classifier for every upstream failure, so routing, retries, metrics and the client
- * response all agree on what a failure means. Status meanings follow RFC 9110 plus the
- * provider conventions: 429 rate limited (OpenAI, Anthropic), 529 overloaded (Anthropic).
+ * PLACEHOLDER until the classifier branch lands: the contract of the one failure classifier.
  */
-
 export type FailureClass =
-  /** TCP connect refused / reset / DNS: nothing was processed upstream. */
-  | 'connect'
-  /** connect, first-byte or idle timeout. */
-  | 'timeout'
-  /** 429: the provider throttled this account. */
   | 'rate_limited'
-  /** 408, 5xx, 529: the provider failed on its side. */
+  | 'quota'
+  | 'overloaded'
   | 'server'
-  /** 401 / 403 from the upstream: the gateway's provider key is wrong or revoked. */
+  | 'timeout'
+  | 'stall'
+  | 'connect'
   | 'credential'
-  /** 400, 404, 413, 422 …: the caller's request is at fault; retrying elsewhere will not help. */
-  | 'caller'
-  /** the stream broke or carried an error after it had started. */
+  | 'permission'
+  | 'context_length'
+  | 'content_policy'
+  | 'bad_request'
+  | 'not_found'
   | 'stream'
-  /** unreadable upstream response (bad JSON, wrong content type). */
-  | 'bad_response';
+  | 'bad_response'
+  | 'unknown';
 
 export interface Classified {
   readonly class: FailureClass;
-  /** Whether another attempt (elsewhere or later) may succeed. */
   readonly retryable: boolean;
+  readonly scope: 'request' | 'target' | 'account';
 }
 
-const RETRYABLE_STATUS = new Set([408, 429, 500, 502, 503, 504, 529]);
-
-/** Sorts an upstream HTTP error status. */
-export function classifyStatus(status: number): Classified {
-  if (status === 429) return { class: 'rate_limited', retryable: true };
-  if (status === 401 || status === 403) return { class: 'credential', retryable: true };
-  if (RETRYABLE_STATUS.has(status)) return { class: 'server', retryable: true };
-  if (status >= 500) return { class: 'server', retryable: false };
-  return { class: 'caller', retryable: false };
+export interface FailureFacts {
+  readonly status?: number;
+  readonly type?: string | null;
+  readonly code?: string | null;
+  readonly message?: string | null;
+  readonly thrown?: unknown;
+  /** A failure the gateway saw itself: an unreadable answer, a stream cut short, no first event in time. */
+  readonly local?: 'unreadable' | 'cut' | 'stall';
 }
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
 const CONNECT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
 
-/** The error code of an undici / Node network error, looking through `cause`. */
 export function errorCode(err: unknown): string | undefined {
   let cur: unknown = err;
   for (let i = 0; i < 4 && cur && typeof cur === 'object'; i++) {
@@ -53,16 +48,31 @@ export function errorCode(err: unknown): string | undefined {
   return undefined;
 }
 
-/** Sorts a thrown network error (undici `UND_ERR_*` codes or Node `E*` codes). */
-export function classifyError(err: unknown): Classified {
-  const code = errorCode(err);
-  if (code && TIMEOUT_CODES.has(code)) return { class: 'timeout', retryable: true };
-  if (code && CONNECT_CODES.has(code)) return { class: 'connect', retryable: true };
-  return { class: 'connect', retryable: true };
+const c = (cls: FailureClass, retryable: boolean, scope: Classified['scope']): Classified => ({ class: cls, retryable, scope });
+
+export function classifyFailure(f: FailureFacts): Classified {
+  if (f.local === 'unreadable') return c('bad_response', true, 'target');
+  if (f.local === 'cut') return c('stream', true, 'target');
+  if (f.local === 'stall') return c('stall', true, 'target');
+  if (f.thrown !== undefined) {
+    const code = errorCode(f.thrown);
+    if (code && TIMEOUT_CODES.has(code)) return c('timeout', true, 'target');
+    if (code && CONNECT_CODES.has(code)) return c('connect', true, 'target');
+    return c('unknown', true, 'target');
+  }
+  const text = `${f.type ?? ''} ${f.code ?? ''}`;
+  const status = f.status ?? (f.code && /^\d{3}$/.test(f.code) ? Number(f.code) : undefined);
+  if (/insufficient_quota|billing_error/.test(text)) return c('quota', true, 'account');
+  if (status === 429) return c('rate_limited', true, 'target');
+  if (status === 401) return c('credential', true, 'account');
+  if (status === 403) return c('permission', true, 'target');
+  if (status === 529 || /overloaded/.test(text)) return c('overloaded', true, 'target');
+  if (status === 404) return c('not_found', true, 'target');
+  if (status === 408 || (status !== undefined && status >= 500)) return c('server', status === 408 || status < 505 || status === 529, 'target');
+  if (status !== undefined && status >= 400) return c('bad_request', false, 'request');
+  return c('server', true, 'target');
 }
 
-/** True for the timeout before response headers (a candidate for failover). */
-export function isTimeout(err: unknown): boolean {
-  const code = errorCode(err);
-  return code !== undefined && TIMEOUT_CODES.has(code);
+export function isCallerFault(cl: Classified): boolean {
+  return cl.scope === 'request';
 }

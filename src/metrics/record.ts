@@ -2,8 +2,7 @@
  * The only caller of prom-client outside the registry: turns finished request records and
  * upstream failures into metric updates.
  */
-import type { RequestRecord } from '../pipeline/context.js';
-import type { Attempt } from '../router/run.js';
+import type { RequestRecord } from '../record/request.js';
 import type { Metrics } from './registry.js';
 
 const NONE = 'none';
@@ -47,8 +46,20 @@ export function recordAttemptOk(m: Metrics, upstream: string): void {
   m.attempts.inc({ upstream, outcome: 'ok' });
 }
 
+/** What `recordAttemptStart` reads of an attempt (router/run.ts `Attempt`). */
+export interface AttemptStart {
+  /** 1-based attempt number within the request. */
+  readonly number: number;
+  readonly model: { readonly name: string };
+  readonly target: { readonly upstream: { readonly id: string } };
+  /** Time spent queued for a slot, ms. */
+  readonly queuedMs: number;
+  /** Set on the first attempt of a fallback model: the primary model's name. */
+  readonly fallbackFrom?: string;
+}
+
 /** Records the start of an attempt: retries, fallbacks and queue wait. */
-export function recordAttemptStart(m: Metrics, a: Attempt): void {
+export function recordAttemptStart(m: Metrics, a: AttemptStart): void {
   if (a.number > 1) m.retries.inc({ model: a.model.name });
   if (a.fallbackFrom) m.fallbacks.inc({ from: a.fallbackFrom, to: a.model.name });
   if (a.queuedMs > 0) m.queueWait.observe({ upstream: a.target.upstream.id }, a.queuedMs / 1000);

@@ -1,14 +1,19 @@
 /**
- * Emits a finished request exactly once: metrics, one JSON log line (request id comes
- * from the request's child logger) and an entry in the console's recent-requests buffer.
- * The key's name is logged, never the key.
+ * The one writer of request records. `finish` ends a model call: it prices the usage,
+ * settles the key's limits, adds the spend, and emits the record (metrics, one JSON log line,
+ * the console's recent requests) exactly once. `recordOutside` does the same for a request
+ * the pipeline never took (passthrough, refused before a route, unknown URL). The key's name
+ * is logged, never the key.
  */
-import type { FastifyBaseLogger } from 'fastify';
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
+import type { Admission } from '../limits/index.js';
 import { recordRequest } from '../metrics/record.js';
 import type { Metrics } from '../metrics/registry.js';
-import { recentRequests, type RouteMarks } from '../server/recent.js';
-import type { RequestRecord } from './context.js';
-import type { Usage } from './usage.js';
+import type { Outcome, RequestRecord } from '../record/request.js';
+import { recentRequests } from '../server/recent.js';
+import { costUsd, ZERO_USAGE, type Usage } from '../usage/usage.js';
+import type { Call, PipelineDeps } from './call.js';
+import type { Ending } from './outcome.js';
 
 /** The log line's token counts; `cache_write` only when the provider wrote to its prompt cache. */
 function logTokens(u: Usage): Record<string, number> {
@@ -17,10 +22,10 @@ function logTokens(u: Usage): Record<string, number> {
   return t;
 }
 
-/** `route`: the request's fallback / shed marks (its `RouteRun`), when it got that far. */
-export function finishRequest(metrics: Metrics, log: FastifyBaseLogger, rec: RequestRecord, route?: RouteMarks | null): void {
+/** Emits a finished record: metrics, the log line, the recent-requests ring. */
+function emit(metrics: Metrics, log: FastifyBaseLogger, rec: RequestRecord): void {
   recordRequest(metrics, rec);
-  recentRequests(metrics).push(rec, route);
+  recentRequests(metrics).push(rec);
   log.info(
     {
       key: rec.key,
@@ -40,4 +45,66 @@ export function finishRequest(metrics: Metrics, log: FastifyBaseLogger, rec: Req
     },
     'request finished',
   );
+}
+
+/**
+ * Ends a model call. Marks the request recorded before anything else (nothing that runs
+ * while this settles can record it again), then awaits the key's settlement (the response is
+ * already out, and the caller's next request sees this one's spend).
+ */
+export async function finish(deps: PipelineDeps, call: Call, admission: Admission | null, end: Ending): Promise<void> {
+  const { req } = call;
+  req.recorded = true;
+  const usage = end.usage ?? ZERO_USAGE;
+  const cost = end.price ? costUsd(usage, end.price) : 0;
+  const rec: RequestRecord = {
+    requestId: req.id,
+    key: req.caller?.name ?? null,
+    model: end.served?.model ?? end.model,
+    upstream: end.served?.upstream ?? null,
+    upstreamModel: end.served?.upstreamModel ?? null,
+    stream: call.stream,
+    status: end.status,
+    outcome: end.outcome,
+    errorClass: end.errorClass,
+    startedAt: req.startedAt,
+    durationMs: Date.now() - req.startedAt,
+    ttftMs: end.ttftMs,
+    usage,
+    usageEstimated: end.estimated,
+    costUsd: cost,
+    attempts: end.attempts,
+    fallback: end.fallback,
+    shed: end.shed,
+  };
+  if (admission) await admission.settle(usage, cost).catch((err: unknown) => req.log.warn({ err }, 'settling key limits failed'));
+  // Spend per key and per model, per UTC day, in the shared store (not awaited).
+  if (cost > 0) void deps.limits.recordSpend(rec.key, rec.model, cost);
+  emit(deps.metrics, req.log, rec);
+}
+
+/** Records a request the pipeline did not take, once (`req.recorded` guards it). */
+export function recordOutside(metrics: Metrics, req: FastifyRequest, status: number, outcome: Outcome): void {
+  if (req.recorded) return;
+  req.recorded = true;
+  emit(metrics, req.log, {
+    requestId: req.id,
+    key: req.caller?.name ?? null,
+    model: null,
+    upstream: null,
+    upstreamModel: null,
+    stream: false,
+    status,
+    outcome,
+    errorClass: null,
+    startedAt: req.startedAt,
+    durationMs: Date.now() - req.startedAt,
+    ttftMs: null,
+    usage: ZERO_USAGE,
+    usageEstimated: false,
+    costUsd: 0,
+    attempts: 0,
+    fallback: null,
+    shed: null,
+  });
 }

@@ -1,37 +1,30 @@
 /**
- * The contract between the request pipeline and a provider. A provider turns one request
- * in one of the gateway's inbound API dialects into a call to its upstream and hands back
- * the response in that same dialect (translating both ways when the upstream speaks another
- * API); it knows nothing about Fastify, metrics, Redis or other providers.
+ * The contract between the request pipeline and a provider. A provider is transport and
+ * auth only: which wire APIs an account speaks, how to send one wire request to it (URL,
+ * auth header, vendor headers, connection pool) and how to close. It never reads or writes
+ * an API's JSON shapes (that is `translate/`), and knows nothing about Fastify, metrics,
+ * Redis or other providers.
  */
 import type { Readable } from 'node:stream';
-import type { TSchema } from '@sinclair/typebox';
+import type { ApiName } from '../apis/names.js';
 import type { LiveUpstream } from '../config/load.js';
+import type { TSchema } from '@sinclair/typebox';
 
-/**
- * The inbound APIs the gateway serves:
- * - `chat`: OpenAI `POST /v1/chat/completions`;
- * - `responses`: OpenAI `POST /v1/responses`;
- * - `messages`: Anthropic `POST /v1/messages`.
- */
-export type ApiName = 'chat' | 'responses' | 'messages';
+export type { ApiName } from '../apis/names.js';
 
-export interface SendRequest {
-  /** The dialect of `body` and of the response the provider must return. */
+/** One request in a wire API's shape, as a translator made it. */
+export interface WireRequest {
+  /** The wire API of `body` (one the provider speaks). */
   readonly api: ApiName;
-  /**
-   * The client's JSON body, already rewritten for this target: `model` is the upstream
-   * model id, gateway-only fields are gone, parameters are normalised for the model. For
-   * `chat` streams, `stream_options.include_usage` is true. Providers must not mutate it.
-   */
+  /** The JSON body; `model` is the upstream model id. Providers must not mutate it. */
   readonly body: Readonly<Record<string, unknown>>;
   readonly stream: boolean;
+  /** Protocol headers from the translator (lower-case names), e.g. a client's `anthropic-beta`. */
+  readonly headers?: Readonly<Record<string, string>>;
   /** Propagated to the upstream as `x-request-id` for cross-system tracing. */
   readonly requestId: string;
-  /** Aborts the upstream call (client disconnect, deadline). */
+  /** Aborts the upstream call (client disconnect, deadline, shutdown). */
   readonly signal: AbortSignal;
-  /** Client headers worth forwarding for this API (e.g. `anthropic-beta`), lower-case names. */
-  readonly forwardHeaders?: Readonly<Record<string, string>>;
 }
 
 export interface UpstreamResponse {
@@ -43,31 +36,25 @@ export interface UpstreamResponse {
 }
 
 export interface Provider {
-  /** The inbound APIs this provider can serve; `chat` always. */
-  readonly apis: ReadonlySet<ApiName>;
+  /** The wire APIs the account speaks. */
+  readonly wireApis: ReadonlySet<ApiName>;
   /**
-   * Sends one request. The response is in the dialect of `req.api`: status code, error body
-   * (`{"error":{message,type,param,code}}` for the OpenAI APIs, Anthropic's error shape for
-   * `messages`), JSON body, or SSE stream (`text/event-stream`, translated event by event as
-   * it arrives, never buffered whole).
+   * Sends one wire request and returns the upstream's answer as it is (status, headers,
+   * decoded body stream).
    * @throws network errors (undici `UND_ERR_*`, Node `E*` codes) before response headers;
-   *         sort them with `errors/classify.ts`. A `GatewayError` when the request cannot be
-   *         expressed in the upstream's API (the client gets it as a 400).
+   *         the pipeline sorts them with `errors/classify.ts`.
    */
-  send(req: SendRequest): Promise<UpstreamResponse>;
-  /** Releases connections; called when the app closes. */
+  send(req: WireRequest): Promise<UpstreamResponse>;
+  /** Releases connections; called when the app closes or a reload replaces the upstream. */
   close(): Promise<void>;
 }
 
 export type ProviderFactory = (upstream: LiveUpstream) => Provider;
 
-/** One registry entry: how to make the provider, and the schema of its `options` block. */
+/** One registry entry: how to make the provider, plus what the config loader checks (its `options` schema …). */
 export interface ProviderKind {
   readonly create: ProviderFactory;
-  /**
-   * TypeBox schema of the upstream's `options:` block for this kind (defaults applied at
-   * load, errors reported with the config path). Absent: the kind takes no options.
-   */
+  /** TypeBox schema of the upstream's `options:` block (defaults applied at load). Absent: no options. */
   readonly options?: TSchema;
   /** Whether `base_url` is required. */
   readonly needsBaseUrl: boolean;

@@ -144,12 +144,13 @@ export class HealthBoard {
    * @param retryAfterMs the upstream's `Retry-After`, already capped, if it sent one.
    */
   failure(key: string, upstreamId: string, cls: FailureClass, retryAfterMs?: number): void {
-    if (cls !== 'caller') this.note(key, false);
+    const caller = cls === 'bad_request' || cls === 'context_length' || cls === 'content_policy';
+    if (!caller) this.note(key, false);
     const e = this.entry(key);
     const wasProbe = e.probeInFlight;
     e.probeInFlight = false;
-    if (cls === 'caller' || cls === 'stream') return; // not the target's health
-    if (cls === 'credential') {
+    if (caller || cls === 'stream') return; // not the target's health
+    if (cls === 'credential' || cls === 'permission' || cls === 'quota') {
       this.credentialUntil.set(upstreamId, this.now() + this.cfg.credential_ms);
       return;
     }

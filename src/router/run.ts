@@ -245,7 +245,7 @@ export class RouteRun {
           if (!(err instanceof QueueFullError)) throw err;
           // This model is full: its fallbacks (if any) may still have room.
           this.lastFailure = {
-            classified: { class: 'server', retryable: true },
+            classified: { class: 'server', retryable: true, scope: 'target' },
             error: new GatewayError('GW_ERR_UPSTREAM_OVERLOADED', {
               message: `Every upstream for ${model.name} is at its concurrency limit (${err.reason === 'full' ? 'queue full' : 'queue wait timed out'}).`,
               headers: { 'retry-after': '1' },

@@ -25,7 +25,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Pool, type Dispatcher } from 'undici';
 import type { LiveUpstream } from '../config/load.js';
-import { classifyError, errorCode } from '../errors/classify.js';
+import { classifyFailure, errorCode } from '../errors/classify.js';
 import { GatewayError } from '../errors/codes.js';
 import { sendError } from '../errors/reply.js';
 import type { KeyLimits } from '../limits/index.js';
@@ -186,7 +186,7 @@ export function registerPassthrough(v1: FastifyInstance, current: () => Generati
         },
         onError: (reply, { error }) => {
           const cause = (error as { cause?: unknown }).cause ?? error;
-          const timedOut = classifyError(cause).class === 'timeout' || (error as { statusCode?: number }).statusCode === 504;
+          const timedOut = classifyFailure({ thrown: cause }).class === 'timeout' || (error as { statusCode?: number }).statusCode === 504;
           const req = reply.request;
           req.log.warn(
             { upstream: targets.get(req)?.id, code: errorCode(cause), error: cause instanceof Error ? cause.message : String(cause) },

@@ -18,13 +18,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/codes.js';
 import { sendError } from '../errors/reply.js';
 
-/** The abort reason of a model call cut because the gateway is shutting down. */
-export class ShuttingDown extends Error {
-  constructor() {
-    super('the gateway is shutting down');
-    this.name = 'ShuttingDown';
-  }
-}
+import { ShuttingDown } from '../errors/aborts.js';
+
+export { ShuttingDown } from '../errors/aborts.js';
 
 /** What the pipeline needs of the drain: registering a model call's abort controller. */
 export interface CallTracker {

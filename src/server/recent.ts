@@ -6,15 +6,7 @@
  * completion. Per replica, lost on restart; metrics and logs stay the durable record.
  */
 import type { Metrics } from '../metrics/registry.js';
-import type { RequestRecord } from '../pipeline/context.js';
-
-/** How the router moved a request, as `RouteRun` reports it (router/run.ts). */
-export interface RouteMarks {
-  /** `primary->fallback` when a fallback model served (or was tried). */
-  readonly fallback: string | null;
-  /** `model->fallback`, `queued:<ms>` or `rejected` when the burst shedder acted. */
-  readonly shed: string | null;
-}
+import type { RequestRecord } from '../record/request.js';
 
 /** One finished request as the console shows it. */
 export interface RecentRequest {
@@ -61,7 +53,7 @@ export class RecentRequests {
   }
 
   /** Copies what the console shows of a finished request; the oldest entry goes when full. */
-  push(rec: RequestRecord, marks?: RouteMarks | null, finishedAt: number = Date.now()): void {
+  push(rec: RequestRecord, finishedAt: number = Date.now()): void {
     const u = rec.usage;
     this.items[this.next] = {
       finishedAt,
@@ -80,8 +72,8 @@ export class RecentRequests {
       tokens: { input: u.input, cached: u.cached, output: u.output, reasoning: u.reasoning },
       tokensEstimated: rec.usageEstimated,
       costUsd: rec.costUsd,
-      fallback: marks?.fallback ?? null,
-      shed: marks?.shed ?? null,
+      fallback: rec.fallback,
+      shed: rec.shed,
     };
     this.next = (this.next + 1) % this.capacity;
     this.count = Math.min(this.count + 1, this.capacity);

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ANTHROPIC_ERROR_MAP, toOpenAIError } from '../../src/providers/anthropic/errors.js';
+import { ANTHROPIC_ERROR_MAP, toOpenAIError } from '../../src/translate/chat-messages/errors.js';
 import { fixture, fixtureJson } from '../helpers/recordings.js';
 
 const body = (type: string, message: string) => Buffer.from(JSON.stringify({ type: 'error', error: { type, message }, request_id: 'req_test' }));

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { GatewayError } from '../../src/errors/codes.js';
 import { resolveAnthropicOptions } from '../../src/providers/anthropic/options.js';
-import { toAnthropicRequest } from '../../src/providers/anthropic/request.js';
+import { toAnthropicRequest } from '../../src/translate/chat-messages/request.js';
 
 const OPTS = resolveAnthropicOptions(undefined);
 const convert = (body: Record<string, unknown>) => toAnthropicRequest(body, OPTS);

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { toChatCompletion, toFinishReason } from '../../src/providers/anthropic/response.js';
+import { toChatCompletion, toFinishReason } from '../../src/translate/chat-messages/response.js';
 import { fixtureJson } from '../helpers/recordings.js';
 
 type Obj = Record<string, unknown>;

@@ -1,18 +1,16 @@
 /**
- * AnthropicChatStream: recorded Anthropic SSE streams in, OpenAI chat chunks out. Expected
+ * The chat -> messages translator's stream side: recorded Anthropic SSE streams in, OpenAI
+ * chat chunks out (driven as the relay drives it: test/helpers/translate.ts). Expected
  * values are read from each fixture (not typed in), every split of the input must give the
  * same bytes out, and each event is translated as soon as it arrives.
  */
 import assert from 'node:assert/strict';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { describe, test } from 'node:test';
-import { AnthropicChatStream } from '../../src/providers/anthropic/stream.js';
+import { SseFramer } from '../../src/sse/parse.js';
 import { fixture } from '../helpers/recordings.js';
+import { drive, makeTranslator } from '../helpers/translate.js';
 
 type Obj = Record<string, unknown>;
-
-const NOW = 1_760_000_000;
 
 /** A `.chunks.jsonl` fixture (one data payload a line) rebuilt into SSE bytes. */
 function fromJsonl(name: string): Buffer {
@@ -36,14 +34,9 @@ const INPUTS: Record<string, Buffer> = {
   'anthropic-messages-stream-tool-no-args.chunks.jsonl': fromJsonl('anthropic-messages-stream-tool-no-args.chunks.jsonl'),
 };
 
-/** Feeds the pieces (backpressure respected) and collects the output; rejects with the stream's error. */
+/** Feeds the pieces through a fresh chat -> messages translator; the client's bytes. */
 async function run(pieces: Buffer[]): Promise<string> {
-  const t = new AnthropicChatStream({ now: () => NOW });
-  const out: Buffer[] = [];
-  await pipeline(Readable.from(pieces.map((p) => Buffer.from(p))), t, async (src: AsyncIterable<Buffer>) => {
-    for await (const b of src) out.push(b);
-  });
-  return Buffer.concat(out).toString('utf8');
+  return drive(makeTranslator('chat', 'messages'), pieces).text;
 }
 
 function byteByByte(b: Buffer): Buffer[] {
@@ -172,7 +165,7 @@ function expected(input: Buffer) {
   };
 }
 
-describe('AnthropicChatStream on recorded streams', () => {
+describe('chat -> messages on recorded streams', () => {
   for (const [name, input] of Object.entries(INPUTS)) {
     test(name, async () => {
       const whole = await run([input]);
@@ -183,7 +176,7 @@ describe('AnthropicChatStream on recorded streams', () => {
       for (const c of got.chunks) {
         assert.equal(c['id'], exp.id);
         assert.equal(c['model'], exp.model);
-        assert.equal(c['created'], NOW);
+        assert.equal(c['created'], (got.chunks[0]!)['created'], 'one created time per stream');
         assert.equal(c['object'], 'chat.completion.chunk');
       }
       const first = (got.chunks[0]!['choices'] as Obj[])[0]!;
@@ -229,7 +222,7 @@ describe('AnthropicChatStream on recorded streams', () => {
 
 const ERROR_EVENT = 'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n';
 
-describe('AnthropicChatStream errors', () => {
+describe('chat -> messages stream errors', () => {
   test('an error event mid-stream becomes one OpenAI error frame, then the output ends', async () => {
     const text = INPUTS['anthropic-messages-stream-text.chunks.jsonl']!.toString('utf8');
     const events = text.split(/(?<=\n\n)/);
@@ -289,22 +282,17 @@ describe('AnthropicChatStream errors', () => {
   });
 });
 
-test('each event is translated as soon as it arrives', async () => {
+test('each event is translated as soon as it arrives', () => {
   const input = INPUTS['anthropic-messages-stream-text.chunks.jsonl']!.toString('utf8');
   const events = input.split(/(?<=\n\n)/);
-  const t = new AnthropicChatStream({ now: () => NOW });
-  const seen: string[] = [];
-  t.on('data', (b: Buffer) => seen.push(b.toString('utf8')));
-  t.write(events[0]!); // message_start
-  await new Promise((r) => setImmediate(r));
-  assert.equal(seen.length, 1);
-  assert.match(seen[0]!, /"role":"assistant"/);
-  t.write(events[1]!.slice(0, 10)); // half of content_block_start: nothing yet
-  await new Promise((r) => setImmediate(r));
-  assert.equal(seen.length, 1);
-  t.write(events[1]!.slice(10) + events[2]! + events[3]!); // rest + ping + first text delta
-  await new Promise((r) => setImmediate(r));
-  assert.equal(seen.length, 2);
-  assert.match(seen[1]!, /"content":"Hello"/);
-  t.destroy();
+  const tr = makeTranslator('chat', 'messages');
+  const framer = new SseFramer();
+  const push = (s: string): string[] => framer.push(Buffer.from(s)).flatMap((ev) => (tr.event(ev).frames ?? []).map((b) => b.toString('utf8')));
+  const first = push(events[0]!); // message_start
+  assert.equal(first.length, 1);
+  assert.match(first[0]!, /"role":"assistant"/);
+  assert.deepEqual(push(events[1]!.slice(0, 10)), [], 'half of content_block_start: nothing yet');
+  const next = push(events[1]!.slice(10) + events[2]! + events[3]!); // rest + ping + first text delta
+  assert.equal(next.length, 1);
+  assert.match(next[0]!, /"content":"Hello"/);
 });

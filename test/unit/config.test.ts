@@ -9,7 +9,8 @@ import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { globMatch, hashKey, mayUse } from '../../src/auth/keys.js';
 import { ConfigError, loadConfig, parseConfig, type GatewayConfig } from '../../src/config/load.js';
-import { costUsd, readUsage, ZERO_USAGE, type Usage } from '../../src/pipeline/usage.js';
+import { readChatUsage as readUsage } from '../../src/apis/chat.js';
+import { costUsd, ZERO_USAGE, type Usage } from '../../src/usage/usage.js';
 import { fixtureJson, sseEvents } from '../helpers/recordings.js';
 
 const here = dirname(fileURLToPath(import.meta.url));

@@ -10,7 +10,7 @@ import { LiveState, type Generation } from '../../src/server/live.js';
 function provider(): Provider & { closed: number } {
   const p = {
     closed: 0,
-    apis: new Set(['chat'] as const),
+    wireApis: new Set(['chat'] as const),
     send: () => Promise.reject(new Error('unused')),
     close: async () => {
       p.closed++;

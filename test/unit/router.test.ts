@@ -236,9 +236,9 @@ describe('HealthBoard', () => {
 
   test('caller and stream failures do not count against the target', () => {
     const h = new HealthBoard({ ...cfg, failures: 1 }, clock().now);
-    h.failure('k', 'u', 'caller');
+    h.failure('k', 'u', 'bad_request');
     h.failure('k', 'u', 'stream');
-    h.failure('k', 'u', 'caller');
+    h.failure('k', 'u', 'bad_request');
     assert.equal(h.state('k', 'u'), 'healthy');
     h.failure('k', 'u', 'server');
     assert.equal(h.state('k', 'u'), 'cooling');

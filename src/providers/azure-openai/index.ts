@@ -49,7 +49,7 @@ export function azurePath(api: ApiName, deployment: string, options: AzureOpenAI
 export function createAzureOpenAI(upstream: LiveUpstream): Provider {
   const options = upstream.options as AzureOpenAIOptions;
   return createOpenAIStyle(upstream, {
-    apis: new Set<ApiName>(options.responses ? ['chat', 'responses'] : ['chat']),
+    wireApis: new Set<ApiName>(options.responses ? ['chat', 'responses'] : ['chat']),
     authHeaders: upstream.apiKey ? { 'api-key': upstream.apiKey } : {},
     path: (req) => {
       const api: ApiName = req.api === 'responses' && options.responses ? 'responses' : 'chat';

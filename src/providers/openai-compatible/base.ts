@@ -1,21 +1,21 @@
 /**
- * The shared base of providers whose upstream takes OpenAI's JSON bodies as they are
- * (OpenAI-compatible vendors, Azure OpenAI): one keep-alive pool, fixed headers (the
- * vendor's auth header among them), the body serialised unchanged, the response returned
- * untouched. A vendor differs only in its auth header, its URL, and which APIs it serves.
+ * The shared base of providers whose upstream speaks OpenAI's APIs over HTTP with a fixed
+ * key header (OpenAI-compatible vendors, Azure OpenAI): one keep-alive pool, fixed headers
+ * (the vendor's auth header among them), the wire body serialised once, the answer returned
+ * untouched. A vendor differs only in its auth header, its URL, and which APIs it speaks.
  */
 import type { LiveUpstream } from '../../config/load.js';
 import { createPool } from '../../upstream/pools.js';
 import { sendUpstream } from '../../upstream/send.js';
-import type { ApiName, Provider, SendRequest, UpstreamResponse } from '../types.js';
+import type { ApiName, Provider, WireRequest, UpstreamResponse } from '../types.js';
 
 export interface OpenAIStyleOptions {
-  /** The APIs the upstream serves. */
-  readonly apis: ReadonlySet<ApiName>;
+  /** The wire APIs the upstream speaks. */
+  readonly wireApis: ReadonlySet<ApiName>;
   /** Headers carrying the provider key (e.g. `authorization: Bearer …`, Azure's `api-key`). */
   readonly authHeaders: Readonly<Record<string, string>>;
   /** The request path and query below the base URL's own path, for one call. */
-  readonly path: (req: SendRequest) => string;
+  readonly path: (req: WireRequest) => string;
 }
 
 /**
@@ -33,12 +33,12 @@ export function createOpenAIStyle(upstream: LiveUpstream, opts: OpenAIStyleOptio
     ...opts.authHeaders,
   };
   return {
-    apis: opts.apis,
-    send(req: SendRequest): Promise<UpstreamResponse> {
+    wireApis: opts.wireApis,
+    send(req: WireRequest): Promise<UpstreamResponse> {
       return sendUpstream(pool, {
         path: `${prefix}${opts.path(req)}`,
         method: 'POST',
-        headers: { ...fixed, accept: req.stream ? 'text/event-stream' : 'application/json', 'x-request-id': req.requestId },
+        headers: { ...req.headers, ...fixed, accept: req.stream ? 'text/event-stream' : 'application/json', 'x-request-id': req.requestId },
         body: JSON.stringify(req.body),
         signal: req.signal,
         firstByteMs: upstream.timeouts.first_byte_ms,

@@ -1,7 +1,7 @@
 /**
  * OpenAI-compatible upstreams (OpenAI, DeepSeek, Groq, Together, OpenRouter, vLLM, Gemini's
- * OpenAI endpoint …): the body is already in the upstream's dialect, so this only adds the
- * provider key and posts to `<base_url>/chat/completions` (OpenAI API reference, "Create chat
+ * OpenAI endpoint …): speak the chat wire API (and Responses when `options.responses`); this
+ * adds the provider key and posts to `<base_url>/chat/completions` (OpenAI API reference, "Create chat
  * completion") or, when the upstream serves it (`options.responses: true`), to
  * `<base_url>/responses` (OpenAI API reference, "Create a model response").
  */
@@ -24,7 +24,7 @@ const PATHS: Partial<Record<ApiName, string>> = { chat: '/chat/completions', res
 export function createOpenAICompatible(upstream: LiveUpstream): Provider {
   const options = upstream.options as Options;
   return createOpenAIStyle(upstream, {
-    apis: new Set<ApiName>(options.responses ? ['chat', 'responses'] : ['chat']),
+    wireApis: new Set<ApiName>(options.responses ? ['chat', 'responses'] : ['chat']),
     authHeaders: upstream.apiKey ? { authorization: `Bearer ${upstream.apiKey}` } : {},
     path: (req) => PATHS[req.api] ?? PATHS.chat!,
   });

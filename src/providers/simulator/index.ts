@@ -1,6 +1,6 @@
 /**
- * The built-in `simulator` upstream: answers in-process like an OpenAI-compatible provider
- * by replaying real recorded responses, paced like a real provider.
+ * The built-in `simulator` upstream: speaks the chat wire API in-process, like an
+ * OpenAI-compatible provider, by replaying real recorded responses, paced like a real provider.
  *
  * Which recording: a target model id containing `reasoner` replays DeepSeek reasoner
  * captures (`reasoning_content` deltas, then content or a tool call); any other id replays
@@ -20,7 +20,7 @@
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LiveUpstream } from '../../config/load.js';
-import type { ApiName, Provider, ProviderKind, SendRequest, UpstreamResponse } from '../types.js';
+import type { ApiName, Provider, ProviderKind, UpstreamResponse, WireRequest } from '../types.js';
 import { loadRecordings, type Recordings, type StreamRecording } from './recordings.js';
 import { AccountThrottle, type ThrottleStats } from './throttle.js';
 
@@ -112,8 +112,8 @@ export function createSimulator(upstream: Pick<LiveUpstream, 'id' | 'simulator'>
 
   return {
     id: upstream.id,
-    apis: CHAT_ONLY,
-    async send(req: SendRequest): Promise<UpstreamResponse> {
+    wireApis: CHAT_ONLY,
+    async send(req: WireRequest): Promise<UpstreamResponse> {
       const body = req.body as SimRequest;
       const reasoning = /reasoner/i.test(body.model ?? '');
       const tools = Array.isArray(body.tools) && body.tools.length > 0;

@@ -1,0 +1,123 @@
+/**
+ * One attempt of a model call, top to bottom: the translator for (client API, the target's
+ * wire API) shapes the request, the provider sends it, and the answer comes back through the
+ * same translator (an error sorted by the classifier, a stream relayed event by event, or a
+ * JSON body). Returns one outcome value; records nothing (see `finish.ts`).
+ */
+import type { Model } from '../config/load.js';
+import type { Strategy } from '../config/schema.js';
+import { classifyFailure } from '../errors/classify.js';
+import { GatewayError } from '../errors/codes.js';
+import { retryAfterMs } from '../router/backoff.js';
+import type { Attempt, RouteRun } from '../router/run.js';
+import { translator as makeTranslator, wireFor } from '../translate/table.js';
+import type { Translator, WireBody } from '../translate/types.js';
+import { discardBody, readCapped } from '../upstream/send.js';
+import type { Call } from './call.js';
+import type { AttemptOutcome, Relayed } from './outcome.js';
+import { relayJson } from './relay-json.js';
+import { relaySse } from './relay-sse.js';
+import { routeHeaders } from './select.js';
+
+/** Largest upstream error body read (bytes); the rest is discarded. */
+const MAX_ERROR_BODY = 64 * 1024;
+
+export interface AttemptEnv {
+  readonly call: Call;
+  /** The model the client asked for (only it may reject a parameter). */
+  readonly primary: Model;
+  readonly strategy: Strategy;
+  readonly route: RouteRun;
+  /** Called once, when the answer starts going to the client. */
+  readonly onCommit: () => void;
+}
+
+const aborted = (reason: unknown): AttemptOutcome => ({
+  kind: 'aborted',
+  relayed: { committed: false, failure: null, aborted: reason, usage: null, estimated: false, ttftMs: null },
+});
+
+/** The translator and wire request for this attempt, or why the request cannot be sent. */
+function shape(env: AttemptEnv, attempt: Attempt): { tr: Translator; wire: WireBody; dropped: readonly string[] } | GatewayError {
+  const { call } = env;
+  const { target } = attempt;
+  const provider = call.gen.providers.get(target.upstream.id)!;
+  try {
+    // Reshaped for the model this attempt lands on (a fallback may take other parameters).
+    const prepared = call.api.prepare(call.body, target.model, attempt.model, attempt.model === env.primary);
+    const tr = makeTranslator(call.api.name, wireFor(call.api.name, provider.wireApis)!, {
+      stream: call.stream,
+      wantsUsage: call.api.wantsUsage(call.body),
+      secrets: [target.upstream.apiKey],
+      options: target.upstream.options,
+      ...(call.forwardHeaders ? { forwardHeaders: call.forwardHeaders } : {}),
+    });
+    return { tr, wire: tr.request(prepared.body), dropped: prepared.dropped };
+  } catch (err) {
+    if (err instanceof GatewayError) return err;
+    throw err;
+  }
+}
+
+/** Runs one attempt. Never throws for upstream trouble; unexpected bugs propagate. */
+export async function runAttempt(env: AttemptEnv, attempt: Attempt): Promise<AttemptOutcome> {
+  const { call } = env;
+  const { target } = attempt;
+  const signal = call.abort.signal;
+  const shaped = shape(env, attempt);
+  if (shaped instanceof GatewayError) return { kind: 'refused', error: shaped };
+  const { tr, wire } = shaped;
+
+  let res;
+  try {
+    res = await call.gen.providers.get(target.upstream.id)!.send({ api: tr.wire, body: wire.body, ...(wire.headers ? { headers: wire.headers } : {}), stream: call.stream, requestId: call.req.id, signal });
+  } catch (err) {
+    if (signal.aborted) return aborted(signal.reason);
+    const classified = classifyFailure({ thrown: err });
+    return { kind: 'failed', failure: { classified, error: new GatewayError(classified.class === 'timeout' ? 'GW_ERR_UPSTREAM_TIMEOUT' : 'GW_ERR_UPSTREAM_UNREACHABLE') } };
+  }
+
+  if (res.statusCode >= 400) {
+    const body = await readCapped(res.body, MAX_ERROR_BODY).then((r) => r.buf, () => Buffer.alloc(0));
+    if (signal.aborted) return aborted(signal.reason);
+    const retryAfter = retryAfterMs(res.headers, call.gen.config.routing.retry_after_cap_ms);
+    return { kind: 'failed', failure: tr.error(res.statusCode, res.headers, body), ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}) };
+  }
+
+  const headers = { ...call.limitHeaders, ...routeHeaders(call.req.id, env.route, env.strategy, target) };
+  if (shaped.dropped.length > 0) headers['x-switchyard-dropped-params'] = shaped.dropped.join(',');
+  const isSse = String(res.headers['content-type'] ?? '').includes('text/event-stream');
+  if (call.stream && isSse) {
+    const relayed: Relayed = await relaySse({
+      translator: tr,
+      reply: call.reply,
+      upstream: res,
+      headers,
+      signal,
+      firstTokenTimeoutMs: call.gen.config.routing.first_token_timeout_ms,
+      startedAt: call.req.startedAt,
+      errorFrame: (err) => call.api.sseErrorFrame(err),
+      prompt: call.api.promptMessages(call.body),
+      onCommit: env.onCommit,
+    });
+    if (relayed.aborted !== null) return { kind: 'aborted', relayed };
+    if (!relayed.committed) return { kind: 'failed', failure: relayed.failure! };
+    return { kind: 'answered', relayed };
+  }
+  if (call.stream) {
+    // A stream was asked for and the upstream answered something else.
+    discardBody(res.body);
+    const classified = classifyFailure({ local: 'unreadable' });
+    return { kind: 'failed', failure: { classified, error: new GatewayError('GW_ERR_UPSTREAM_BAD_RESPONSE', { message: 'The upstream answered a streaming request without an event stream.' }) } };
+  }
+  let sent;
+  try {
+    sent = await relayJson(tr, call.reply, res, headers, target.price, signal);
+  } catch (err) {
+    if (signal.aborted) return aborted(signal.reason);
+    throw err;
+  }
+  if ('failure' in sent) return { kind: 'failed', failure: sent.failure };
+  env.onCommit();
+  return { kind: 'answered', relayed: { committed: true, failure: null, aborted: null, usage: sent.usage, estimated: false, ttftMs: null } };
+}

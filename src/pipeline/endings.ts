@@ -1,0 +1,85 @@
+/**
+ * How a model call ends, in every case: an attempt's outcome, a route that stopped, or an
+ * error thrown before or between attempts. Each sends what the client must get (when
+ * nothing went out yet) and returns the `Ending` that `finish` records.
+ */
+import { ClientDisconnected, ShuttingDown } from '../errors/aborts.js';
+import { isCallerFault } from '../errors/classify.js';
+import { GatewayError } from '../errors/codes.js';
+import { sendError } from '../errors/reply.js';
+import type { Strategy } from '../config/schema.js';
+import type { Call } from './call.js';
+import type { Progress } from './handle.js';
+import type { AttemptOutcome, Ending, Relayed } from './outcome.js';
+import { routeHeaders } from './select.js';
+
+/** The parts of an ending that come from how far the call got. */
+function base(p: Progress): Pick<Ending, 'model' | 'served' | 'attempts' | 'fallback' | 'shed' | 'price'> {
+  const a = p.attempt;
+  return {
+    model: p.model?.name ?? null,
+    served: a ? { model: a.model.name, upstream: a.target.upstream.id, upstreamModel: a.target.model } : null,
+    attempts: a?.number ?? 0,
+    fallback: p.route?.fallback ?? null,
+    shed: p.route?.shed ?? null,
+    price: a?.target.price ?? p.model?.price ?? null,
+  };
+}
+
+const NO_USAGE = { usage: null, estimated: false, ttftMs: null } as const;
+
+/** The ending of a call aborted by the client leaving or the drain deadline. */
+function abortEnding(call: Call, p: Progress, reason: unknown, relayed: Relayed | null): Ending {
+  const counted = relayed ? { usage: relayed.usage, estimated: relayed.estimated, ttftMs: relayed.ttftMs } : NO_USAGE;
+  if (reason instanceof ShuttingDown) {
+    // A stream already started got its final error event in the relay.
+    if (relayed?.committed) return { ...base(p), ...counted, status: 200, outcome: 'gateway_error', errorClass: null };
+    const status = sendError(call.reply, new GatewayError('GW_ERR_SHUTTING_DOWN'), { connection: 'close' });
+    if (call.reply.raw.headersSent && !call.reply.raw.writableEnded) call.reply.raw.destroy();
+    return { ...base(p), ...counted, status, outcome: 'gateway_error', errorClass: null };
+  }
+  return { ...base(p), ...counted, status: 499, outcome: 'client_aborted', errorClass: null };
+}
+
+/** The ending of an attempt that answered, was refused, or was aborted. */
+export function ended(call: Call, p: Progress, outcome: Exclude<AttemptOutcome, { kind: 'failed' }>): Ending {
+  switch (outcome.kind) {
+    case 'answered': {
+      const r = outcome.relayed;
+      const failed = r.failure !== null;
+      return { ...base(p), usage: r.usage, estimated: r.estimated, ttftMs: r.ttftMs, status: 200, outcome: failed ? 'upstream_error' : 'ok', errorClass: failed ? r.failure!.classified.class : null };
+    }
+    case 'aborted':
+      return abortEnding(call, p, outcome.relayed.aborted, outcome.relayed);
+    case 'refused': {
+      const status = sendError(call.reply, outcome.error);
+      return { ...base(p), ...NO_USAGE, status, outcome: status >= 500 ? 'gateway_error' : 'client_error', errorClass: null };
+    }
+  }
+}
+
+/** The ending of a route that stopped: the last upstream failure (or why no attempt was made) goes to the client. */
+export function stopped(call: Call, p: Progress, strategy: Strategy, err: GatewayError): Ending {
+  const route = p.route!;
+  const last = route.lastFailure?.classified ?? null;
+  // Switchyard already retried; the SDK retrying on top would multiply upstream load.
+  const noRetry: Record<string, string> = route.attempts > 0 && err.status >= 429 ? { 'x-should-retry': 'false' } : {};
+  const upstream: Record<string, string> = p.attempt ? { 'x-switchyard-upstream': p.attempt.target.upstream.id } : {};
+  const status = sendError(call.reply, err, { ...call.limitHeaders, ...noRetry, ...upstream, ...routeHeaders(call.req.id, route, strategy, null) });
+  return { ...base(p), ...NO_USAGE, status, outcome: last && isCallerFault(last) ? 'client_error' : 'upstream_error', errorClass: last?.class ?? null };
+}
+
+/** The ending of an error thrown before or between attempts (bad request, limits, abort while queued, a bug). */
+export function failedEnding(call: Call, p: Progress, err: unknown): Ending {
+  const signal = call.abort.signal;
+  if (err instanceof ClientDisconnected || err instanceof ShuttingDown || signal.aborted) return abortEnding(call, p, signal.aborted ? signal.reason : err, null);
+  if (err instanceof GatewayError) {
+    const status = sendError(call.reply, err, call.limitHeaders);
+    return { ...base(p), ...NO_USAGE, status, outcome: err.status >= 500 ? 'gateway_error' : 'client_error', errorClass: null };
+  }
+  call.req.log.error({ err }, 'unexpected error in the model-call pipeline');
+  const raw = call.reply.raw;
+  const status = raw.headersSent ? 500 : sendError(call.reply, new GatewayError('GW_ERR_INTERNAL'));
+  if (raw.headersSent && !raw.writableEnded) raw.destroy();
+  return { ...base(p), ...NO_USAGE, status, outcome: 'gateway_error', errorClass: null };
+}

@@ -1,0 +1,60 @@
+/**
+ * The values one model call's steps hand each other: what a relay did, what an attempt came
+ * to, and how the whole request ended (the one input of `finish`).
+ */
+import type { PriceConfig } from '../config/schema.js';
+import type { GatewayError } from '../errors/codes.js';
+import type { Outcome } from '../record/request.js';
+import type { Failure } from '../translate/types.js';
+import type { Usage } from '../usage/usage.js';
+
+/** What relaying one upstream answer did. */
+export interface Relayed {
+  /** Whether anything reached the client (then no other attempt is possible). */
+  readonly committed: boolean;
+  /** Why the answer did not complete; null when it did (or when `aborted`). */
+  readonly failure: Failure | null;
+  /** The abort reason when the client left or the gateway shut down first. */
+  readonly aborted: unknown;
+  /** Null when there is nothing to count (nothing was generated). */
+  readonly usage: Usage | null;
+  /** The usage was counted by the gateway (tokenizer), not reported by the upstream. */
+  readonly estimated: boolean;
+  readonly ttftMs: number | null;
+}
+
+/** What one attempt came to. */
+export type AttemptOutcome =
+  /** An answer went out (a stream may have ended with an error event: `relayed.failure`). */
+  | { readonly kind: 'answered'; readonly relayed: Relayed }
+  /** Nothing went out: the route may try another target. */
+  | { readonly kind: 'failed'; readonly failure: Failure; readonly retryAfterMs?: number }
+  /** The request cannot be sent as it is (a parameter the model rejects, a shape the wire API cannot express): answered as is. */
+  | { readonly kind: 'refused'; readonly error: GatewayError }
+  /** The client left, or the gateway shut down, during the attempt. */
+  | { readonly kind: 'aborted'; readonly relayed: Relayed };
+
+/** Where a request was (last) routed. */
+export interface Served {
+  readonly model: string;
+  readonly upstream: string;
+  readonly upstreamModel: string;
+}
+
+/** How a request ended: everything `finish` needs besides the call itself. */
+export interface Ending {
+  readonly status: number;
+  readonly outcome: Outcome;
+  readonly errorClass: string | null;
+  /** Public model asked for (or served), once known. */
+  readonly model: string | null;
+  readonly served: Served | null;
+  readonly usage: Usage | null;
+  readonly estimated: boolean;
+  readonly ttftMs: number | null;
+  readonly attempts: number;
+  readonly fallback: string | null;
+  readonly shed: string | null;
+  /** USD per 1M tokens of the target that served, for the cost. */
+  readonly price: Required<PriceConfig> | null;
+}

@@ -1,0 +1,202 @@
+/**
+ * Relays an upstream SSE stream to the client as it arrives: the SSE framer splits the
+ * bytes into events once, the attempt's translator turns each event into client frames
+ * (a same-API translator hands back the event's own bytes), and this writes them.
+ *
+ * - Response headers are held until the first event with data, so a failure before the
+ *   first token can still fail over (or become a JSON error).
+ * - Until then, an upstream that sends nothing for `firstTokenTimeoutMs` has stalled: it is
+ *   abandoned so the request can fail over.
+ * - A failure after the first byte (the translator's error or cut-short verdict, a socket
+ *   error, an idle timeout, the gateway's shutdown past its drain deadline) ends the stream
+ *   with one final error event in the client API's dialect: the SDKs raise on it.
+ * - Usage comes from the translator only; when the upstream reported none, the generated
+ *   text seen is counted with the tokenizer and marked estimated.
+ */
+import { once } from 'node:events';
+import type { ServerResponse } from 'node:http';
+import type { FastifyReply } from 'fastify';
+import { ShuttingDown } from '../errors/aborts.js';
+import { classifyFailure } from '../errors/classify.js';
+import { GatewayError } from '../errors/codes.js';
+import type { UpstreamResponse } from '../providers/types.js';
+import { SseFramer } from '../sse/parse.js';
+import type { Failure, StreamStep, Translator } from '../translate/types.js';
+import { discardBody } from '../upstream/send.js';
+import { estimateUsage } from '../usage/estimate.js';
+import type { Usage } from '../usage/usage.js';
+import type { Relayed } from './outcome.js';
+
+export const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  'x-accel-buffering': 'no',
+  connection: 'keep-alive',
+} as const;
+
+export interface SseRelayArgs {
+  readonly translator: Translator;
+  readonly reply: FastifyReply;
+  readonly upstream: UpstreamResponse;
+  /** Extra response headers (request id, upstream, model). */
+  readonly headers: Record<string, string>;
+  /** Fires on client disconnect, or with a `ShuttingDown` reason at the drain deadline. */
+  readonly signal: AbortSignal;
+  /** Longest wait for the first event with data before giving up on this upstream (failover), ms. */
+  readonly firstTokenTimeoutMs: number;
+  /** Epoch ms the request arrived (TTFT is measured from it). */
+  readonly startedAt: number;
+  /** The final event of a stream broken after it started, in the client API's dialect. */
+  readonly errorFrame: (err: GatewayError) => Buffer;
+  /** The prompt as chat-style messages, tokenized only when the upstream reports no usage. */
+  readonly prompt: unknown;
+  /** Called once, when the first event goes to the client. */
+  readonly onCommit: () => void;
+}
+
+async function write(out: ServerResponse, buf: Buffer, signal: AbortSignal): Promise<void> {
+  if (!out.write(buf)) await once(out, 'drain', { signal });
+}
+
+/** The failure of a thrown error while reading the upstream (socket error, idle timeout, stall). */
+function readFailure(err: unknown, stalled: boolean, committed: boolean): Failure {
+  if (stalled) {
+    return { classified: classifyFailure({ local: 'stall' }), error: new GatewayError('GW_ERR_UPSTREAM_TIMEOUT', { message: 'The upstream sent no event within the first-token timeout.' }) };
+  }
+  const classified = classifyFailure({ thrown: err });
+  const timeout = classified.class === 'timeout';
+  const error =
+    timeout && !committed
+      ? new GatewayError('GW_ERR_UPSTREAM_TIMEOUT', { message: 'The upstream stream went idle before its first event.' })
+      : new GatewayError('GW_ERR_UPSTREAM_STREAM', { message: timeout ? 'The upstream stream went idle for too long.' : 'The upstream connection failed mid-stream.' });
+  return { classified, error };
+}
+
+/** After the first byte nothing can be retried: the failure is the stream's (a stall or timeout keeps its class). */
+function afterCommit(f: Failure): Failure {
+  const cls = f.classified.class === 'timeout' || f.classified.class === 'stall' ? f.classified.class : 'stream';
+  return { classified: { ...f.classified, class: cls, retryable: false }, error: f.error };
+}
+
+/** Runs the relay until the upstream stream ends, fails, or the client leaves. Never throws. */
+export async function relaySse(args: SseRelayArgs): Promise<Relayed> {
+  const { translator, reply, upstream, signal } = args;
+  const out = reply.raw;
+  const framer = new SseFramer();
+  let committed = false;
+  let ttftMs: number | null = null;
+  let usage: Usage | null = null;
+  /** Generated text, for an estimate when the answer does not complete with its usage. */
+  const text: string[] = [];
+  const reasoning: string[] = [];
+  let pending: Buffer[] = [];
+  let failure: Failure | null = null;
+  let aborted: unknown = null;
+
+  let stalled = false;
+  const firstTokenTimer = setTimeout(() => {
+    stalled = true;
+    upstream.body.destroy(new Error('first token timeout'));
+  }, args.firstTokenTimeoutMs);
+
+  /** Collects one step into the batch; returns whether it carried client data. */
+  const take = (step: StreamStep, hasData: boolean, batch: Buffer[]): boolean => {
+    if (step.usage) usage = step.usage;
+    if (step.text) text.push(step.text);
+    if (step.reasoning) reasoning.push(step.reasoning);
+    if (step.error) failure = step.error;
+    if (!step.frames || step.frames.length === 0) return false;
+    for (const f of step.frames) batch.push(f);
+    return hasData;
+  };
+
+  const flush = async (batch: Buffer[], hasData: boolean): Promise<void> => {
+    if (!committed) {
+      for (const b of batch) pending.push(b);
+      if (!hasData) return;
+      clearTimeout(firstTokenTimer);
+      reply.hijack();
+      out.writeHead(200, { ...SSE_HEADERS, ...args.headers });
+      committed = true;
+      ttftMs = Date.now() - args.startedAt;
+      args.onCommit();
+      batch = pending;
+      pending = [];
+    }
+    if (batch.length === 1) await write(out, batch[0]!, signal);
+    else if (batch.length > 1) await write(out, Buffer.concat(batch), signal);
+  };
+
+  try {
+    for await (const chunk of upstream.body as AsyncIterable<Buffer>) {
+      const batch: Buffer[] = [];
+      let hasData = false;
+      for (const ev of framer.push(chunk)) {
+        if (take(translator.event(ev), ev.data !== null, batch)) hasData = true;
+        if (failure) break;
+      }
+      // Frames before an error in the same read still go out first.
+      await flush(batch, hasData);
+      if (failure) break;
+    }
+    if (!failure) {
+      const batch: Buffer[] = [];
+      const tail = framer.end();
+      let hasData = tail !== null && take(translator.event(tail), tail.data !== null, batch);
+      if (!failure && take(translator.end(), true, batch)) hasData = true;
+      await flush(batch, hasData);
+    }
+  } catch (err) {
+    if (signal.aborted) aborted = signal.reason;
+    else failure = readFailure(err, stalled, committed);
+  } finally {
+    clearTimeout(firstTokenTimer);
+  }
+
+  return finishRelay(args, { committed, failure, aborted, ttftMs, ...(await counted(usage, failure === null && aborted === null, committed, text, reasoning, args.prompt)) });
+}
+
+/**
+ * The usage to record. A complete answer's is the upstream's own. Otherwise (the upstream
+ * reported none, or the stream was cut before its final count) what was seen is counted
+ * with the tokenizer and marked estimated: everything when the upstream reported no usage
+ * (once the stream reached the client the prompt was processed, even if no text came yet),
+ * else the upstream's input counts with the larger of the output it had reported so far and
+ * the count of the text seen.
+ */
+async function counted(
+  usage: Usage | null,
+  complete: boolean,
+  committed: boolean,
+  text: string[],
+  reasoning: string[],
+  prompt: unknown,
+): Promise<{ usage: Usage | null; estimated: boolean }> {
+  const seen = text.length > 0 || reasoning.length > 0;
+  if (usage !== null && complete) return { usage, estimated: false };
+  if (!seen && !committed) return { usage, estimated: false };
+  const est = await estimateUsage({ output: text, reasoning }, usage === null ? prompt : []).catch(() => ({ input: 0, cached: 0, output: text.length, reasoning: 0 }));
+  if (usage === null) return { usage: est, estimated: true };
+  const output = Math.max(usage.output, est.output);
+  return { usage: { ...usage, output, reasoning: Math.min(output, Math.max(usage.reasoning, est.reasoning)) }, estimated: true };
+}
+
+/** Ends the client's side of the stream according to how the relay went. */
+function finishRelay(args: SseRelayArgs, r: Relayed): Relayed {
+  const out = args.reply.raw;
+  if (r.aborted !== null) {
+    discardBody(args.upstream.body);
+    // Cut at the drain deadline after the first byte: the client gets a final error event.
+    if (r.committed && r.aborted instanceof ShuttingDown && !out.destroyed) out.end(args.errorFrame(new GatewayError('GW_ERR_SHUTTING_DOWN')));
+    return r;
+  }
+  if (r.failure) {
+    discardBody(args.upstream.body);
+    if (!r.committed) return r;
+    const failure = afterCommit(r.failure);
+    if (!out.destroyed) out.end(args.errorFrame(failure.error));
+    return { ...r, failure };
+  }
+  out.end();
+  return r;
+}

@@ -1,0 +1,108 @@
+/**
+ * What a request asks of routing, read from the request: the model as its client API can
+ * reach it (targets narrowed by the support matrix), the strategy, the sticky session key,
+ * and the response headers that say where the call went.
+ */
+import { createHash } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import type { ApiName } from '../apis/names.js';
+import type { InboundApi } from '../apis/types.js';
+import { mayUse } from '../auth/keys.js';
+import type { GatewayConfig, Model, Target } from '../config/load.js';
+import type { Strategy } from '../config/schema.js';
+import { GatewayError } from '../errors/codes.js';
+import type { Provider } from '../providers/types.js';
+import type { RouteRun } from '../router/run.js';
+import { STRATEGY_NAMES } from '../router/strategies/index.js';
+import { wireFor } from '../translate/table.js';
+
+/** Per config generation: each (API, model) with only the targets that can serve the API (null: none). */
+const servable = new WeakMap<GatewayConfig, Map<string, Model | null>>();
+
+/**
+ * The model as seen from one client API: its targets narrowed to upstreams speaking a wire
+ * API the support matrix (`translate/table.ts`) can bridge to it. Cached per config generation.
+ */
+export function forApi(config: GatewayConfig, providers: ReadonlyMap<string, Provider>, api: ApiName, model: Model | undefined): Model | undefined {
+  if (!model) return undefined;
+  let byName = servable.get(config);
+  if (!byName) servable.set(config, (byName = new Map()));
+  const key = `${api}\n${model.name}`;
+  let view = byName.get(key);
+  if (view === undefined) {
+    const targets = model.targets.filter((t) => {
+      const p = providers.get(t.upstream.id);
+      return p !== undefined && wireFor(api, p.wireApis) !== null;
+    });
+    view = targets.length === 0 ? null : targets.length === model.targets.length ? model : Object.freeze({ ...model, targets: Object.freeze(targets) });
+    byName.set(key, view);
+  }
+  return view ?? undefined;
+}
+
+/**
+ * The model the request names, as its API can reach it.
+ * @throws GatewayError 404 `model_not_found` (unknown, or not allowed for the key), 400
+ *   `unsupported_api` (no target speaks a wire API this client API can be served over).
+ */
+export function findModel(config: GatewayConfig, providers: ReadonlyMap<string, Provider>, req: FastifyRequest, api: InboundApi, name: string): Model {
+  const declared = config.models.get(name);
+  if (!declared || !req.caller || !mayUse(req.caller, name)) {
+    throw new GatewayError('GW_ERR_MODEL_NOT_FOUND', {
+      message: `The model \`${name.slice(0, 256)}\` does not exist or you do not have access to it.`,
+      param: 'model',
+    });
+  }
+  const model = forApi(config, providers, api.name, declared);
+  if (!model) {
+    throw new GatewayError('GW_ERR_API_NOT_SUPPORTED', {
+      message: `The model \`${declared.name}\` is not served on ${api.path}: none of its upstreams speaks an API this endpoint can be translated to.`,
+      param: 'model',
+    });
+  }
+  return model;
+}
+
+/**
+ * The strategy for this request: body `cluster_routing`, header `x-switchyard-strategy`, or the model's.
+ * @throws GatewayError 400 for an unknown header value.
+ */
+export function pickStrategy(req: FastifyRequest, body: Record<string, unknown>, model: Model): Strategy {
+  const inBody = body['cluster_routing'];
+  if (typeof inBody === 'string' && (STRATEGY_NAMES as string[]).includes(inBody)) return inBody as Strategy;
+  const header = req.headers['x-switchyard-strategy'];
+  if (header === undefined) return model.strategy;
+  const value = String(header).trim().toLowerCase();
+  if (!(STRATEGY_NAMES as string[]).includes(value)) {
+    throw new GatewayError('GW_ERR_INVALID_REQUEST', {
+      message: `Invalid x-switchyard-strategy header: expected one of ${STRATEGY_NAMES.join(', ')}.`,
+      param: 'x-switchyard-strategy',
+    });
+  }
+  return value as Strategy;
+}
+
+/** The `sticky` session key: `x-session-id`, then the API's own hint (`prompt_cache_key`, `user` …), hashed with the key name. */
+export function sessionKey(req: FastifyRequest, api: InboundApi, body: Record<string, unknown>): string | undefined {
+  const header = req.headers['x-session-id'];
+  const key = (typeof header === 'string' && header) || api.sessionHint(body);
+  // Hashed: bounded length, and no client text stored in the shared store.
+  return key ? createHash('sha256').update(`${req.caller?.name ?? ''}\n${key}`).digest('base64url') : undefined;
+}
+
+/** Response headers saying where the call went and how it was routed. */
+export function routeHeaders(requestId: string, route: RouteRun, strategy: Strategy, target: Target | null): Record<string, string> {
+  const h: Record<string, string> = {
+    'x-request-id': requestId,
+    'x-switchyard-strategy': strategy,
+    'x-switchyard-attempts': String(route.attempts),
+  };
+  if (target) {
+    h['x-switchyard-upstream'] = target.upstream.id;
+    h['x-switchyard-model'] = target.model;
+  }
+  if (route.sticky) h['x-switchyard-sticky'] = route.sticky;
+  if (route.fallback) h['x-switchyard-fallback'] = route.fallback;
+  if (route.shed) h['x-switchyard-shed'] = route.shed;
+  return h;
+}

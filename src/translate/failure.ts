@@ -1,0 +1,102 @@
+/**
+ * Failures as translators report them: the wire API's error fields (already read by the
+ * wire API's reader) sorted by the one classifier (`errors/classify.ts`) and turned into the
+ * gateway error the client may get. Every string that came from the upstream is scrubbed of
+ * key material here, so no translator can relay a credential.
+ */
+import { classifyFailure, isCallerFault, type FailureFacts } from '../errors/classify.js';
+import { GatewayError } from '../errors/codes.js';
+import { redactSecrets } from '../util/redact.js';
+import type { Failure } from './types.js';
+
+/** An upstream error's fields in the wire API's terms (OpenAI `error.{message,type,code,param}`, Anthropic `error.{type,message}`). */
+export interface WireErrorFields {
+  readonly message?: string;
+  readonly type?: string;
+  readonly code?: string;
+  readonly param?: string;
+}
+
+/** How the client's API names the error, when it differs from the wire's (a translated answer). */
+export interface ClientErrorShape {
+  readonly status?: number;
+  readonly type?: string;
+  readonly code?: string | null;
+}
+
+type Headers = Readonly<Record<string, string | string[] | undefined>>;
+
+const RETRY_HEADERS = ['retry-after', 'retry-after-ms'] as const;
+
+function first(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function scrub(v: string | undefined, secrets: readonly (string | undefined)[]): string | undefined {
+  return v === undefined ? undefined : redactSecrets(v, secrets);
+}
+
+/**
+ * The failure of a non-2xx answer. A credential or permission failure is the gateway's
+ * problem, never the caller's: the client gets 502 `upstream_auth_failed` without the
+ * upstream's text. Anything else keeps the upstream's status (or `client.status`), fields
+ * and `Retry-After`.
+ * @param fields null when the body was not an error object of the wire API.
+ */
+export function answerFailure(
+  status: number,
+  headers: Headers,
+  fields: WireErrorFields | null,
+  secrets: readonly (string | undefined)[],
+  client: ClientErrorShape = {},
+): Failure {
+  const classified = classifyFailure({ status, type: fields?.type ?? null, code: fields?.code ?? null, message: fields?.message ?? null });
+  if (classified.class === 'credential' || classified.class === 'permission') {
+    return { classified, error: new GatewayError('GW_ERR_UPSTREAM_AUTH') };
+  }
+  const kept: Record<string, string> = {};
+  for (const h of RETRY_HEADERS) {
+    const v = first(headers[h]);
+    if (v) kept[h] = v;
+  }
+  const clientStatus = client.status ?? status;
+  const error = new GatewayError('GW_ERR_UPSTREAM_ERROR', {
+    status: clientStatus,
+    message: scrub(fields?.message, secrets) ?? `The upstream provider returned HTTP ${status}.`,
+    type: client.type ?? scrub(fields?.type, secrets) ?? (clientStatus >= 500 ? 'server_error' : 'invalid_request_error'),
+    openaiCode: client.code !== undefined ? client.code : (scrub(fields?.code, secrets) ?? null),
+    param: scrub(fields?.param, secrets) ?? null,
+    headers: kept,
+  });
+  return { classified, error };
+}
+
+/**
+ * The failure of an error the upstream reported inside a 2xx stream. Before the first byte
+ * reached the client it may still fail over; a caller fault (a 4xx-like code other than
+ * 408/429) is answered as a 400.
+ */
+export function streamErrorFailure(fields: WireErrorFields | null, secrets: readonly (string | undefined)[], client: ClientErrorShape = {}): Failure {
+  const classified = classifyFailure({ type: fields?.type ?? null, code: fields?.code ?? null, message: fields?.message ?? null });
+  const message = scrub(fields?.message, secrets) ?? 'The upstream stream reported an error.';
+  const code = client.code !== undefined ? client.code : (scrub(fields?.code, secrets) ?? 'upstream_stream_error');
+  if (isCallerFault(classified)) {
+    return { classified, error: new GatewayError('GW_ERR_UPSTREAM_ERROR', { status: 400, message, type: 'invalid_request_error', openaiCode: code }) };
+  }
+  const type = client.type ?? scrub(fields?.type, secrets) ?? 'server_error';
+  return { classified, error: new GatewayError('GW_ERR_UPSTREAM_STREAM', { message, type, openaiCode: code, param: scrub(fields?.param, secrets) ?? null }) };
+}
+
+function local(kind: NonNullable<FailureFacts['local']>, error: GatewayError): Failure {
+  return { classified: classifyFailure({ local: kind }), error };
+}
+
+/** An event or body the wire API's reader could not read (not JSON, not an object). */
+export function unreadable(what = 'The upstream stream carried an event that is not JSON.'): Failure {
+  return local('unreadable', new GatewayError('GW_ERR_UPSTREAM_BAD_RESPONSE', { message: what }));
+}
+
+/** A stream that ended before its answer was complete. */
+export function cutShort(): Failure {
+  return local('cut', new GatewayError('GW_ERR_UPSTREAM_STREAM', { message: 'The upstream stream ended before the response was complete.' }));
+}

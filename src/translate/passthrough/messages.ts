@@ -1,0 +1,78 @@
+/**
+ * messages -> messages: an Anthropic Messages client served by an upstream that speaks it
+ * (Anthropic API reference, "Streaming Messages"; recordings `anthropic-messages-*`). Each
+ * event's bytes are forwarded unchanged (`ping` included: the SDKs expect it); the
+ * translator reads each event once.
+ *
+ * - Usage is spread over the stream: `message_start` carries the input counts, each
+ *   `message_delta` the cumulative output count (`foldAnthropicUsage`).
+ * - `message_delta` carries the stop reason: the answer is complete. A stream that then
+ *   ends without `message_stop` still gets one, so the client's parser finishes; a stream
+ *   that ends before any stop reason is cut short.
+ * - An `error` event is a failure.
+ */
+import { foldAnthropicUsage, readAnthropicError, readAnthropicUsage } from '../../apis/messages.js';
+import { answerFailure, cutShort, streamErrorFailure } from '../failure.js';
+import { badFrame, eventObject, isObj, NOTHING, parseBody, typeOf } from '../read.js';
+import type { StreamStep, Translator, TranslatorContext } from '../types.js';
+import { jsonAnswer } from './json.js';
+
+const MESSAGE_STOP = Buffer.from('event: message_stop\ndata: {"type":"message_stop"}\n\n');
+
+/** The generated text of a `content_block_delta`'s delta. */
+function deltaStep(raw: Buffer, delta: unknown): StreamStep {
+  if (!isObj(delta)) return { frames: [raw] };
+  if (typeof delta['text'] === 'string') return { frames: [raw], text: delta['text'] };
+  if (typeof delta['partial_json'] === 'string') return { frames: [raw], text: delta['partial_json'] };
+  if (typeof delta['thinking'] === 'string') return { frames: [raw], reasoning: delta['thinking'] };
+  return { frames: [raw] };
+}
+
+export function messagesToMessages(ctx: TranslatorContext): Translator {
+  let done = false;
+  let finished = false;
+  const counts: Record<string, number> = {};
+  return {
+    client: 'messages',
+    wire: 'messages',
+    request: (body) => ({ body: { ...body }, ...(ctx.forwardHeaders ? { headers: ctx.forwardHeaders } : {}) }),
+    json: (raw, parsed) => jsonAnswer(raw, parsed, (o) => readAnthropicUsage(o['usage'])),
+    event(ev) {
+      // Comments (keep-alives) pass, also after the end; data after the end is dropped.
+      if (ev.data === null) return { frames: [ev.raw] };
+      if (done) return NOTHING;
+      const obj = eventObject(ev);
+      if (obj === null) return NOTHING;
+      if (obj === false) return badFrame();
+      const type = typeOf(obj, ev);
+      switch (type) {
+        case 'content_block_delta':
+          return deltaStep(ev.raw, obj['delta']);
+        case 'message_start':
+        case 'message_delta': {
+          const message = isObj(obj['message']) ? obj['message'] : undefined;
+          foldAnthropicUsage(counts, message ? message['usage'] : obj['usage']);
+          if (type === 'message_delta') finished = true;
+          const usage = readAnthropicUsage(counts);
+          return usage ? { frames: [ev.raw], usage } : { frames: [ev.raw] };
+        }
+        case 'message_stop':
+          done = true;
+          return { frames: [ev.raw] };
+        case 'error':
+          return { error: streamErrorFailure(readAnthropicError(obj['error']), ctx.secrets) };
+        default:
+          return { frames: [ev.raw] };
+      }
+    },
+    end() {
+      if (done) return NOTHING;
+      done = true;
+      return finished ? { frames: [MESSAGE_STOP] } : { error: cutShort() };
+    },
+    error(status, headers, body) {
+      const parsed = parseBody(body);
+      return answerFailure(status, headers, isObj(parsed) ? readAnthropicError(parsed['error']) : null, ctx.secrets);
+    },
+  };
+}

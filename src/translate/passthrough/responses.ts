@@ -1,0 +1,70 @@
+/**
+ * responses -> responses: an OpenAI Responses client served by an upstream that speaks it
+ * (OpenAI API reference, "Streaming events"; recordings `openai-responses-stream-*`). Each
+ * event's bytes are forwarded unchanged; the translator reads each event once.
+ *
+ * - `response.completed` / `response.incomplete` end the answer and carry its usage
+ *   (`response.usage`); a stream that ends without one of them is cut short.
+ * - `response.failed` and `error` events are failures (recording
+ *   `openai-responses-stream-midstream-error-insufficient-quota.chunks.jsonl`: an `error`
+ *   event with `error.{type,code,message}`, then `response.failed`).
+ * - Output, reasoning and function-argument deltas are generated text (for an estimate
+ *   when no usage comes).
+ */
+import { readOpenAIError } from '../../apis/chat.js';
+import { readResponsesUsage } from '../../apis/responses.js';
+import { answerFailure, cutShort, streamErrorFailure } from '../failure.js';
+import { badFrame, eventObject, isObj, NOTHING, parseBody, typeOf } from '../read.js';
+import type { Translator, TranslatorContext } from '../types.js';
+import { jsonAnswer } from './json.js';
+
+const TEXT_DELTAS = new Set(['response.output_text.delta', 'response.function_call_arguments.delta', 'response.refusal.delta']);
+const REASONING_DELTAS = new Set(['response.reasoning_summary_text.delta', 'response.reasoning_text.delta']);
+
+export function responsesToResponses(ctx: TranslatorContext): Translator {
+  let done = false;
+  return {
+    client: 'responses',
+    wire: 'responses',
+    request: (body) => ({ body: { ...body } }),
+    json: (raw, parsed) => jsonAnswer(raw, parsed, (o) => readResponsesUsage(o['usage'])),
+    event(ev) {
+      // Comments (keep-alives) pass, also after the end; data after the end is dropped.
+      if (ev.data === null) return { frames: [ev.raw] };
+      if (done) return NOTHING;
+      const obj = eventObject(ev);
+      if (obj === null) return NOTHING;
+      if (obj === false) return badFrame();
+      const type = typeOf(obj, ev);
+      if (type !== null && TEXT_DELTAS.has(type)) return typeof obj['delta'] === 'string' ? { frames: [ev.raw], text: obj['delta'] } : { frames: [ev.raw] };
+      if (type !== null && REASONING_DELTAS.has(type)) return typeof obj['delta'] === 'string' ? { frames: [ev.raw], reasoning: obj['delta'] } : { frames: [ev.raw] };
+      const response = isObj(obj['response']) ? obj['response'] : undefined;
+      const usage = readResponsesUsage(response?.['usage']) ?? undefined;
+      switch (type) {
+        case 'response.completed':
+        case 'response.incomplete':
+          done = true;
+          return usage ? { frames: [ev.raw], usage } : { frames: [ev.raw] };
+        case 'response.failed': {
+          const fields = readOpenAIError(response?.['error']) ?? { message: 'The upstream response failed.', code: 'response_failed' };
+          const error = streamErrorFailure(fields, ctx.secrets);
+          return usage ? { error, usage } : { error };
+        }
+        case 'error':
+          // `{type:'error', code, message, param}`; some servers nest an `error` object.
+          return { error: streamErrorFailure(readOpenAIError(isObj(obj['error']) ? obj['error'] : { ...obj, type: undefined }), ctx.secrets) };
+        default:
+          return { frames: [ev.raw] };
+      }
+    },
+    end() {
+      if (done) return NOTHING;
+      done = true;
+      return { error: cutShort() };
+    },
+    error(status, headers, body) {
+      const parsed = parseBody(body);
+      return answerFailure(status, headers, isObj(parsed) ? readOpenAIError(parsed['error']) : null, ctx.secrets);
+    },
+  };
+}

@@ -1,0 +1,93 @@
+/**
+ * The translator contract: one translator per (client API, wire API) pair, made per
+ * attempt (it keeps the state of one response: tool-call indexes, usage so far, whether the
+ * answer completed). The pipeline hands it the client's body once, then every upstream SSE
+ * event exactly once (or the JSON body, or the error answer), writes the frames it returns
+ * and takes usage only from it. A same-API ("passthrough") translator forwards each event's
+ * bytes unchanged and only reads what it must (usage, completion, errors, generated text).
+ *
+ * Translators know API shapes, never a provider's transport (URLs, auth, pools: providers/)
+ * and never the gateway's routing or records (pipeline/, router/).
+ */
+import type { ApiName } from '../apis/names.js';
+import type { GatewayError } from '../errors/codes.js';
+import type { Classified } from '../errors/classify.js';
+import type { SseEvent } from '../sse/parse.js';
+import type { Usage } from '../usage/usage.js';
+
+/** An upstream failure, sorted once: what the router acts on, and what the client may get. */
+export interface Failure {
+  readonly classified: Classified;
+  /** The error in gateway terms (status, type, code, message scrubbed of secrets). */
+  readonly error: GatewayError;
+}
+
+/** The body and protocol headers of one wire request (the provider adds URL, auth and transport headers). */
+export interface WireBody {
+  /** The JSON body in the wire API's shape. */
+  readonly body: Record<string, unknown>;
+  /** Protocol headers for the upstream (lower-case names), e.g. a forwarded `anthropic-beta`. */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** What one upstream event (or the end of the stream) means for the client. */
+export interface StreamStep {
+  /** Bytes to write to the client, in order (a passthrough event's own bytes). */
+  readonly frames?: readonly Buffer[];
+  /** Token usage so far (cumulative; the latest wins). */
+  readonly usage?: Usage;
+  /** The stream must end here with this failure; nothing after it is forwarded. */
+  readonly error?: Failure;
+  /** Generated answer text (content, tool names and arguments), for an estimate when no usage comes. */
+  readonly text?: string;
+  /** Generated reasoning text, likewise. */
+  readonly reasoning?: string;
+}
+
+/** A 2xx JSON answer in the client's shape. */
+export interface JsonResult {
+  readonly body: Buffer;
+  readonly usage: Usage | null;
+}
+
+export interface Translator {
+  readonly client: ApiName;
+  readonly wire: ApiName;
+  /**
+   * The wire request for one client body, already prepared for the target (`model` is the
+   * upstream model id, parameters normalised for the model).
+   * @throws GatewayError 400 (`param` set) when the request cannot be expressed in the wire API.
+   */
+  request(body: Readonly<Record<string, unknown>>): WireBody;
+  /**
+   * A 2xx JSON answer.
+   * @param raw the body's bytes; @param parsed the same, parsed once by the pipeline.
+   * @throws GatewayError `GW_ERR_UPSTREAM_BAD_RESPONSE` when it is not an answer of the wire API.
+   */
+  json(raw: Buffer, parsed: unknown): JsonResult;
+  /** One upstream SSE event, in order. */
+  event(ev: SseEvent): StreamStep;
+  /** The upstream stream ended: final frames (e.g. a missing `[DONE]`), or the failure of an incomplete answer. */
+  end(): StreamStep;
+  /**
+   * A non-2xx answer.
+   * @param headers lower-case response headers (`retry-after` is kept on the error).
+   * @param body the first bytes of the body (capped); anything, JSON or not.
+   */
+  error(status: number, headers: Readonly<Record<string, string | string[] | undefined>>, body: Buffer): Failure;
+}
+
+/** What a translator is made with, per attempt. */
+export interface TranslatorContext {
+  readonly stream: boolean;
+  /** The client asked to receive the usage event (chat's `stream_options.include_usage`). */
+  readonly wantsUsage: boolean;
+  /** Exact strings scrubbed from relayed error messages (the upstream's key). */
+  readonly secrets: readonly (string | undefined)[];
+  /** The upstream's kind options, defaults applied (translation options such as thinking budgets live there). */
+  readonly options: Readonly<Record<string, unknown>>;
+  /** Client headers the client API forwards (lower-case names, e.g. `anthropic-beta`). */
+  readonly forwardHeaders?: Readonly<Record<string, string>>;
+}
+
+export type TranslatorFactory = (ctx: TranslatorContext) => Translator;

@@ -1,0 +1,65 @@
+/**
+ * Drives a translator the way the pipeline's SSE relay does (one framer, each event once,
+ * the translator's end verdict, the client API's error frame on a failure), without a
+ * network: for translator unit tests.
+ */
+import type { ApiName } from '../../src/apis/names.js';
+import { APIS } from '../../src/apis/index.js';
+import { SseFramer } from '../../src/sse/parse.js';
+import { translator } from '../../src/translate/table.js';
+import type { StreamStep, Translator, TranslatorContext } from '../../src/translate/types.js';
+import type { Usage } from '../../src/usage/usage.js';
+
+export interface Driven {
+  /** Everything the client would receive. */
+  readonly text: string;
+  /** The last usage the translator reported. */
+  readonly usage: Usage | null;
+  /** The failure that ended the stream, if one did. */
+  readonly error: StreamStep['error'] | null;
+  /** Generated text and reasoning the translator reported (for estimates). */
+  readonly generated: string;
+  readonly reasoning: string;
+}
+
+/** A translator for `client` over `wire` with test defaults. */
+export function makeTranslator(client: ApiName, wire: ApiName, ctx: Partial<TranslatorContext> = {}): Translator {
+  return translator(client, wire, { stream: true, wantsUsage: true, secrets: [], options: {}, ...ctx });
+}
+
+/** Feeds `pieces` (any split of an SSE body) through `tr` as the relay would. */
+export function drive(tr: Translator, pieces: readonly Buffer[]): Driven {
+  const framer = new SseFramer();
+  const out: Buffer[] = [];
+  let usage: Usage | null = null;
+  let error: StreamStep['error'] | null = null;
+  let generated = '';
+  let reasoning = '';
+  const take = (step: StreamStep): boolean => {
+    if (step.usage) usage = step.usage;
+    if (step.text) generated += step.text;
+    if (step.reasoning) reasoning += step.reasoning;
+    for (const f of step.frames ?? []) out.push(f);
+    if (step.error) {
+      error = step.error;
+      out.push(APIS[tr.client].sseErrorFrame(step.error.error));
+      return true;
+    }
+    return false;
+  };
+  let stopped = false;
+  for (const p of pieces) {
+    for (const ev of framer.push(Buffer.from(p))) {
+      if (take(tr.event(ev))) {
+        stopped = true;
+        break;
+      }
+    }
+    if (stopped) break;
+  }
+  if (!stopped) {
+    const tail = framer.end();
+    if (!(tail && take(tr.event(tail)))) take(tr.end());
+  }
+  return { text: Buffer.concat(out).toString('utf8'), usage, error, generated, reasoning };
+}
