@@ -304,6 +304,27 @@ describe('anthropic upstream behind chat completions', () => {
     assert.ok(Math.abs(Number(response.headers.get('x-switchyard-cost-usd')) - want) < 1e-8, `${response.headers.get('x-switchyard-cost-usd')} vs ${want}`);
   });
 
+  test('the request Anthropic would refuse is cleaned: whitespace-only stop entries and text dropped, image/jpg sent as image/jpeg', async () => {
+    upstream.on(() => ({ status: 200, body: fixtureJson('anthropic-messages-text.json') }));
+    const png = 'iVBORw0KGgo=';
+    await client.chat.completions.create({
+      model: 'claude-test',
+      stop: ['\n', '  ', 'END'],
+      messages: [
+        { role: 'system', content: '   ' },
+        { role: 'user', content: [{ type: 'text', text: ' \n ' }, { type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: `data:image/jpg;base64,${png}` } }] },
+        { role: 'assistant', content: '\t' },
+        { role: 'user', content: 'and?' },
+      ],
+    });
+    const sent = upstream.requests.at(-1)!.json!;
+    assert.deepEqual(sent['stop_sequences'], ['END']);
+    assert.equal(sent['system'], undefined, 'a whitespace-only system prompt is dropped');
+    assert.deepEqual(sent['messages'], [
+      { role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: png } }, { type: 'text', text: 'and?' }] },
+    ]);
+  });
+
   // Last: the 401 case puts the target in its credential cooldown.
   test('Anthropic errors become OpenAI errors with the right status and class', async () => {
     const cases: { status: number; body: unknown; want: number; cls: abstract new (...args: never[]) => unknown }[] = [
