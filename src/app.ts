@@ -8,7 +8,8 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { DestinationStream, Logger } from 'pino';
 import { authHook } from './auth/plugin.js';
 import { KeyStore } from './auth/keys.js';
-import { ConfigError, loadConfig, type GatewayConfig } from './config/load.js';
+import { ConfigError, loadConfig } from './config/load.js';
+import type { GatewayConfig } from './config/types.js';
 import { useGatewayErrors } from './errors/reply.js';
 import { recordBudgetExhausted, recordShed } from './metrics/record.js';
 import { createMetrics, type Metrics } from './metrics/registry.js';

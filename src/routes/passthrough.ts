@@ -24,7 +24,7 @@ import httpProxy from '@fastify/http-proxy';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Pool, type Dispatcher } from 'undici';
-import type { LiveUpstream } from '../config/load.js';
+import type { LiveUpstream } from '../config/types.js';
 import { classifyError, errorCode } from '../errors/classify.js';
 import { GatewayError } from '../errors/codes.js';
 import { sendError } from '../errors/reply.js';
