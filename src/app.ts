@@ -203,7 +203,7 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
     const prev = live.current;
     let summary: ReloadSummary;
     try {
-      const next = loadConfig(path, opts.env);
+      const next = loadConfig(path, { kinds: PROVIDERS, env: opts.env });
       let made;
       try {
         made = createProviders(next, prev);

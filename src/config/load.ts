@@ -4,13 +4,30 @@
  * Runs at start-up and on every hot reload; every error names the bad path and value.
  */
 import { readFileSync } from 'node:fs';
+import type { TSchema } from '@sinclair/typebox';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { PROVIDERS } from '../providers/registry.js';
 import { parse as parseYaml } from 'yaml';
 import { ConfigSchema, type RawConfig, type UpstreamConfig, type ModelConfig, type ClientKeyConfig, type PriceConfig } from './schema.js';
-import type { GatewayConfig, LiveUpstream, Model, UpstreamStatus } from './types.js';
+import type { GatewayConfig, LiveUpstream, Model, ProviderKinds, UpstreamStatus } from './types.js';
 
-export type { GatewayConfig, LiveUpstream, Model, Target, UpstreamStatus } from './types.js';
+export type { GatewayConfig, LiveUpstream, Model, ProviderKindInfo, ProviderKinds, Target, UpstreamStatus } from './types.js';
+
+/** What loading a config needs besides the file itself. */
+export interface LoadOptions {
+  /**
+   * The provider kinds an upstream may name, with their option schemas (the gateway passes
+   * `PROVIDERS` from `providers/registry.ts`).
+   */
+  readonly kinds: ProviderKinds;
+  /** Environment for `${VAR}` references; defaults to `process.env`. */
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+/** {@link LoadOptions} for a document that is not read from a file. */
+export interface ParseOptions extends LoadOptions {
+  /** Shown in errors and kept on the result; defaults to `<inline>`. */
+  readonly path?: string;
+}
 
 /** Thrown for any problem with the config file; `message` lists every problem found. */
 export class ConfigError extends Error {
@@ -22,9 +39,17 @@ export class ConfigError extends Error {
 
 const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
 const validate = ajv.compile<RawConfig>(ConfigSchema);
-const optionValidators = new Map<string, ValidateFunction>();
-for (const [kind, entry] of Object.entries(PROVIDERS)) {
-  if (entry.options) optionValidators.set(kind, ajv.compile(entry.options));
+/** Compiled option schemas, by schema: each kind's is compiled once, on first use. */
+const optionValidators = new WeakMap<TSchema, ValidateFunction>();
+
+function optionValidator(schema: TSchema | undefined): ValidateFunction | undefined {
+  if (!schema) return undefined;
+  let check = optionValidators.get(schema);
+  if (!check) {
+    check = ajv.compile(schema);
+    optionValidators.set(schema, check);
+  }
+  return check;
 }
 
 const REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
@@ -103,11 +128,19 @@ function findCycle(start: string, next: (name: string) => readonly string[]): st
 /**
  * Parses and validates a config document.
  * @param text YAML source.
- * @param env environment used for `${VAR}` references (defaults to `process.env`).
- * @param path shown in errors and kept on the result.
+ * @param opts the provider kinds upstreams may name, the environment for `${VAR}`
+ *        references and the path shown in errors.
  * @throws ConfigError listing every problem (schema, duplicates, dangling references).
  */
-export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, path = '<inline>'): GatewayConfig {
+export function parseConfig(text: string, opts: ParseOptions): GatewayConfig {
+  return parse(text, opts.kinds, opts.env ?? process.env, opts.path ?? '<inline>');
+}
+
+/**
+ * The loader itself. `kinds` undefined only for the transitional one-argument
+ * {@link loadConfig}: provider kinds, `base_url` and `options` then go unchecked.
+ */
+function parse(text: string, kinds: ProviderKinds | undefined, env: NodeJS.ProcessEnv, path: string): GatewayConfig {
   let doc: unknown;
   try {
     doc = parseYaml(text);
@@ -146,17 +179,18 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
   raw.upstreams.forEach((u: UpstreamConfig, i: number) => {
     if (declared.has(u.id)) problems.push(`/upstreams/${i}/id: duplicate upstream id "${u.id}"`);
     declared.add(u.id);
-    const kind = PROVIDERS[u.provider];
-    if (!kind) {
-      problems.push(`/upstreams/${i}/provider: unknown provider kind "${u.provider}" (known: ${Object.keys(PROVIDERS).join(', ')})`);
+    // null: no kinds to check against (the transitional one-argument loadConfig).
+    const kind = kinds ? kinds[u.provider] : null;
+    if (kind === undefined) {
+      problems.push(`/upstreams/${i}/provider: unknown provider kind "${u.provider}" (known: ${Object.keys(kinds ?? {}).join(', ')})`);
       return;
     }
-    if (kind.needsBaseUrl && !u.base_url) problems.push(`/upstreams/${i}/base_url: required for provider "${u.provider}"`);
+    if (kind?.needsBaseUrl && !u.base_url) problems.push(`/upstreams/${i}/base_url: required for provider "${u.provider}"`);
     const options = structuredClone(u.options);
-    const check = optionValidators.get(u.provider);
+    const check = optionValidator(kind?.options);
     if (check && !check(options)) {
       for (const e of check.errors ?? []) problems.push(describe({ ...e, instancePath: `/upstreams/${i}/options${e.instancePath}` }, resolved));
-    } else if (!check && Object.keys(options).length > 0) {
+    } else if (kind && !check && Object.keys(options).length > 0) {
       problems.push(`/upstreams/${i}/options: provider "${u.provider}" takes no options`);
     }
     const reason = offReason.get(i);
@@ -166,7 +200,7 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
     }
     const live: LiveUpstream = Object.freeze({ ...u, apiKey: u.api_key || undefined, options: Object.freeze(options) });
     upstreams.set(u.id, live);
-    status.push({ id: u.id, provider: u.provider, mode: kind.simulated ? 'simulated' : 'live' });
+    status.push({ id: u.id, provider: u.provider, mode: kind?.simulated ? 'simulated' : 'live' });
   });
 
   const models = new Map<string, Model>();
@@ -178,7 +212,7 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
         const live = m.targets.filter((t) => upstreams.has(t.upstream));
         const primary = live.filter((t) => !t.standby);
         const chosen = primary.length > 0 ? primary : live;
-        return chosen.length > 0 && chosen.every((t) => PROVIDERS[upstreams.get(t.upstream)!.provider]?.simulated === true);
+        return chosen.length > 0 && chosen.every((t) => kinds?.[upstreams.get(t.upstream)!.provider]?.simulated === true);
       })
       .map((m) => m.name),
   );
@@ -281,14 +315,24 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env, 
 
 /**
  * Loads the config file at `path`.
+ * @param opts the provider kinds upstreams may name and the environment for `${VAR}` references.
  * @throws ConfigError when the file cannot be read or is invalid.
  */
-export function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+export function loadConfig(path: string, opts: LoadOptions): GatewayConfig;
+/**
+ * Loads the config file at `path` WITHOUT the provider kinds: kind names, `base_url` and
+ * `options` go unchecked, and no upstream counts as simulated.
+ * @deprecated Transitional, kept only for `providers/simulator/cli.ts` (it reads nothing but
+ * a `simulator` upstream's settings) until it passes `{ kinds: PROVIDERS }`; use the
+ * two-argument form.
+ */
+export function loadConfig(path: string): GatewayConfig;
+export function loadConfig(path: string, opts?: LoadOptions): GatewayConfig {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
     throw new ConfigError(`cannot read config ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
-  return parseConfig(text, env, path);
+  return parse(text, opts?.kinds, opts?.env ?? process.env, path);
 }

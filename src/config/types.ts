@@ -1,8 +1,10 @@
 /**
  * The runtime config: what `config/load.ts` returns once a config file is parsed, validated
  * and resolved. Types only, so every layer may import it (providers, router, pipeline,
- * routes) without pulling in the loader; it depends on nothing but the schema's types.
+ * routes) without pulling in the loader; it depends on nothing but the schema's types
+ * (and TypeBox's `TSchema`).
  */
+import type { TSchema } from '@sinclair/typebox';
 import type {
   AdminConfig,
   CapabilitiesConfig,
@@ -81,3 +83,23 @@ export interface GatewayConfig {
   /** Problems that do not stop start-up (a model with no live target), for the start-up log. */
   readonly warnings: readonly string[];
 }
+
+/**
+ * The loader's view of a provider kind: what it checks an upstream entry against. The
+ * provider registry's entries (`ProviderKind` in `providers/types.ts`) have these fields,
+ * so the registry is handed to the loader as it is, and config never imports providers.
+ */
+export interface ProviderKindInfo {
+  /**
+   * TypeBox schema of an upstream's `options:` block for this kind (defaults applied at
+   * load, errors reported with the config path). Absent: the kind takes no options.
+   */
+  readonly options?: TSchema;
+  /** Whether an upstream of this kind needs `base_url`. */
+  readonly needsBaseUrl: boolean;
+  /** Answers in-process with recorded responses (never mixed into a live model's fallbacks). */
+  readonly simulated?: boolean;
+}
+
+/** Provider kinds by the name an upstream's `provider:` field uses. */
+export type ProviderKinds = Readonly<Record<string, ProviderKindInfo>>;
