@@ -14,6 +14,7 @@ import { useGatewayErrors } from './errors/reply.js';
 import { recordBudgetExhausted, recordShed } from './metrics/record.js';
 import { createMetrics, type Metrics } from './metrics/registry.js';
 import { newRecord, type RequestRecord } from './pipeline/context.js';
+import { countPromptTokens } from './pipeline/estimate.js';
 import { finishRequest } from './pipeline/finish.js';
 import type { PipelineDeps } from './pipeline/handle.js';
 import { PROVIDERS } from './providers/registry.js';
@@ -195,7 +196,7 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
     const { config: c, router } = live.current;
     return [...c.upstreams.keys()].map((id) => ({ upstream: id, depth: router.queue.queued(id) }));
   };
-  const limits = new KeyLimits(store, metrics);
+  const limits = new KeyLimits(store, metrics, countPromptTokens);
   const drain = new Drain();
   const deps: PipelineDeps = { hold: () => live.hold(), metrics, limits, drain };
 
