@@ -12,7 +12,7 @@
  * shown by key NAME with their routing, status, timing, tokens and cost.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Gateway } from '../app.js';
+import type { Gateway } from './gateway.js';
 import { CONSOLE_CSP, CONSOLE_DATA_PATH, CONSOLE_HTML } from './console-page.js';
 import { recentRequests, type RecentRequest } from './recent.js';
 
