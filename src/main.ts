@@ -14,6 +14,7 @@ import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
 import { hashKey } from './auth/keys.js';
 import { ConfigError, loadConfig } from './config/load.js';
+import { PROVIDERS } from './providers/registry.js';
 import { runSimulate } from './providers/simulator/cli.js';
 import { buildAdmin } from './server/admin.js';
 import { logStartup } from './server/startup-log.js';
@@ -41,7 +42,7 @@ function configPath(flag: string | undefined): string {
 }
 
 async function serve(path: string): Promise<void> {
-  const config = loadConfig(path);
+  const config = loadConfig(path, { kinds: PROVIDERS });
   const gateway = await buildApp(config);
   const { app, logger } = gateway;
   const host = process.env['HOST'] || '127.0.0.1';
@@ -142,7 +143,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'check-config': {
-      const config = loadConfig(configPath(values.config));
+      const config = loadConfig(configPath(values.config), { kinds: PROVIDERS });
       const simulated = config.upstreamStatus.filter((u) => u.mode === 'simulated').length;
       const live = config.upstreamStatus.filter((u) => u.mode === 'live').length;
       process.stdout.write(`${config.path}: ok (${config.models.size} models; upstreams: ${live} live, ${simulated} simulated, ${config.upstreamStatus.length - live - simulated} off)\n`);

@@ -10,7 +10,7 @@
  * - Fields in `unsupported_params`, or outside `accepted_params`, are dropped (and listed)
  *   or, by `on_unsupported: reject` on the requested model, answered with 400.
  */
-import type { Model } from '../config/load.js';
+import type { Model } from '../config/types.js';
 import { GatewayError } from '../errors/codes.js';
 import type { PreparedBody } from './types.js';
 

@@ -5,7 +5,7 @@
  * is the same for all of them; how a response travels from the API an upstream speaks to
  * the API the client speaks is the translators' job (`translate/`).
  */
-import type { Model } from '../config/load.js';
+import type { Model } from '../config/types.js';
 import type { GatewayError } from '../errors/codes.js';
 import type { ApiName } from './names.js';
 

@@ -1,16 +1,27 @@
 /**
- * Sends a gateway error as an OpenAI-style JSON response, and maps Fastify's own errors
- * (bad JSON, body too large, schema validation) onto the gateway's error table.
+ * Sends a gateway error as a JSON response in the dialect of the route's API, and maps
+ * Fastify's own errors (bad JSON, body too large, schema validation) onto the gateway's
+ * error table. Each inbound route names its renderer in its Fastify `config.errorBody`, so
+ * this floor module needs no import of `apis/`; anything else gets OpenAI's shape.
  */
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
-import { APIS } from '../apis/index.js';
-import type { ApiName } from '../providers/types.js';
 import { GatewayError } from './codes.js';
+import { errorBody } from './render.js';
 
-/** The error body in the dialect of the route's API (`config.api`), OpenAI's by default. */
+/** Renders a gateway error as the JSON body of one API's dialect. */
+export type ErrorBodyRenderer = (err: GatewayError) => unknown;
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The error body of this route's API (e.g. `chatApi.errorBody`); OpenAI's shape when absent. */
+    errorBody?: ErrorBodyRenderer;
+  }
+}
+
+/** The error body in the dialect of the route's API (`config.errorBody`), OpenAI's by default. */
 function bodyFor(reply: FastifyReply, err: GatewayError): unknown {
-  const api = (reply.request.routeOptions.config as { api?: ApiName } | undefined)?.api;
-  return APIS[api ?? 'chat'].errorBody(err);
+  const render = reply.request.routeOptions.config?.errorBody ?? errorBody;
+  return render(err);
 }
 
 /**

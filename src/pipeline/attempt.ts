@@ -4,7 +4,7 @@
  * same translator (an error sorted by the classifier, a stream relayed event by event, or a
  * JSON body). Returns one outcome value; records nothing (see `finish.ts`).
  */
-import type { Model } from '../config/load.js';
+import type { Model } from '../config/types.js';
 import type { Strategy } from '../config/schema.js';
 import { classifyFailure } from '../errors/classify.js';
 import { GatewayError } from '../errors/codes.js';

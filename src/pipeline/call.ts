@@ -5,7 +5,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { InboundApi } from '../apis/types.js';
-import type { GatewayConfig } from '../config/load.js';
+import type { GatewayConfig } from '../config/types.js';
 import { ClientDisconnected } from '../errors/aborts.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { KeyLimits } from '../limits/index.js';

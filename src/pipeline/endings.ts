@@ -9,8 +9,7 @@ import { GatewayError } from '../errors/codes.js';
 import { sendError } from '../errors/reply.js';
 import type { Strategy } from '../config/schema.js';
 import type { Call } from './call.js';
-import type { Progress } from './handle.js';
-import type { AttemptOutcome, Ending, Relayed } from './outcome.js';
+import type { AttemptOutcome, Ending, Progress, Relayed } from './outcome.js';
 import { routeHeaders } from './select.js';
 
 /** The parts of an ending that come from how far the call got. */

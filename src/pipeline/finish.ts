@@ -10,7 +10,7 @@ import type { Admission } from '../limits/index.js';
 import { recordRequest } from '../metrics/record.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { Outcome, RequestRecord } from '../record/request.js';
-import { recentRequests } from '../server/recent.js';
+import { recentRequests } from '../record/recent.js';
 import { costUsd, ZERO_USAGE, type Usage } from '../usage/usage.js';
 import type { Call, PipelineDeps } from './call.js';
 import type { Ending } from './outcome.js';

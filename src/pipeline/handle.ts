@@ -8,26 +8,15 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { unwrapExtraBody } from '../apis/normalise.js';
 import type { InboundApi } from '../apis/types.js';
-import type { Model } from '../config/load.js';
-import type { Admission } from '../limits/index.js';
 import { recordAttemptOk, recordAttemptStart, recordUpstreamError, trackInFlight } from '../metrics/record.js';
-import type { Attempt, RouteRun } from '../router/run.js';
 import { runAttempt, type AttemptEnv } from './attempt.js';
 import { openCall, type Call, type PipelineDeps } from './call.js';
 import { ended, failedEnding, stopped } from './endings.js';
 import { finish } from './finish.js';
-import type { Ending } from './outcome.js';
+import type { Ending, Progress } from './outcome.js';
 import { findModel, forApi, pickStrategy, sessionKey } from './select.js';
 
 export type { PipelineDeps } from './call.js';
-
-/** What the call got to, for its ending: filled in as it goes. */
-export interface Progress {
-  model: Model | null;
-  admission: Admission | null;
-  route: RouteRun | null;
-  attempt: Attempt | null;
-}
 
 /**
  * Handles one model call in `api`'s dialect (`POST /v1/chat/completions`, `/v1/responses`,

@@ -3,6 +3,9 @@
  * to, and how the whole request ended (the one input of `finish`).
  */
 import type { PriceConfig } from '../config/schema.js';
+import type { Model } from '../config/types.js';
+import type { Admission } from '../limits/index.js';
+import type { Attempt, RouteRun } from '../router/run.js';
 import type { GatewayError } from '../errors/codes.js';
 import type { Outcome } from '../record/request.js';
 import type { Failure } from '../translate/types.js';
@@ -57,4 +60,12 @@ export interface Ending {
   readonly shed: string | null;
   /** USD per 1M tokens of the target that served, for the cost. */
   readonly price: Required<PriceConfig> | null;
+}
+
+/** What the call got to, for its ending: filled in as it goes. */
+export interface Progress {
+  model: Model | null;
+  admission: Admission | null;
+  route: RouteRun | null;
+  attempt: Attempt | null;
 }

@@ -8,7 +8,7 @@ import type { FastifyRequest } from 'fastify';
 import type { ApiName } from '../apis/names.js';
 import type { InboundApi } from '../apis/types.js';
 import { mayUse } from '../auth/keys.js';
-import type { GatewayConfig, Model, Target } from '../config/load.js';
+import type { GatewayConfig, Model, Target } from '../config/types.js';
 import type { Strategy } from '../config/schema.js';
 import { GatewayError } from '../errors/codes.js';
 import type { Provider } from '../providers/types.js';

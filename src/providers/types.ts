@@ -5,12 +5,12 @@
  * an API's JSON shapes (that is `translate/`), and knows nothing about Fastify, metrics,
  * Redis or other providers.
  */
-import type { Readable } from 'node:stream';
 import type { ApiName } from '../apis/names.js';
-import type { LiveUpstream } from '../config/load.js';
-import type { TSchema } from '@sinclair/typebox';
+import type { LiveUpstream, ProviderKindInfo } from '../config/types.js';
 
 export type { ApiName } from '../apis/names.js';
+import type { UpstreamResponse } from '../upstream/send.js';
+export type { UpstreamResponse } from '../upstream/send.js';
 
 /** One request in a wire API's shape, as a translator made it. */
 export interface WireRequest {
@@ -25,14 +25,6 @@ export interface WireRequest {
   readonly requestId: string;
   /** Aborts the upstream call (client disconnect, deadline, shutdown). */
   readonly signal: AbortSignal;
-}
-
-export interface UpstreamResponse {
-  readonly statusCode: number;
-  /** Lower-case header names. `content-encoding` is already decoded away. */
-  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
-  /** The decoded body, streamed as it arrives. */
-  readonly body: Readable;
 }
 
 export interface Provider {
@@ -52,12 +44,6 @@ export interface Provider {
 export type ProviderFactory = (upstream: LiveUpstream) => Provider;
 
 /** One registry entry: how to make the provider, plus what the config loader checks (its `options` schema …). */
-export interface ProviderKind {
+export interface ProviderKind extends ProviderKindInfo {
   readonly create: ProviderFactory;
-  /** TypeBox schema of the upstream's `options:` block (defaults applied at load). Absent: no options. */
-  readonly options?: TSchema;
-  /** Whether `base_url` is required. */
-  readonly needsBaseUrl: boolean;
-  /** Answers in-process with recorded responses (never mixed into a live model's fallbacks). */
-  readonly simulated?: boolean;
 }

@@ -4,7 +4,7 @@
  * is at or above the model's `deep_effort`. Effort levels in OpenAI's order
  * (API reference, `reasoning_effort`: minimal, low, medium, high; xhigh for the Codex models).
  */
-import type { Model } from '../config/load.js';
+import type { Model } from '../config/types.js';
 
 const ORDER = ['minimal', 'low', 'medium', 'high', 'xhigh'];
 

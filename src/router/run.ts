@@ -16,7 +16,7 @@
  * fallback model, `queue` for a cool window up to a bounded wait, or `reject` with 429.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Model, Target } from '../config/load.js';
+import type { Model, Target } from '../config/types.js';
 import type { RoutingConfig, Strategy } from '../config/schema.js';
 import { GatewayError } from '../errors/codes.js';
 import type { Classified } from '../errors/classify.js';

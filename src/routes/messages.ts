@@ -21,8 +21,9 @@ export const MessagesRequestSchema = Type.Object(
   { additionalProperties: true },
 );
 
+/** Registers `POST /v1/messages`; its errors (validation included) are Anthropic-shaped. */
 export function registerMessages(app: FastifyInstance, deps: PipelineDeps): void {
-  app.post('/v1/messages', { schema: { body: MessagesRequestSchema }, config: { api: 'messages' } }, async (req, reply) => {
+  app.post('/v1/messages', { schema: { body: MessagesRequestSchema }, config: { api: 'messages', errorBody: messagesApi.errorBody } }, async (req, reply) => {
     await handleModelCall(messagesApi, deps, req, reply);
   });
 }

@@ -1,7 +1,7 @@
 /** `GET /v1/models`: the models the calling key may use, in OpenAI's list shape. */
 import type { FastifyInstance } from 'fastify';
 import { mayUse } from '../auth/keys.js';
-import type { GatewayConfig } from '../config/load.js';
+import type { GatewayConfig } from '../config/types.js';
 import { GatewayError } from '../errors/codes.js';
 
 export function registerModels(app: FastifyInstance, config: () => GatewayConfig, startedAt: number): void {

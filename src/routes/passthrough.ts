@@ -24,12 +24,12 @@ import httpProxy from '@fastify/http-proxy';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Pool, type Dispatcher } from 'undici';
-import type { LiveUpstream } from '../config/load.js';
+import type { LiveUpstream } from '../config/types.js';
 import { classifyFailure, errorCode } from '../errors/classify.js';
 import { GatewayError } from '../errors/codes.js';
 import { sendError } from '../errors/reply.js';
 import type { KeyLimits } from '../limits/index.js';
-import { ZERO_USAGE } from '../pipeline/usage.js';
+import { ZERO_USAGE } from '../usage/usage.js';
 import type { Generation } from '../server/live.js';
 import { createPool } from '../upstream/pools.js';
 

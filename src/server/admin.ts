@@ -15,7 +15,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import type { Gateway } from '../app.js';
+import type { Gateway } from './gateway.js';
 import { hashKey } from '../auth/keys.js';
 import { bearerToken } from '../auth/plugin.js';
 import { ConfigError } from '../config/load.js';

@@ -6,15 +6,15 @@
  *   GET /admin/console.json  everything the page shows, admin key required like every
  *                            /admin route: upstream targets (as /admin/upstreams), totals
  *                            from the metrics registry, the recent finished requests
- *                            (server/recent.ts), sheds and fallbacks, spend per key today
+ *                            (record/recent.ts), sheds and fallbacks, spend per key today
  *
  * Nothing here carries a key, a key hash, a header, a prompt or a completion: requests are
  * shown by key NAME with their routing, status, timing, tokens and cost.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Gateway } from '../app.js';
+import type { Gateway } from './gateway.js';
 import { CONSOLE_CSP, CONSOLE_DATA_PATH, CONSOLE_HTML } from './console-page.js';
-import { recentRequests, type RecentRequest } from './recent.js';
+import { recentRequests, type RecentRequest } from '../record/recent.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -4,7 +4,7 @@
  * gateway is not shutting down) and lists each upstream's mode and the shared store's mode.
  */
 import type { FastifyInstance } from 'fastify';
-import type { GatewayConfig } from '../config/load.js';
+import type { GatewayConfig } from '../config/types.js';
 
 /**
  * Registers `GET /healthz` and `GET /readyz`.

@@ -7,7 +7,7 @@
  * finishes (and undici's `Pool.close()` itself waits for requests still on the pool).
  */
 import type { KeyStore } from '../auth/keys.js';
-import type { GatewayConfig } from '../config/load.js';
+import type { GatewayConfig } from '../config/types.js';
 import type { Provider } from '../providers/types.js';
 import type { Router } from '../router/index.js';
 

@@ -4,7 +4,7 @@
  */
 import type { Logger } from 'pino';
 import { KeyStore } from '../auth/keys.js';
-import type { GatewayConfig } from '../config/load.js';
+import type { GatewayConfig } from '../config/types.js';
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/i;
 

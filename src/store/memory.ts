@@ -4,7 +4,7 @@
  * lease that is never released cannot hold a slot forever.
  */
 import { randomUUID } from 'node:crypto';
-import { SessionPins } from '../router/sticky.js';
+import { SessionPins } from './pins.js';
 import type { Lease, SharedStore, SlotRequest, SlotResult, TargetRef, TargetView } from './types.js';
 
 export class MemoryStore implements SharedStore {

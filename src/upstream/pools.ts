@@ -3,7 +3,7 @@
  * at most `max_concurrency` sockets, connect timeout from the upstream's config.
  */
 import { Pool } from 'undici';
-import type { LiveUpstream } from '../config/load.js';
+import type { LiveUpstream } from '../config/types.js';
 
 /** Creates the connection pool for an upstream's `base_url` origin. */
 export function createPool(upstream: LiveUpstream, baseUrl: URL): Pool {

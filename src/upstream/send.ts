@@ -6,7 +6,15 @@
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { pipeline, type Readable, type Transform } from 'node:stream';
 import type { Dispatcher, Pool } from 'undici';
-import type { UpstreamResponse } from '../providers/types.js';
+
+/** An upstream's answer as received: status, headers, and the decoded body as a stream. */
+export interface UpstreamResponse {
+  readonly statusCode: number;
+  /** Lower-case header names. `content-encoding` is already decoded away. */
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** The decoded body, streamed as it arrives. */
+  readonly body: Readable;
+}
 
 export interface SendOptions {
   readonly path: string;

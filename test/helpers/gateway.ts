@@ -5,7 +5,7 @@
 import { Writable } from 'node:stream';
 import OpenAI from 'openai';
 import { buildApp, type Gateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/load.js';
+import { parseTestConfig } from './config.js';
 import { hashKey } from '../../src/auth/keys.js';
 import { FakeUpstream } from './fake-upstream.js';
 
@@ -131,7 +131,7 @@ export async function startGateway(yaml: string, env: NodeJS.ProcessEnv = { TEST
       cb();
     },
   });
-  const config = parseConfig(yaml, env, 'test.yaml');
+  const config = parseTestConfig(yaml, env, 'test.yaml');
   const gw = await buildApp(config, { logStream });
   const address = await gw.app.listen({ host: '127.0.0.1', port: 0 });
   const logLines = () => logs.map((l) => JSON.parse(l) as Record<string, unknown>);

@@ -11,7 +11,8 @@ import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp, type Gateway } from '../../src/app.js';
 import { hashKey } from '../../src/auth/keys.js';
-import { ConfigError, loadConfig } from '../../src/config/load.js';
+import { ConfigError } from '../../src/config/load.js';
+import { loadTestConfig } from '../helpers/config.js';
 import { buildAdmin } from '../../src/server/admin.js';
 import { FakeUpstream, type ScriptedReply } from '../helpers/fake-upstream.js';
 import { CLIENT_KEY, UPSTREAM_KEY, waitFor } from '../helpers/gateway.js';
@@ -113,7 +114,7 @@ async function start(v: Version): Promise<Running> {
       cb();
     },
   });
-  const gw = await buildApp(loadConfig(file, ENV), { logStream, env: ENV });
+  const gw = await buildApp(loadTestConfig(file, ENV), { logStream, env: ENV });
   const url = await gw.app.listen({ host: '127.0.0.1', port: 0 });
   const admin = await buildAdmin(gw);
   const adminUrl = await admin.listen({ host: '127.0.0.1', port: 0 });

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { FakeUpstream, type ReceivedRequest, type ScriptedReply } from '../helpers/fake-upstream.js';
 import { hashKey } from '../../src/auth/keys.js';
-import { parseConfig } from '../../src/config/load.js';
+import { parseTestConfig } from '../helpers/config.js';
 import { CLIENT_KEY, UPSTREAM_KEY, closeAll, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { fixtureJson, replay, sseEvents } from '../helpers/recordings.js';
 
@@ -123,9 +123,9 @@ describe('azure-openai provider', () => {
 
   test('config: api_version defaults to 2024-10-21; unknown options are rejected', () => {
     const env = { TEST_UPSTREAM_KEY: UPSTREAM_KEY };
-    const c = parseConfig(azureYaml('https://r.openai.azure.com', '{}'), env);
+    const c = parseTestConfig(azureYaml('https://r.openai.azure.com', '{}'), env);
     assert.equal(c.upstreams.get('azure')?.options['api_version'], '2024-10-21');
     assert.equal(c.upstreams.get('azure')?.options['responses'], false);
-    assert.throws(() => parseConfig(azureYaml('https://r.openai.azure.com', '{ deployment: x }'), env), /options/);
+    assert.throws(() => parseTestConfig(azureYaml('https://r.openai.azure.com', '{ deployment: x }'), env), /options/);
   });
 });

@@ -17,7 +17,7 @@ import OpenAI from 'openai';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { buildApp, type Gateway } from '../../src/app.js';
 import { hashKey } from '../../src/auth/keys.js';
-import { parseConfig } from '../../src/config/load.js';
+import { parseTestConfig } from '../helpers/config.js';
 import { buildAdmin } from '../../src/server/admin.js';
 import { FakeUpstream, type ReceivedRequest, type ScriptedReply } from '../helpers/fake-upstream.js';
 import { CLIENT_KEY, OTHER_KEY, UPSTREAM_KEY } from '../helpers/gateway.js';
@@ -157,7 +157,7 @@ describe('console', () => {
     spare.on((req) => answer(req, 'spare'));
     const quiet = new Writable({ write: (_c, _e, cb) => cb() });
     const env = { TEST_UPSTREAM_KEY: UPSTREAM_KEY, SPARE_UPSTREAM_KEY };
-    gw = await buildApp(parseConfig(yaml(fake.url, spare.url), env, 'console.yaml'), { logStream: quiet, env });
+    gw = await buildApp(parseTestConfig(yaml(fake.url, spare.url), env, 'console.yaml'), { logStream: quiet, env });
     url = await gw.app.listen({ host: '127.0.0.1', port: 0 });
     admin = await buildAdmin(gw);
     adminUrl = await admin.listen({ host: '127.0.0.1', port: 0 });

@@ -13,7 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import { buildApp, type Gateway } from '../../src/app.js';
-import { parseConfig } from '../../src/config/load.js';
+import { parseTestConfig } from '../helpers/config.js';
 import { waitFor } from '../helpers/gateway.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -80,7 +80,7 @@ describe('default config, no provider keys', () => {
   const finished = () => logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l['msg'] === 'request finished');
 
   before(async () => {
-    const config = parseConfig(fastYaml(), {}, CONFIG_PATH);
+    const config = parseTestConfig(fastYaml(), {}, CONFIG_PATH);
     const logStream = new Writable({
       write(chunk: Buffer, _enc, cb) {
         for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) logs.push(line);

@@ -23,7 +23,7 @@ import { dirname, join, posix } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
-import { parseConfig } from '../../src/config/load.js';
+import { parseTestConfig } from '../helpers/config.js';
 import type { FakeUpstream } from '../helpers/fake-upstream.js';
 import { fixtureJson } from '../helpers/recordings.js';
 import { startWithUpstream, waitFor, type TestGateway } from '../helpers/gateway.js';
@@ -457,11 +457,11 @@ describe('docker-compose.yml', () => {
 
   test('docker/switchyard.yaml passes the gateway config validation (no keys, and with keys)', () => {
     const text = read('docker/switchyard.yaml');
-    const noKeys = parseConfig(text, {}, 'docker/switchyard.yaml');
+    const noKeys = parseTestConfig(text, {}, 'docker/switchyard.yaml');
     assert.ok(noKeys.models.size > 0, 'models served by the simulator');
     assert.equal(noKeys.store.replicas, 2);
     const keys = Object.fromEntries(apiKeyVars(text).map((v) => [v, 'sk-test']));
-    const live = parseConfig(text, { ...keys, REDIS_URL: 'redis://redis:6379' }, 'docker/switchyard.yaml');
+    const live = parseTestConfig(text, { ...keys, REDIS_URL: 'redis://redis:6379' }, 'docker/switchyard.yaml');
     assert.equal(live.store.redis_url, 'redis://redis:6379');
     assert.ok(live.upstreamStatus.some((u) => u.mode === 'live'));
   });
@@ -768,10 +768,10 @@ describe('Kubernetes manifests', () => {
   });
 
   test("the ConfigMap's switchyard.yaml passes the gateway config validation", () => {
-    const noKeys = parseConfig(configMapYaml, {}, 'configmap.yaml');
+    const noKeys = parseTestConfig(configMapYaml, {}, 'configmap.yaml');
     assert.ok(noKeys.models.size > 0);
     const keys = Object.fromEntries(apiKeyVars(configMapYaml).map((v) => [v, 'sk-test']));
-    const live = parseConfig(configMapYaml, { ...keys, REDIS_URL: 'redis://redis:6379' }, 'configmap.yaml');
+    const live = parseTestConfig(configMapYaml, { ...keys, REDIS_URL: 'redis://redis:6379' }, 'configmap.yaml');
     assert.ok(live.upstreamStatus.some((u) => u.mode === 'live'));
   });
 

@@ -10,7 +10,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import OpenAI, { APIConnectionError, APIError } from 'openai';
 import { hashKey } from '../../src/auth/keys.js';
-import { ConfigError, parseConfig } from '../../src/config/load.js';
+import { ConfigError } from '../../src/config/load.js';
+import { parseTestConfig } from '../helpers/config.js';
 import { FakeUpstream, type ScriptedReply, type Step } from '../helpers/fake-upstream.js';
 import { CLIENT_KEY, UPSTREAM_KEY, postChat, startGateway, waitFor, type RawReply, type TestGateway } from '../helpers/gateway.js';
 import { metricSum } from '../helpers/metrics-text.js';
@@ -557,7 +558,7 @@ describe('fallback chain', () => {
     for (const [models, re] of cases) {
       let thrown: unknown;
       try {
-        parseConfig(configYaml({}, ups, models), env);
+        parseTestConfig(configYaml({}, ups, models), env);
       } catch (err) {
         thrown = err;
       }
@@ -565,7 +566,7 @@ describe('fallback chain', () => {
       assert.match(thrown.message, re);
     }
     // The acyclic chain parses.
-    const good = parseConfig(
+    const good = parseTestConfig(
       configYaml({}, ups, [
         { name: 'A', targets: ['u'], fallbacks: ['B', 'C'] },
         { name: 'B', targets: ['u'], fallbacks: ['C'] },

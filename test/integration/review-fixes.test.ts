@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { hashKey } from '../../src/auth/keys.js';
-import { parseConfig } from '../../src/config/load.js';
+import { parseTestConfig } from '../helpers/config.js';
 import { FakeUpstream, type ScriptedReply } from '../helpers/fake-upstream.js';
 import { CLIENT_KEY, postChat, startGateway, type RawReply, type TestGateway } from '../helpers/gateway.js';
 
@@ -245,7 +245,7 @@ describe('CLI start-up failures', () => {
 
 describe('default config with only OPENAI_API_KEY set', () => {
   test('gpt-5.5-codex never falls back or sheds to simulated answers', () => {
-    const config = parseConfig(readFileSync(join(ROOT, 'config', 'switchyard.yaml'), 'utf8'), { OPENAI_API_KEY: 'sk-live-test' }, 'default');
+    const config = parseTestConfig(readFileSync(join(ROOT, 'config', 'switchyard.yaml'), 'utf8'), { OPENAI_API_KEY: 'sk-live-test' }, 'default');
     const codex = config.models.get('gpt-5.5-codex')!;
     assert.deepEqual(
       codex.targets.map((t) => t.upstream.id),
@@ -255,7 +255,7 @@ describe('default config with only OPENAI_API_KEY set', () => {
     assert.equal(codex.shed.policy, 'reject');
     assert.ok(config.warnings.some((w) => /gpt-5\.5-codex.*only simulated/.test(w)));
     // With both keys, the real fallback is kept.
-    const both = parseConfig(readFileSync(join(ROOT, 'config', 'switchyard.yaml'), 'utf8'), { OPENAI_API_KEY: 'sk-a', DEEPSEEK_API_KEY: 'sk-b' }, 'default');
+    const both = parseTestConfig(readFileSync(join(ROOT, 'config', 'switchyard.yaml'), 'utf8'), { OPENAI_API_KEY: 'sk-a', DEEPSEEK_API_KEY: 'sk-b' }, 'default');
     assert.deepEqual(both.models.get('gpt-5.5-codex')!.fallbacks, ['deepseek-v3.2']);
     assert.equal(both.models.get('gpt-5.5-codex')!.shed.fallback, 'deepseek-v3.2');
   });

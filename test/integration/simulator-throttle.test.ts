@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
-import { parseConfig } from '../../src/config/load.js';
+import { parseTestConfig } from '../helpers/config.js';
 import type { SimulatorConfig } from '../../src/config/schema.js';
 import { createSimulator, type SimulatorProvider } from '../../src/providers/simulator/index.js';
 import { startSimulatorServer, type SimulatorServer } from '../../src/providers/simulator/server.js';
@@ -130,7 +130,7 @@ async function stats(s: SimulatorServer): Promise<Record<string, Record<string, 
 describe('simulator throttle (provider)', () => {
   test('shipped default: throttle off, seed 1; with it off a burst is never throttled', async () => {
     const yaml = readFileSync(join(ROOT, 'config', 'switchyard.yaml'), 'utf8');
-    const simulator = parseConfig(yaml, {}, 'switchyard.yaml').upstreams.get('simulator')!.simulator;
+    const simulator = parseTestConfig(yaml, {}, 'switchyard.yaml').upstreams.get('simulator')!.simulator;
     assert.equal(simulator.throttle.enabled, false);
     assert.equal(simulator.seed, 1);
     assert.deepEqual(simulator.throttle.deep_efforts, ['high', 'xhigh']);

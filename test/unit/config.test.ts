@@ -7,8 +7,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { Type } from '@sinclair/typebox';
 import { globMatch, hashKey, mayUse } from '../../src/auth/keys.js';
-import { ConfigError, loadConfig, parseConfig, type GatewayConfig } from '../../src/config/load.js';
+import { ConfigError, parseConfig, type GatewayConfig, type ProviderKinds } from '../../src/config/load.js';
+import { loadTestConfig, parseTestConfig } from '../helpers/config.js';
 import { readChatUsage as readUsage } from '../../src/apis/chat.js';
 import { costUsd, ZERO_USAGE, type Usage } from '../../src/usage/usage.js';
 import { fixtureJson, sseEvents } from '../helpers/recordings.js';
@@ -76,7 +78,7 @@ ${o.keys ?? `  - name: k\n    key_sha256: ${DEMO_HASH}`}
 
 describe('parseConfig: the shipped config/switchyard.yaml', () => {
   test('parses with no provider keys: simulator targets only, openai and deepseek off', () => {
-    const c = parseConfig(DEFAULT_YAML, {}, DEFAULT_PATH);
+    const c = parseTestConfig(DEFAULT_YAML, {}, DEFAULT_PATH);
     assert.equal(c.path, DEFAULT_PATH);
     assert.deepEqual(
       c.upstreamStatus.map((u) => [u.id, u.mode]),
@@ -111,13 +113,13 @@ describe('parseConfig: the shipped config/switchyard.yaml', () => {
   });
 
   test('an empty OPENAI_API_KEY counts as unset', () => {
-    const c = parseConfig(DEFAULT_YAML, { OPENAI_API_KEY: '' });
+    const c = parseTestConfig(DEFAULT_YAML, { OPENAI_API_KEY: '' });
     assert.equal(c.upstreamStatus.find((u) => u.id === 'openai')!.mode, 'off');
     assert.deepEqual(targetsOf(c, 'gpt-5.5-codex'), [{ upstream: 'simulator', model: 'deepseek-reasoner' }]);
   });
 
   test('with OPENAI_API_KEY set, gpt-5.5-codex targets openai only (standby simulator dropped)', () => {
-    const c = parseConfig(DEFAULT_YAML, { OPENAI_API_KEY: 'sk-test-openai-key' });
+    const c = parseTestConfig(DEFAULT_YAML, { OPENAI_API_KEY: 'sk-test-openai-key' });
     assert.deepEqual(targetsOf(c, 'gpt-5.5-codex'), [{ upstream: 'openai', model: 'gpt-5.5-codex' }]);
     const openai = c.models.get('gpt-5.5-codex')!.targets[0]!.upstream;
     assert.equal(openai.apiKey, 'sk-test-openai-key');
@@ -130,20 +132,20 @@ describe('parseConfig: the shipped config/switchyard.yaml', () => {
   });
 
   test('with both provider keys set no model uses the simulator', () => {
-    const c = parseConfig(DEFAULT_YAML, { OPENAI_API_KEY: 'sk-a', DEEPSEEK_API_KEY: 'sk-b' });
+    const c = parseTestConfig(DEFAULT_YAML, { OPENAI_API_KEY: 'sk-a', DEEPSEEK_API_KEY: 'sk-b' });
     assert.deepEqual(targetsOf(c, 'deepseek-v3.2'), [{ upstream: 'deepseek', model: 'deepseek-chat' }]);
     assert.deepEqual(targetsOf(c, 'deepseek-reasoner'), [{ upstream: 'deepseek', model: 'deepseek-reasoner' }]);
     assert.equal(c.upstreams.get('deepseek')!.apiKey, 'sk-b');
   });
 
   test('loadConfig reads the file and keeps its path', () => {
-    const c = loadConfig(DEFAULT_PATH, {});
+    const c = loadTestConfig(DEFAULT_PATH, {});
     assert.equal(c.path, DEFAULT_PATH);
     assert.equal(c.models.size, 4);
   });
 
   test('the result is frozen', () => {
-    const c = parseConfig(DEFAULT_YAML, {});
+    const c = parseTestConfig(DEFAULT_YAML, {});
     assert.ok(Object.isFrozen(c));
     assert.ok(Object.isFrozen(c.models.get('gpt-5.5-codex')));
     assert.ok(Object.isFrozen(c.upstreams.get('simulator')));
@@ -152,7 +154,7 @@ describe('parseConfig: the shipped config/switchyard.yaml', () => {
 
 describe('parseConfig: defaults and env references', () => {
   test('schema defaults are filled in', () => {
-    const c = parseConfig(mini(), { UP_KEY: 'k' });
+    const c = parseTestConfig(mini(), { UP_KEY: 'k' });
     const up = c.upstreams.get('up')!;
     assert.equal(up.region, 'default');
     assert.deepEqual({ ...up.timeouts }, { connect_ms: 5000, first_byte_ms: 120000, idle_ms: 60000 });
@@ -175,13 +177,13 @@ describe('parseConfig: defaults and env references', () => {
     price: { input: 1, output: 2 }
     targets: [{ upstream: up, model: x }]`,
     });
-    const c = parseConfig(yaml, { UP_KEY: 'sk-up', SY_ORG: 'org-123' });
+    const c = parseTestConfig(yaml, { UP_KEY: 'sk-up', SY_ORG: 'org-123' });
     const up = c.upstreams.get('up')!;
     assert.equal(up.base_url, 'http://127.0.0.1:9/v1');
     assert.equal(up.region, 'eu');
     assert.equal(up.headers['OpenAI-Organization'], 'org-123');
     assert.equal(up.apiKey, 'sk-up');
-    const c2 = parseConfig(yaml, { UP_KEY: 'sk-up', SY_ORG: 'org-123', SY_REGION: 'ap', SY_BASE: 'https://example.test' });
+    const c2 = parseTestConfig(yaml, { UP_KEY: 'sk-up', SY_ORG: 'org-123', SY_REGION: 'ap', SY_BASE: 'https://example.test' });
     assert.equal(c2.upstreams.get('up')!.region, 'ap');
     assert.equal(c2.upstreams.get('up')!.base_url, 'https://example.test/v1');
   });
@@ -195,7 +197,7 @@ describe('parseConfig: defaults and env references', () => {
     price: { input: 1, output: 2 }
     targets: [{ upstream: sim, model: y }]`,
     });
-    const c = parseConfig(yaml, {});
+    const c = parseTestConfig(yaml, {});
     assert.deepEqual([...c.models.keys()], ['m2']);
     assert.equal(c.warnings.length, 1);
     assert.match(c.warnings[0]!, /m1/);
@@ -205,7 +207,7 @@ describe('parseConfig: defaults and env references', () => {
 describe('parseConfig: errors name the bad path and value', () => {
   test('wrong type for max_concurrency', () => {
     const yaml = mini().replace('max_concurrency: 8', 'max_concurrency: lots-please');
-    const msg = configError(() => parseConfig(yaml, { UP_KEY: 'k' }, 'my.yaml'));
+    const msg = configError(() => parseTestConfig(yaml, { UP_KEY: 'k' }, 'my.yaml'));
     assert.ok(msg.includes('my.yaml'), msg);
     assert.ok(msg.includes('/upstreams/0/max_concurrency'), msg);
     assert.ok(msg.includes('lots-please'), msg);
@@ -213,28 +215,28 @@ describe('parseConfig: errors name the bad path and value', () => {
 
   test('out-of-range max_concurrency', () => {
     const yaml = mini().replace('max_concurrency: 8', 'max_concurrency: 123456789');
-    const msg = configError(() => parseConfig(yaml, { UP_KEY: 'k' }));
+    const msg = configError(() => parseTestConfig(yaml, { UP_KEY: 'k' }));
     assert.ok(msg.includes('/upstreams/0/max_concurrency'), msg);
     assert.ok(msg.includes('123456789'), msg);
   });
 
   test('an unknown field', () => {
     const yaml = mini().replace('max_concurrency: 8', 'max_concurency: 8');
-    const msg = configError(() => parseConfig(yaml, { UP_KEY: 'k' }));
+    const msg = configError(() => parseTestConfig(yaml, { UP_KEY: 'k' }));
     assert.ok(msg.includes('/upstreams/0'), msg);
     assert.ok(msg.includes('max_concurency'), msg);
   });
 
   test('a missing required field', () => {
     const yaml = mini({ models: `  - name: m1\n    targets: [{ upstream: sim, model: y }]` });
-    const msg = configError(() => parseConfig(yaml, {}));
+    const msg = configError(() => parseTestConfig(yaml, {}));
     assert.ok(msg.includes('/models/0'), msg);
     assert.ok(msg.includes('price'), msg);
   });
 
   test('an unknown provider kind', () => {
     const yaml = mini({ upstream: `  - id: sim\n    provider: anthropic-native` });
-    const msg = configError(() => parseConfig(yaml, {}));
+    const msg = configError(() => parseTestConfig(yaml, {}));
     assert.ok(msg.includes('/upstreams/0/provider'), msg);
     assert.ok(msg.includes('anthropic-native'), msg);
   });
@@ -247,7 +249,7 @@ describe('parseConfig: errors name the bad path and value', () => {
       - { upstream: sim, model: y }
       - { upstream: nowhere-upstream, model: z }`,
     });
-    const msg = configError(() => parseConfig(yaml, { UP_KEY: 'k' }));
+    const msg = configError(() => parseTestConfig(yaml, { UP_KEY: 'k' }));
     assert.ok(msg.includes('/models/0/targets/1/upstream'), msg);
     assert.ok(msg.includes('nowhere-upstream'), msg);
   });
@@ -264,7 +266,7 @@ describe('parseConfig: errors name the bad path and value', () => {
     price: { input: 1, output: 2 }
     targets: [{ upstream: sim, model: z }]`,
     });
-    const msg = configError(() => parseConfig(yaml, { UP_KEY: 'k' }));
+    const msg = configError(() => parseTestConfig(yaml, { UP_KEY: 'k' }));
     assert.ok(msg.includes('/models/2/name'), msg);
     assert.ok(msg.includes('twin-model'), msg);
   });
@@ -279,17 +281,17 @@ describe('parseConfig: errors name the bad path and value', () => {
     price: { input: 1, output: 2 }
     targets: [{ upstream: up, model: z }]`,
     });
-    assert.doesNotThrow(() => parseConfig(mini(), {}), 'the base config is valid without UP_KEY');
-    const withKey = configError(() => parseConfig(yaml, { UP_KEY: 'k' }));
+    assert.doesNotThrow(() => parseTestConfig(mini(), {}), 'the base config is valid without UP_KEY');
+    const withKey = configError(() => parseTestConfig(yaml, { UP_KEY: 'k' }));
     assert.ok(withKey.includes('/models/1/name'), withKey);
-    const msg = configError(() => parseConfig(yaml, {}));
+    const msg = configError(() => parseTestConfig(yaml, {}));
     assert.ok(msg.includes('/models/1/name'), msg);
     assert.ok(msg.includes('twin-model'), msg);
   });
 
   test('a duplicate upstream id', () => {
     const yaml = mini({ upstream: `  - id: sim\n    provider: simulator\n  - id: sim\n    provider: simulator` });
-    const msg = configError(() => parseConfig(yaml, {}));
+    const msg = configError(() => parseTestConfig(yaml, {}));
     assert.ok(msg.includes('/upstreams/1/id'), msg);
     assert.ok(msg.includes('"sim"'), msg);
   });
@@ -298,18 +300,18 @@ describe('parseConfig: errors name the bad path and value', () => {
     const yaml = mini({
       upstream: `  - id: up\n    provider: openai-compatible\n    api_key: x\n  - id: sim\n    provider: simulator`,
     });
-    const msg = configError(() => parseConfig(yaml, {}));
+    const msg = configError(() => parseTestConfig(yaml, {}));
     assert.ok(msg.includes('/upstreams/0/base_url'), msg);
   });
 
   test('invalid YAML', () => {
-    const msg = configError(() => parseConfig('upstreams:\n  - id: a\n   provider: [unclosed\n', {}, 'broken.yaml'));
+    const msg = configError(() => parseTestConfig('upstreams:\n  - id: a\n   provider: [unclosed\n', {}, 'broken.yaml'));
     assert.ok(msg.includes('broken.yaml'), msg);
     assert.match(msg, /not valid YAML/);
   });
 
   test('a document that is not a mapping', () => {
-    const msg = configError(() => parseConfig('- just\n- a list\n', {}, 'list.yaml'));
+    const msg = configError(() => parseTestConfig('- just\n- a list\n', {}, 'list.yaml'));
     assert.ok(msg.includes('list.yaml'), msg);
   });
 
@@ -317,32 +319,32 @@ describe('parseConfig: errors name the bad path and value', () => {
     const yaml = mini()
       .replace('max_concurrency: 8', 'max_concurrency: lots-please')
       .replace('provider: simulator', 'provider: simulator\n    colour: blue');
-    const msg = configError(() => parseConfig(yaml, { UP_KEY: 'k' }));
+    const msg = configError(() => parseTestConfig(yaml, { UP_KEY: 'k' }));
     assert.ok(msg.includes('/upstreams/0/max_concurrency'), msg);
     assert.ok(msg.includes('colour'), msg);
   });
 
   test('${VAR} unset outside api_key is an error naming the path and the variable', () => {
     const yaml = mini().replace('max_concurrency: 8', 'max_concurrency: 8\n    region: ${SY_UNSET_REGION}');
-    const msg = configError(() => parseConfig(yaml, { UP_KEY: 'k' }));
+    const msg = configError(() => parseTestConfig(yaml, { UP_KEY: 'k' }));
     assert.ok(msg.includes('/upstreams/0/region'), msg);
     assert.ok(msg.includes('SY_UNSET_REGION'), msg);
 
     const hdr = mini().replace('max_concurrency: 8', 'max_concurrency: 8\n    headers: { X-Org: "${SY_UNSET_ORG}" }');
-    const msg2 = configError(() => parseConfig(hdr, { UP_KEY: 'k' }));
+    const msg2 = configError(() => parseTestConfig(hdr, { UP_KEY: 'k' }));
     assert.ok(msg2.includes('/upstreams/0/headers/X-Org'), msg2);
     assert.ok(msg2.includes('SY_UNSET_ORG'), msg2);
   });
 
   test('${VAR} unset in base_url names the variable', () => {
     const yaml = mini().replace('base_url: http://127.0.0.1:9/v1', 'base_url: ${SY_UNSET_BASE_URL}');
-    const msg = configError(() => parseConfig(yaml, { UP_KEY: 'k' }));
+    const msg = configError(() => parseTestConfig(yaml, { UP_KEY: 'k' }));
     assert.ok(msg.includes('/upstreams/0/base_url'), msg);
     assert.ok(msg.includes('SY_UNSET_BASE_URL'), `the unset variable is named: ${msg}`);
   });
 
   test('${VAR} unset in api_key only switches that upstream off', () => {
-    const c = parseConfig(mini(), {});
+    const c = parseTestConfig(mini(), {});
     assert.equal(c.upstreamStatus.find((u) => u.id === 'up')!.mode, 'off');
     assert.match(c.upstreamStatus.find((u) => u.id === 'up')!.reason!, /UP_KEY/);
     assert.deepEqual(targetsOf(c, 'm1'), [{ upstream: 'sim', model: 'sim-m1' }]);
@@ -350,7 +352,7 @@ describe('parseConfig: errors name the bad path and value', () => {
 
   test('loadConfig on a missing file throws ConfigError naming the file', () => {
     const missing = join(tmpdir(), `switchyard-missing-${process.pid}-${Date.now()}.yaml`);
-    const msg = configError(() => loadConfig(missing, {}));
+    const msg = configError(() => loadTestConfig(missing, {}));
     assert.ok(msg.includes(missing), msg);
   });
 });
@@ -360,33 +362,77 @@ describe('parseConfig: an api_key value is never printed in an error', () => {
 
   test('api_key of the wrong type', () => {
     const yaml = mini().replace('api_key: ${UP_KEY}', 'api_key: 7777123456789');
-    const msg = configError(() => parseConfig(yaml, {}));
+    const msg = configError(() => parseTestConfig(yaml, {}));
     assert.ok(msg.includes('/upstreams/0/api_key'), msg);
     assert.ok(!msg.includes('7777123456789'), msg);
 
     const obj = mini().replace('api_key: ${UP_KEY}', `api_key: { value: ${SECRET} }`);
-    const msg2 = configError(() => parseConfig(obj, {}));
+    const msg2 = configError(() => parseTestConfig(obj, {}));
     assert.ok(msg2.includes('/upstreams/0/api_key'), msg2);
     assert.ok(!msg2.includes(SECRET), msg2);
   });
 
   test('a literal or resolved api_key next to another error', () => {
     const literal = mini().replace('api_key: ${UP_KEY}', `api_key: ${SECRET}`).replace('max_concurrency: 8', 'max_concurrency: -1');
-    const msg = configError(() => parseConfig(literal, {}));
+    const msg = configError(() => parseTestConfig(literal, {}));
     assert.ok(msg.includes('/upstreams/0/max_concurrency'), msg);
     assert.ok(!msg.includes(SECRET), msg);
 
     const fromEnv = mini().replace('max_concurrency: 8', 'max_concurrency: -1\n    region: 5');
-    const msg2 = configError(() => parseConfig(fromEnv, { UP_KEY: SECRET }));
+    const msg2 = configError(() => parseTestConfig(fromEnv, { UP_KEY: SECRET }));
     assert.ok(!msg2.includes(SECRET), msg2);
   });
 
   test('a YAML syntax error on the api_key line', () => {
     const yaml = mini().replace('api_key: ${UP_KEY}', `api_key: ${SECRET}: oops`);
-    const msg = configError(() => parseConfig(yaml, {}));
+    const msg = configError(() => parseTestConfig(yaml, {}));
     assert.match(msg, /not valid YAML/);
     assert.ok(!msg.includes(SECRET), `the key is printed: ${msg}`);
   });
+});
+
+describe('parseConfig: the provider kinds it is handed', () => {
+  /** One upstream of kind `k` (options as given) serving model `m`. */
+  const oneKind = (options = '{}', baseUrl = '') => `
+upstreams:
+  - id: u
+    provider: k
+    options: ${options}${baseUrl ? `\n    base_url: ${baseUrl}` : ''}
+models:
+  - name: m
+    price: { input: 1, output: 2 }
+    targets: [{ upstream: u, model: x }]
+keys:
+  - name: k
+    key_sha256: ${DEMO_HASH}
+`;
+  const withOptions: ProviderKinds = {
+    k: { needsBaseUrl: false, options: Type.Object({ depth: Type.Integer({ minimum: 1, default: 3 }) }, { additionalProperties: false }) },
+  };
+
+  test('a kind it is not handed is unknown, and the error names the kinds it knows', () => {
+    const msg = configError(() => parseConfig(mini(), { kinds: { simulator: { needsBaseUrl: false } }, env: { UP_KEY: 'k' } }));
+    assert.match(msg, /\/upstreams\/0\/provider: unknown provider kind "openai-compatible" \(known: simulator\)/);
+  });
+
+  test("a kind's option schema applies its defaults and reports bad options at their path", () => {
+    const c = parseConfig(oneKind(), { kinds: withOptions, env: {} });
+    assert.deepEqual(c.upstreams.get('u')!.options, { depth: 3 });
+    const msg = configError(() => parseConfig(oneKind('{ depth: 0 }'), { kinds: withOptions, env: {} }));
+    assert.ok(msg.includes('/upstreams/0/options/depth'), msg);
+    const none = configError(() => parseConfig(oneKind('{ depth: 2 }'), { kinds: { k: { needsBaseUrl: false } }, env: {} }));
+    assert.ok(none.includes('/upstreams/0/options: provider "k" takes no options'), none);
+  });
+
+  test('needsBaseUrl and simulated come from the kind', () => {
+    const msg = configError(() => parseConfig(oneKind(), { kinds: { k: { needsBaseUrl: true } }, env: {} }));
+    assert.ok(msg.includes('/upstreams/0/base_url: required for provider "k"'), msg);
+    const live = parseConfig(oneKind('{}', 'http://127.0.0.1:9/v1'), { kinds: { k: { needsBaseUrl: true } }, env: {}, path: 'p.yaml' });
+    assert.deepEqual([live.path, live.upstreamStatus[0]!.mode], ['p.yaml', 'live']);
+    const sim = parseConfig(oneKind(), { kinds: { k: { needsBaseUrl: false, simulated: true } }, env: {} });
+    assert.deepEqual([sim.path, sim.upstreamStatus[0]!.mode], ['<inline>', 'simulated']);
+  });
+
 });
 
 describe('usage: readUsage', () => {
@@ -510,7 +556,7 @@ describe('usage: costUsd (USD per 1M tokens)', () => {
   });
 
   test('recorded usage at the shipped config prices', () => {
-    const c = parseConfig(DEFAULT_YAML, {});
+    const c = parseTestConfig(DEFAULT_YAML, {});
     const codex = c.models.get('gpt-5.5-codex')!.price;
     const v32 = c.models.get('deepseek-v3.2')!.price;
     // DeepSeek tool-call recording: 19 uncached + 320 cached input, 83 output.
@@ -522,7 +568,7 @@ describe('usage: costUsd (USD per 1M tokens)', () => {
   });
 
   test('cached_input defaults to the input price', () => {
-    const c = parseConfig(mini(), {});
+    const c = parseTestConfig(mini(), {});
     const price = c.models.get('m1')!.price;
     close(costUsd({ input: 1_000_000, cached: 600_000, output: 0, reasoning: 0 }, price), 1);
   });

@@ -13,7 +13,7 @@ const quiet = { info: () => {}, warn: () => {} };
 import { HealthBoard } from '../../src/router/health.js';
 import { LatencyBoard } from '../../src/router/latency.js';
 import { RetryBudget } from '../../src/router/retry-budget.js';
-import { SessionPins } from '../../src/router/sticky.js';
+import { SessionPins } from '../../src/store/pins.js';
 import { seededRandom } from '../helpers/random.js';
 
 /** A settable clock. */

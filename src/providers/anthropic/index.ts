@@ -4,7 +4,7 @@
  * reference, "Messages", "Versions"). Transport and auth only: chat clients reach it through
  * the chat -> messages translator (`translate/chat-messages/`).
  */
-import type { LiveUpstream } from '../../config/load.js';
+import type { LiveUpstream } from '../../config/types.js';
 import { createPool } from '../../upstream/pools.js';
 import { sendUpstream } from '../../upstream/send.js';
 import type { ApiName, Provider, ProviderKind, UpstreamResponse, WireRequest } from '../types.js';

@@ -12,7 +12,7 @@
  * - the key goes in the `api-key` header, never `Authorization`.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import type { LiveUpstream } from '../../config/load.js';
+import type { LiveUpstream } from '../../config/types.js';
 import { createOpenAIStyle } from '../openai-compatible/base.js';
 import type { ApiName, Provider, ProviderKind } from '../types.js';
 

@@ -4,7 +4,7 @@
  * (the vendor's auth header among them), the wire body serialised once, the answer returned
  * untouched. A vendor differs only in its auth header, its URL, and which APIs it speaks.
  */
-import type { LiveUpstream } from '../../config/load.js';
+import type { LiveUpstream } from '../../config/types.js';
 import { createPool } from '../../upstream/pools.js';
 import { sendUpstream } from '../../upstream/send.js';
 import type { ApiName, Provider, WireRequest, UpstreamResponse } from '../types.js';

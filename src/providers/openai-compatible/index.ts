@@ -6,7 +6,7 @@
  * `<base_url>/responses` (OpenAI API reference, "Create a model response").
  */
 import { Type, type Static } from '@sinclair/typebox';
-import type { LiveUpstream } from '../../config/load.js';
+import type { LiveUpstream } from '../../config/types.js';
 import type { ApiName, Provider, ProviderKind } from '../types.js';
 import { createOpenAIStyle } from './base.js';
 

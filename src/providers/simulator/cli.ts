@@ -4,6 +4,7 @@
  * override them.
  */
 import { ConfigError, loadConfig } from '../../config/load.js';
+import { PROVIDERS } from '../registry.js';
 import type { SimulatorConfig } from '../../config/schema.js';
 import { startSimulatorServer } from './server.js';
 
@@ -24,7 +25,7 @@ function int(name: string, value: string | undefined, fallback: number, min: num
 
 /** The simulator settings: the config's first `simulator` upstream, then the flags. */
 export function simulatorSettings(configPath: string, flags: SimulateFlags): SimulatorConfig {
-  const config = loadConfig(configPath);
+  const config = loadConfig(configPath, { kinds: PROVIDERS });
   const upstream = [...config.upstreams.values()].find((u) => u.provider === 'simulator');
   if (!upstream) throw new ConfigError(`${config.path}: no upstream with provider: simulator to take the simulator settings from`);
   const base = upstream.simulator;

@@ -19,7 +19,7 @@
  */
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { LiveUpstream } from '../../config/load.js';
+import type { LiveUpstream } from '../../config/types.js';
 import type { ApiName, Provider, ProviderKind, UpstreamResponse, WireRequest } from '../types.js';
 import { loadRecordings, type Recordings, type StreamRecording } from './recordings.js';
 import { AccountThrottle, type ThrottleStats } from './throttle.js';

@@ -1,5 +1,5 @@
 /** What a routing strategy sees of each available target, and what it returns. */
-import type { Target } from '../../config/load.js';
+import type { Target } from '../../config/types.js';
 
 export interface Candidate {
   readonly target: Target;

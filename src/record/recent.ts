@@ -6,7 +6,7 @@
  * completion. Per replica, lost on restart; metrics and logs stay the durable record.
  */
 import type { Metrics } from '../metrics/registry.js';
-import type { RequestRecord } from '../record/request.js';
+import type { RequestRecord } from './request.js';
 
 /** One finished request as the console shows it. */
 export interface RecentRequest {

@@ -1,0 +1,147 @@
+/**
+ * The `models:` entries turned into the models the gateway serves: each with its live
+ * targets (standby ones only when nothing else is live), full prices, and fallbacks that
+ * never lead a model on a real provider to simulated answers; plus the checks that span
+ * models (duplicates, unknown upstreams and models, fallback cycles).
+ */
+import type { ModelConfig, PriceConfig, RawConfig } from './schema.js';
+import type { LiveUpstream, Model } from './types.js';
+
+/** Where the checks put what they find: errors stop the load, warnings are logged. */
+export interface Findings {
+  readonly problems: string[];
+  readonly warnings: string[];
+}
+
+function fullPrice(p: PriceConfig): Required<PriceConfig> {
+  return Object.freeze({
+    input: p.input,
+    output: p.output,
+    cached_input: p.cached_input ?? p.input,
+    cache_write: p.cache_write ?? p.input,
+    reasoning: p.reasoning ?? p.output,
+  });
+}
+
+/** The first path from `start` that comes back to a model already on it, or null. */
+function findCycle(start: string, next: (name: string) => readonly string[]): string[] | null {
+  const path: string[] = [];
+  const visit = (name: string): string[] | null => {
+    const at = path.indexOf(name);
+    if (at !== -1) return [...path.slice(at), name];
+    path.push(name);
+    for (const n of next(name)) {
+      const c = visit(n);
+      if (c) return c;
+    }
+    path.pop();
+    return null;
+  };
+  return visit(start);
+}
+
+/** The targets that serve `m`: its live non-standby ones, else its live standby ones. */
+function chosenTargets(m: ModelConfig, upstreams: ReadonlyMap<string, LiveUpstream>): ModelConfig['targets'] {
+  const live = m.targets.filter((t) => upstreams.has(t.upstream));
+  const primary = live.filter((t) => !t.standby);
+  return primary.length > 0 ? primary : live;
+}
+
+/** Fallback chains: every name must be a declared model, and no chain may loop back. */
+function checkChains(entries: readonly ModelConfig[], found: Findings): void {
+  const declaredModels = new Map(entries.map((m, i) => [m.name, { m, i }]));
+  for (const { m, i } of declaredModels.values()) {
+    m.fallbacks.forEach((f, j) => {
+      if (!declaredModels.has(f)) found.problems.push(`/models/${i}/fallbacks/${j}: unknown model "${f}"`);
+    });
+    if (m.shed.fallback !== undefined && !declaredModels.has(m.shed.fallback)) {
+      found.problems.push(`/models/${i}/shed/fallback: unknown model "${m.shed.fallback}"`);
+    }
+    if (m.shed.policy === 'downgrade' && m.reasoning && m.shed.fallback === undefined && m.fallbacks.length === 0) {
+      found.warnings.push(`model "${m.name}" sheds by downgrade but names no shed.fallback; its hot calls will be rejected`);
+    }
+    const cycle = findCycle(m.name, (n) => declaredModels.get(n)?.m.fallbacks ?? []);
+    if (cycle) found.problems.push(`/models/${i}/fallbacks: fallback cycle ${cycle.join(' -> ')}`);
+  }
+}
+
+/**
+ * Builds the served models, by name in config order; a model with no live target is left
+ * out with a warning.
+ * @param upstreams the live upstreams; `declared` every upstream id, live or not.
+ * @param isSimulated whether an upstream answers with recorded responses (its kind's `simulated`).
+ * @param found errors and warnings are appended here.
+ */
+export function buildModels(
+  raw: Pick<RawConfig, 'models' | 'routing'>,
+  upstreams: ReadonlyMap<string, LiveUpstream>,
+  declared: ReadonlySet<string>,
+  isSimulated: (upstream: LiveUpstream) => boolean,
+  found: Findings,
+): Map<string, Model> {
+  const { problems, warnings } = found;
+  const models = new Map<string, Model>();
+  const modelNames = new Set<string>();
+  // Models served only by the simulator (no provider key set for them).
+  const simulatedOnly = new Set(
+    raw.models
+      .filter((m) => {
+        const chosen = chosenTargets(m, upstreams);
+        return chosen.length > 0 && chosen.every((t) => isSimulated(upstreams.get(t.upstream)!));
+      })
+      .map((m) => m.name),
+  );
+  raw.models.forEach((m, i) => {
+    if (modelNames.has(m.name)) problems.push(`/models/${i}/name: duplicate model "${m.name}"`);
+    modelNames.add(m.name);
+    m.targets.forEach((t, j) => {
+      if (!declared.has(t.upstream)) problems.push(`/models/${i}/targets/${j}/upstream: unknown upstream "${t.upstream}"`);
+    });
+    const chosen = chosenTargets(m, upstreams);
+    if (chosen.length === 0) {
+      warnings.push(`model "${m.name}" has no live target; it is not served`);
+      return;
+    }
+    const price = fullPrice(m.price);
+    // A model on a real provider never falls back (or sheds) to simulated answers.
+    const real = !simulatedOnly.has(m.name);
+    const fallbacks = m.fallbacks.filter((f) => {
+      if (!real || !simulatedOnly.has(f)) return true;
+      warnings.push(`model "${m.name}": fallback "${f}" is only simulated (its provider key is not set); it is not used`);
+      return false;
+    });
+    const shed = { ...m.shed };
+    if (real && shed.fallback !== undefined && simulatedOnly.has(shed.fallback)) {
+      warnings.push(`model "${m.name}": shed fallback "${shed.fallback}" is only simulated; hot deep calls are rejected instead`);
+      shed.policy = 'reject';
+      delete shed.fallback;
+    }
+    models.set(
+      m.name,
+      Object.freeze({
+        name: m.name,
+        reasoning: m.reasoning,
+        capabilities: Object.freeze({ ...m.capabilities }),
+        price,
+        strategy: m.strategy ?? raw.routing.strategy,
+        fallbacks: Object.freeze(fallbacks),
+        deepEffort: m.deep_effort,
+        defaultEffort: m.default_effort,
+        shed: Object.freeze(shed),
+        targets: Object.freeze(
+          chosen.map((t) =>
+            Object.freeze({
+              key: `${t.upstream}/${t.model}`,
+              upstream: upstreams.get(t.upstream)!,
+              model: t.model,
+              weight: t.weight,
+              price: t.price ? fullPrice(t.price) : price,
+            }),
+          ),
+        ),
+      }),
+    );
+  });
+  checkChains(raw.models, found);
+  return models;
+}

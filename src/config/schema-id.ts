@@ -1,0 +1,5 @@
+/** The shape of every id and name in the config (upstream ids, model and key names). */
+import { Type } from '@sinclair/typebox';
+
+/** Letters, digits and `._:/-`, starting with a letter or digit; at most 128 characters. */
+export const Id = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9._:/-]*$' });

@@ -1,0 +1,103 @@
+/**
+ * Config schema, `models[]`: a public model name, its price, what it accepts, how it sheds
+ * deep calls and the targets that serve it. Prices are USD per 1M tokens.
+ */
+import { Type } from '@sinclair/typebox';
+import { Id } from './schema-id.js';
+
+export const PriceSchema = Type.Object(
+  {
+    /** USD per 1M uncached input tokens. */
+    input: Type.Number({ minimum: 0 }),
+    /** USD per 1M cached input tokens; defaults to `input`. */
+    cached_input: Type.Optional(Type.Number({ minimum: 0 })),
+    /**
+     * USD per 1M prompt tokens written to the provider's prompt cache (Anthropic bills cache
+     * writes at 1.25× input for the 5-minute cache; Anthropic pricing page); defaults to `input`.
+     */
+    cache_write: Type.Optional(Type.Number({ minimum: 0 })),
+    /** USD per 1M output tokens other than reasoning tokens. */
+    output: Type.Number({ minimum: 0 }),
+    /** USD per 1M reasoning tokens (a part of the output tokens); defaults to `output`. */
+    reasoning: Type.Optional(Type.Number({ minimum: 0 })),
+  },
+  { additionalProperties: false },
+);
+
+export const TargetSchema = Type.Object(
+  {
+    upstream: Id,
+    /** The model id sent to the upstream. */
+    model: Type.String({ minLength: 1 }),
+    /** Used only when no non-standby target of the model is live (e.g. the simulator). */
+    standby: Type.Boolean({ default: false }),
+    /** Relative share of concurrent load under `balanced` (2 takes twice the load of 1). */
+    weight: Type.Number({ exclusiveMinimum: 0, maximum: 1000, default: 1 }),
+    /** Overrides the model's price for this target (e.g. a discounted account). */
+    price: Type.Optional(PriceSchema),
+  },
+  { additionalProperties: false },
+);
+
+export const StrategySchema = Type.Union([Type.Literal('fast'), Type.Literal('balanced'), Type.Literal('cheap'), Type.Literal('sticky')]);
+
+export const EffortSchema = Type.Union(['minimal', 'low', 'medium', 'high', 'xhigh'].map((e) => Type.Literal(e)));
+
+export const ShedSchema = Type.Object(
+  {
+    /** What happens to a deep call when every target's window is hot. */
+    policy: Type.Union([Type.Literal('downgrade'), Type.Literal('queue'), Type.Literal('reject')], { default: 'downgrade' }),
+    /** `downgrade`: the model that takes the call instead (usually a cheap non-reasoning one). */
+    fallback: Type.Optional(Id),
+    /** `queue`: longest wait for a cool window before the call is rejected. */
+    queue_timeout_ms: Type.Integer({ minimum: 1, default: 5_000 }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+/**
+ * What a model accepts, so one OpenAI-style request can be reshaped for each model a call
+ * may land on (primary, fallback, shed). See README, "Parameter normalisation".
+ */
+export const CapabilitiesSchema = Type.Object(
+  {
+    /** Takes `tools` / `tool_choice` / `parallel_tool_calls`. */
+    tools: Type.Boolean({ default: true }),
+    /** Takes image content parts. */
+    vision: Type.Boolean({ default: true }),
+    /**
+     * The output-limit field the model takes: OpenAI's reasoning models reject `max_tokens`
+     * and want `max_completion_tokens` (OpenAI API reference, "Create chat completion").
+     * Absent: the client's spelling passes unchanged.
+     */
+    max_tokens_field: Type.Optional(Type.Union([Type.Literal('max_tokens'), Type.Literal('max_completion_tokens')])),
+    /** Top-level body fields the model accepts; absent = any. `model`, `messages`, `stream` and `stream_options` always pass. */
+    accepted_params: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    /** Top-level body fields the model rejects (e.g. `temperature` on OpenAI reasoning models). */
+    unsupported_params: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+    /** What happens to a parameter the model does not take: dropped (listed in `x-switchyard-dropped-params`) or a 400. */
+    on_unsupported: Type.Union([Type.Literal('drop'), Type.Literal('reject')], { default: 'drop' }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+export const ModelSchema = Type.Object(
+  {
+    name: Id,
+    /** A reasoning model: takes `reasoning_effort` (or its provider maps it) and can be deep. */
+    reasoning: Type.Boolean({ default: false }),
+    capabilities: CapabilitiesSchema,
+    /** A request is deep when `reasoning` and its reasoning_effort >= this level. */
+    deep_effort: Type.Union([EffortSchema], { default: 'high' }),
+    /** The effort assumed when a request sends no reasoning_effort. */
+    default_effort: Type.Union([EffortSchema], { default: 'medium' }),
+    shed: ShedSchema,
+    price: PriceSchema,
+    /** Routing strategy; defaults to `routing.strategy`. */
+    strategy: Type.Optional(StrategySchema),
+    /** Models tried, in order, once this model's targets are exhausted. */
+    fallbacks: Type.Array(Id, { default: [] }),
+    targets: Type.Array(TargetSchema, { minItems: 1 }),
+  },
+  { additionalProperties: false },
+);

@@ -1,0 +1,55 @@
+/** Config schema, `routing`: attempts, deadlines, backoff, retry budget, cooldowns and queues. */
+import { Type } from '@sinclair/typebox';
+import { StrategySchema } from './schema-model.js';
+
+export const RoutingSchema = Type.Object(
+  {
+    strategy: Type.Union([StrategySchema], { default: 'balanced' }),
+    /** Upstream attempts per client request, fallbacks included. */
+    max_attempts: Type.Integer({ minimum: 1, maximum: 20, default: 4 }),
+    /** Time budget for attempts before the first byte reaches the client. */
+    deadline_ms: Type.Integer({ minimum: 100, default: 120_000 }),
+    /** Full-jitter exponential backoff between retry rounds: random(0, min(cap, base * 2^round)). */
+    backoff_base_ms: Type.Integer({ minimum: 0, default: 100 }),
+    backoff_cap_ms: Type.Integer({ minimum: 0, default: 2_000 }),
+    /** Longest `Retry-After` / `retry-after-ms` honoured. */
+    retry_after_cap_ms: Type.Integer({ minimum: 0, default: 10_000 }),
+    retry_budget: Type.Object(
+      {
+        /** Retries allowed as a share of requests over the window. */
+        ratio: Type.Number({ minimum: 0, maximum: 10, default: 0.2 }),
+        /** Retries always allowed per window, however few requests. */
+        min_retries: Type.Integer({ minimum: 0, default: 3 }),
+        window_ms: Type.Integer({ minimum: 1000, default: 10_000 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    cooldown: Type.Object(
+      {
+        /** Consecutive retryable failures that open the circuit. */
+        failures: Type.Integer({ minimum: 1, default: 3 }),
+        /** First cooldown; doubles on every failed probe, up to max_ms. */
+        base_ms: Type.Integer({ minimum: 1, default: 5_000 }),
+        max_ms: Type.Integer({ minimum: 1, default: 60_000 }),
+        /** Cooldown after a 401/403 from the upstream (a bad provider key). */
+        credential_ms: Type.Integer({ minimum: 1, default: 300_000 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    queue: Type.Object(
+      {
+        /** Requests that may wait for a slot on one upstream at its concurrency cap. */
+        max: Type.Integer({ minimum: 0, default: 64 }),
+        timeout_ms: Type.Integer({ minimum: 1, default: 5_000 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    /** Streams: time from sending to the first upstream event before failing over. */
+    first_token_timeout_ms: Type.Integer({ minimum: 1, default: 60_000 }),
+    /** How long a sticky session stays pinned to its target after its last request. */
+    sticky_ttl_ms: Type.Integer({ minimum: 1, default: 3_600_000 }),
+    /** Time constant of the latency estimate used by `fast`. */
+    latency_decay_ms: Type.Integer({ minimum: 1, default: 10_000 }),
+  },
+  { additionalProperties: false, default: {} },
+);

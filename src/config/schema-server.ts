@@ -1,0 +1,65 @@
+/** Config schema, the process-wide blocks: `server`, `admin`, `store` and `passthrough`. */
+import { Type } from '@sinclair/typebox';
+import { Id } from './schema-id.js';
+
+export const ServerSchema = Type.Object(
+  {
+    /** Largest accepted request body; OpenAI's own limit is in this range. */
+    body_limit_bytes: Type.Integer({ minimum: 1024, default: 32 * 1024 * 1024 }),
+    /** Longest time a client may take to send its whole request (headers and body); 0 = none. */
+    request_timeout_ms: Type.Integer({ minimum: 0, default: 60_000 }),
+    /**
+     * On SIGTERM / SIGINT: how long requests in flight (streams included) may take to finish
+     * while new ones get 503 `shutting_down`; past it they are cut (a stream ends with a final
+     * error event). Keep it under the orchestrator's grace period (Kubernetes: 30 s).
+     */
+    drain_ms: Type.Integer({ minimum: 0, maximum: 600_000, default: 25_000 }),
+    /** pino level. */
+    log_level: Type.Union(
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+      { default: 'info' },
+    ),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+export const AdminSchema = Type.Object(
+  {
+    /** The admin API listens here, apart from the client port; keep it on loopback or a private network. */
+    host: Type.String({ minLength: 1, default: '127.0.0.1' }),
+    port: Type.Integer({ minimum: 0, maximum: 65535, default: 9901 }),
+    /** Hex SHA-256 of the admin key (`switchyard hash-key`). Without it the admin API is not started. */
+    key_sha256: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+export const StoreSchema = Type.Object(
+  {
+    /** `redis://[:password@]host:port/db` or `rediss://` for TLS; empty = in-memory (one replica). `REDIS_URL` is used when unset. */
+    redis_url: Type.Optional(Type.String()),
+    /** Extra ioredis options (tls, sentinels, name, username, password, db …). */
+    redis_options: Type.Record(Type.String(), Type.Unknown(), { default: {} }),
+    /** Cluster mode: node URLs; all keys share one hash tag, so scripts stay atomic. */
+    cluster_nodes: Type.Array(Type.String(), { default: [] }),
+    key_prefix: Type.String({ minLength: 1, default: 'switchyard' }),
+    /** Timeout of every Redis call; past it the call fails over to the local store. */
+    command_timeout_ms: Type.Integer({ minimum: 10, maximum: 5_000, default: 250 }),
+    /** Replicas sharing the limits: in degraded mode each enforces limit / replicas locally. */
+    replicas: Type.Integer({ minimum: 1, default: 1 }),
+    /** Longest time an in-flight slot survives without release (a replica that died mid-request). */
+    lease_ms: Type.Integer({ minimum: 1_000, default: 600_000 }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+export const PassthroughSchema = Type.Object(
+  {
+    /**
+     * The upstream that other `/v1/*` routes (embeddings, moderations, audio, files …) are
+     * proxied to, with the client's key swapped for the upstream's. Absent: those routes 404.
+     */
+    upstream: Type.Optional(Id),
+  },
+  { additionalProperties: false, default: {} },
+);

@@ -1,0 +1,105 @@
+/**
+ * The runtime config: what `config/load.ts` returns once a config file is parsed, validated
+ * and resolved. Types only, so every layer may import it (providers, router, pipeline,
+ * routes) without pulling in the loader; it depends on nothing but the schema's types
+ * (and TypeBox's `TSchema`).
+ */
+import type { TSchema } from '@sinclair/typebox';
+import type {
+  AdminConfig,
+  CapabilitiesConfig,
+  ClientKeyConfig,
+  Effort,
+  PassthroughConfig,
+  PriceConfig,
+  RawConfig,
+  RoutingConfig,
+  ShedConfig,
+  StoreConfig,
+  Strategy,
+  UpstreamConfig,
+} from './schema.js';
+
+/** An upstream whose credentials resolved: it takes traffic. */
+export interface LiveUpstream extends Readonly<UpstreamConfig> {
+  readonly apiKey: string | undefined;
+  /** The kind's options with its schema's defaults applied. */
+  readonly options: Readonly<Record<string, unknown>>;
+}
+
+/** One way to serve a public model: an upstream plus the model id sent to it. */
+export interface Target {
+  /** `<upstream id>/<upstream model>`: the identity health, latency and pins are kept under. */
+  readonly key: string;
+  readonly upstream: LiveUpstream;
+  readonly model: string;
+  readonly weight: number;
+  /** USD per 1M tokens: the target's override, else the model's price. */
+  readonly price: Required<PriceConfig>;
+}
+
+/** A public model name with everything needed to route a call to it. */
+export interface Model {
+  readonly name: string;
+  readonly reasoning: boolean;
+  /** What the model accepts (README, "Parameter normalisation"). */
+  readonly capabilities: Readonly<CapabilitiesConfig>;
+  readonly price: Required<PriceConfig>;
+  readonly strategy: Strategy;
+  /** Fallback model names, in order (cycle-free, checked at load). */
+  readonly fallbacks: readonly string[];
+  /** reasoning_effort at or above which a call is deep (see router/deep.ts). */
+  readonly deepEffort: Effort;
+  /** reasoning_effort assumed when a request sends none. */
+  readonly defaultEffort: Effort;
+  /** What happens to a deep call when every target's window is hot. */
+  readonly shed: ShedConfig;
+  /** Live targets, in config order (standby ones only when nothing else is live). */
+  readonly targets: readonly Target[];
+}
+
+/** How one configured upstream came out of loading (shown at start-up and by the admin API). */
+export interface UpstreamStatus {
+  readonly id: string;
+  readonly provider: string;
+  /** `live` talks to a real provider, `simulated` is the built-in simulator, `off` lacks its key. */
+  readonly mode: 'live' | 'simulated' | 'off';
+  readonly reason?: string;
+}
+
+/** The validated, frozen config one generation of the gateway runs on. */
+export interface GatewayConfig {
+  readonly path: string;
+  readonly server: RawConfig['server'];
+  readonly admin: AdminConfig;
+  readonly routing: RoutingConfig;
+  readonly store: StoreConfig;
+  readonly upstreams: ReadonlyMap<string, LiveUpstream>;
+  readonly upstreamStatus: readonly UpstreamStatus[];
+  readonly models: ReadonlyMap<string, Model>;
+  readonly keys: readonly ClientKeyConfig[];
+  /** Where other `/v1/*` routes are proxied. */
+  readonly passthrough: Readonly<PassthroughConfig>;
+  /** Problems that do not stop start-up (a model with no live target), for the start-up log. */
+  readonly warnings: readonly string[];
+}
+
+/**
+ * The loader's view of a provider kind: what it checks an upstream entry against. The
+ * provider registry's entries (`ProviderKind` in `providers/types.ts`) have these fields,
+ * so the registry is handed to the loader as it is, and config never imports providers.
+ */
+export interface ProviderKindInfo {
+  /**
+   * TypeBox schema of an upstream's `options:` block for this kind (defaults applied at
+   * load, errors reported with the config path). Absent: the kind takes no options.
+   */
+  readonly options?: TSchema;
+  /** Whether an upstream of this kind needs `base_url`. */
+  readonly needsBaseUrl: boolean;
+  /** Answers in-process with recorded responses (never mixed into a live model's fallbacks). */
+  readonly simulated?: boolean;
+}
+
+/** Provider kinds by the name an upstream's `provider:` field uses. */
+export type ProviderKinds = Readonly<Record<string, ProviderKindInfo>>;

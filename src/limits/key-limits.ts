@@ -1,0 +1,232 @@
+/**
+ * Per-key limits and budgets, shared across replicas through the store:
+ *
+ * - `rpm` / `tpm`: one-minute windows (`rate.ts`). Tokens are reserved up front (prompt
+ *   tokens from the counter the app hands in, plus `max_completion_tokens` / `max_tokens`,
+ *   else {@link DEFAULT_COMPLETION_TOKENS}) and settled to the real usage afterwards
+ *   (reward or penalty of the difference).
+ * - `max_concurrency`: an in-flight slot in the store (the same leases as upstream
+ *   concurrency, under `key:<name>`), released on every outcome.
+ * - `budget_usd`: spend per key per UTC day / month kept in the store (INCRBYFLOAT with
+ *   expiry at the period end), checked before the request and added after it.
+ */
+import type { Caller } from '../auth/keys.js';
+import { GatewayError } from '../errors/codes.js';
+import type { Metrics } from '../metrics/registry.js';
+import type { StateStore } from '../store/index.js';
+import type { Lease } from '../store/types.js';
+import { periodOf } from './periods.js';
+import { consume, RateLimiters, setRateHeaders } from './rate.js';
+
+/** Completion tokens reserved for a `tpm` check when the request sets no output cap. */
+export const DEFAULT_COMPLETION_TOKENS = 1024;
+
+/** Counts the prompt tokens of a request's chat-style `messages`. */
+export type PromptTokenCounter = (messages: unknown) => Promise<number>;
+
+/** The token counts a finished request is settled with (the pipeline's `Usage` has them). */
+export interface SettledTokens {
+  readonly input: number;
+  readonly output: number;
+}
+
+/** What a request holds while it runs; `settle` exactly once at the end. */
+export interface Admission {
+  readonly headers: Record<string, string>;
+  settle(usage: SettledTokens, costUsd: number): Promise<void>;
+}
+
+const NOTHING: Admission = { headers: {}, settle: async () => {} };
+
+/** Per-key limits and budgets of the client keys, shared across replicas through the store. */
+export class KeyLimits {
+  private readonly limiters: RateLimiters;
+
+  /**
+   * @param countPromptTokens prompt tokens of a request's chat-style `messages`, for `tpm`
+   *        reservations (the app passes `usage/estimate.ts`'s counter).
+   */
+  constructor(
+    private readonly store: StateStore,
+    private readonly metrics: Metrics,
+    private readonly countPromptTokens: PromptTokenCounter,
+  ) {
+    this.limiters = new RateLimiters(store);
+  }
+
+  private reject(caller: Caller, reason: 'requests' | 'tokens' | 'concurrency' | 'budget', err: GatewayError): never {
+    this.metrics.limitRejections.inc({ key: caller.name, reason });
+    throw err;
+  }
+
+  private spendKey(name: string, period: 'day' | 'month'): { key: string; endMs: number } {
+    const p = periodOf(period);
+    return { key: `${name}:${p.id}`, endMs: p.endMs };
+  }
+
+  /** Current spend and rate usage of a key (admin view). */
+  async status(caller: Caller): Promise<Record<string, unknown>> {
+    const limits = caller.limits;
+    if (!limits) return {};
+    const out: Record<string, unknown> = {};
+    if (limits.budget_usd) {
+      const { key, endMs } = this.spendKey(caller.name, limits.budget_usd.period);
+      const spent = await this.store.getSpend(key);
+      out['budget'] = {
+        amount_usd: limits.budget_usd.amount,
+        period: limits.budget_usd.period,
+        spent_usd: spent,
+        remaining_usd: Math.max(0, limits.budget_usd.amount - spent),
+        resets_at: new Date(endMs).toISOString(),
+      };
+      this.metrics.budgetRemaining.set({ key: caller.name }, Math.max(0, limits.budget_usd.amount - spent));
+    }
+    const l = this.limiters.for(caller, limits);
+    for (const [kind, lim, max] of [
+      ['requests', l.rpm, limits.rpm],
+      ['tokens', l.tpm, limits.tpm],
+    ] as const) {
+      if (!lim || !max) continue;
+      const r = await lim.get(caller.name).catch(() => null);
+      out[kind === 'requests' ? 'rpm' : 'tpm'] = { limit: max, used: r?.consumedPoints ?? 0, remaining: Math.max(0, max - (r?.consumedPoints ?? 0)) };
+    }
+    if (limits.max_concurrency) out['max_concurrency'] = limits.max_concurrency;
+    return out;
+  }
+
+  /**
+   * Checks and takes everything the key's limits ask for, or throws a 429 GatewayError
+   * (nothing stays taken then).
+   */
+  async admit(caller: Caller | null, body: { messages?: unknown; max_tokens?: unknown; max_completion_tokens?: unknown }): Promise<Admission> {
+    const limits = caller?.limits;
+    if (!caller || !limits) return NOTHING;
+    const headers: Record<string, string> = {};
+    const name = caller.name;
+
+    let spend: { key: string; endMs: number } | null = null;
+    if (limits.budget_usd) {
+      spend = this.spendKey(name, limits.budget_usd.period);
+      const spent = await this.store.getSpend(spend.key);
+      this.metrics.budgetRemaining.set({ key: name }, Math.max(0, limits.budget_usd.amount - spent));
+      if (spent >= limits.budget_usd.amount) {
+        const retry = Math.max(1, Math.ceil((spend.endMs - Date.now()) / 1000));
+        this.reject(
+          caller,
+          'budget',
+          new GatewayError('GW_ERR_INSUFFICIENT_QUOTA', {
+            message: `You exceeded your current quota: key "${name}" spent $${spent.toFixed(6)} of its $${limits.budget_usd.amount} ${limits.budget_usd.period === 'day' ? 'daily' : 'monthly'} budget.`,
+            headers: { 'retry-after': String(retry) },
+          }),
+        );
+      }
+    }
+
+    const undo: (() => Promise<void>)[] = [];
+    const rollback = async () => {
+      for (const u of undo.reverse()) await u().catch(() => {});
+    };
+    try {
+      let lease: Lease | null = null;
+      if (limits.max_concurrency) {
+        const slot = await this.store.acquire({ upstream: `key:${name}`, limit: limits.max_concurrency, deep: false, windowMs: 0, threshold: 0 });
+        if (!slot.ok) {
+          this.reject(
+            caller,
+            'concurrency',
+            new GatewayError('GW_ERR_RATE_LIMITED', {
+              message: `Too many concurrent requests for key "${name}": limit ${limits.max_concurrency}.`,
+              headers: { 'retry-after': '1' },
+            }),
+          );
+        }
+        const l = slot.lease;
+        lease = l;
+        undo.push(() => this.store.release(l));
+      }
+
+      const l = this.limiters.for(caller, limits);
+      if (l.rpm && limits.rpm) {
+        const r = await consume(l.rpm, name, 1);
+        if (!r.ok) {
+          setRateHeaders(headers, 'requests', limits.rpm, r.res);
+          this.reject(
+            caller,
+            'requests',
+            new GatewayError('GW_ERR_RATE_LIMITED', {
+              message: `Rate limit reached for key "${name}" on requests per min (RPM): Limit ${limits.rpm}.`,
+              headers: { ...headers, 'retry-after': String(Math.max(1, Math.ceil(r.res.msBeforeNext / 1000))) },
+            }),
+          );
+        }
+        setRateHeaders(headers, 'requests', limits.rpm, r.res);
+      }
+
+      let reserved = 0;
+      if (l.tpm && limits.tpm) {
+        const tpm = l.tpm;
+        const max = typeof body.max_completion_tokens === 'number' ? body.max_completion_tokens : typeof body.max_tokens === 'number' ? body.max_tokens : DEFAULT_COMPLETION_TOKENS;
+        const estimate = Math.max(1, (await this.countPromptTokens(body.messages)) + Math.max(0, Math.floor(max)));
+        const r = await consume(tpm, name, estimate);
+        if (!r.ok) {
+          setRateHeaders(headers, 'tokens', limits.tpm, r.res);
+          this.reject(
+            caller,
+            'tokens',
+            new GatewayError('GW_ERR_RATE_LIMITED', {
+              type: 'tokens',
+              message: `Rate limit reached for key "${name}" on tokens per min (TPM): Limit ${limits.tpm}, Requested ${estimate}.`,
+              headers: { ...headers, 'retry-after': String(Math.max(1, Math.ceil(r.res.msBeforeNext / 1000))) },
+            }),
+          );
+        }
+        reserved = estimate;
+        setRateHeaders(headers, 'tokens', limits.tpm, r.res);
+      }
+
+      let settled = false;
+      return {
+        headers,
+        settle: async (usage, cost) => {
+          if (settled) return;
+          settled = true;
+          const jobs: Promise<unknown>[] = [];
+          if (lease) jobs.push(this.store.release(lease));
+          if (reserved > 0 && l.tpm) {
+            const diff = usage.input + usage.output - reserved;
+            if (diff > 0) jobs.push(l.tpm.penalty(name, diff));
+            else if (diff < 0) jobs.push(l.tpm.reward(name, -diff));
+          }
+          if (spend && cost > 0 && limits.budget_usd) {
+            const budget = limits.budget_usd.amount;
+            jobs.push(this.store.addSpend(spend.key, cost, spend.endMs).then((total) => this.metrics.budgetRemaining.set({ key: name }, Math.max(0, budget - total))));
+          }
+          await Promise.allSettled(jobs);
+        },
+      };
+    } catch (err) {
+      await rollback();
+      throw err;
+    }
+  }
+
+  /**
+   * Adds a finished request's cost to the day's spend counters of its key and its model
+   * (`spend:day:<yyyy-mm-dd>:key:<name>`, `…:model:<name>`), kept in the shared store for
+   * two days. Never rejects.
+   */
+  async recordSpend(key: string | null, model: string | null, costUsd: number): Promise<void> {
+    const now = new Date();
+    const day = now.toISOString().slice(0, 10);
+    const expire = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 2);
+    const jobs: Promise<number>[] = [];
+    if (key) jobs.push(this.store.addSpend(`day:${day}:key:${key}`, costUsd, expire));
+    if (model) jobs.push(this.store.addSpend(`day:${day}:model:${model}`, costUsd, expire));
+    await Promise.allSettled(jobs);
+  }
+
+  /** Today's (UTC) spend of a key or a model, USD. */
+  spendToday(kind: 'key' | 'model', name: string): Promise<number> {
+    return this.store.getSpend(`day:${new Date().toISOString().slice(0, 10)}:${kind}:${name}`);
+  }
+}

@@ -1,2 +1,0 @@
-/** Moved to `usage/usage.ts`; kept until every importer points there. */
-export * from '../usage/usage.js';
