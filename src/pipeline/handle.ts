@@ -12,7 +12,7 @@ import type { PriceConfig, Strategy } from '../config/schema.js';
 import type { InboundApi, PreparedBody } from '../apis/types.js';
 import type { ApiName, Provider } from '../providers/types.js';
 import { GatewayError } from '../errors/codes.js';
-import { classifyError, type Classified } from '../errors/classify.js';
+import { classifiedAs, classifyFailure, isCallerFault, type Classified } from '../errors/classify.js';
 import { sendError } from '../errors/reply.js';
 import { recordAttemptOk, recordAttemptStart, recordUpstreamError, trackInFlight } from '../metrics/record.js';
 import type { Metrics } from '../metrics/registry.js';
@@ -198,7 +198,7 @@ export async function handleModelCall(api: InboundApi, deps: PipelineDeps, req: 
       if ('stop' in next) {
         const err = next.stop;
         rec.errorClass = route.lastFailure?.classified.class ?? null;
-        rec.outcome = route.lastFailure?.classified.class === 'caller' ? 'client_error' : 'upstream_error';
+        rec.outcome = route.lastFailure && isCallerFault(route.lastFailure.classified) ? 'client_error' : 'upstream_error';
         // Switchyard already retried; the SDK retrying on top would multiply upstream load.
         const noRetry: Record<string, string> = route.attempts > 0 && err.status >= 429 ? { 'x-should-retry': 'false' } : {};
         const last: Record<string, string> = rec.upstream ? { 'x-switchyard-upstream': rec.upstream } : {};
@@ -226,9 +226,9 @@ export async function handleModelCall(api: InboundApi, deps: PipelineDeps, req: 
       }
       const headers = { ...limitHeaders, ...routeHeaders(rec, route, strategy, target) };
       if (prepared.dropped.length > 0) headers['x-switchyard-dropped-params'] = prepared.dropped.join(',');
-      const failed = (classified: Classified, error: GatewayError, retryAfter?: number): void => {
+      const failed = (classified: Classified, error: GatewayError, retryAfter?: number, reason?: string): void => {
         recordUpstreamError(deps.metrics, target.upstream.id, classified.class);
-        route.report(attempt, { ok: false, classified, error, latencyMs: Date.now() - attempt.startedAt, ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}) });
+        route.report(attempt, { ok: false, classified, error, latencyMs: Date.now() - attempt.startedAt, ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}), ...(reason !== undefined ? { reason } : {}) });
       };
 
       try {
@@ -248,17 +248,17 @@ export async function handleModelCall(api: InboundApi, deps: PipelineDeps, req: 
             // The request cannot be expressed in this upstream's API: the caller's problem.
             if (err.status < 500) throw err;
             // The provider could not read or translate the upstream's answer.
-            failed({ class: 'bad_response', retryable: true }, err);
+            failed(classifiedAs('bad_response'), err);
             continue;
           }
-          const classified = classifyError(err);
+          const classified = classifyFailure({ thrown: err });
           failed(classified, new GatewayError(classified.class === 'timeout' ? 'GW_ERR_UPSTREAM_TIMEOUT' : 'GW_ERR_UPSTREAM_UNREACHABLE'));
           continue;
         }
 
         if (res.statusCode >= 400) {
           const failure = await readUpstreamError(res, secrets);
-          failed(failure.classified, failure.error, retryAfterMs(res.headers, config.routing.retry_after_cap_ms));
+          failed(failure.classified, failure.error, retryAfterMs(res.headers, config.routing.retry_after_cap_ms), failure.reason);
           continue;
         }
 
@@ -290,7 +290,7 @@ export async function handleModelCall(api: InboundApi, deps: PipelineDeps, req: 
         if (rec.stream) {
           // A stream was asked for and the upstream answered something else.
           discardBody(res.body);
-          failed({ class: 'bad_response', retryable: true }, new GatewayError('GW_ERR_UPSTREAM_BAD_RESPONSE', { message: 'The upstream answered a streaming request without an event stream.' }));
+          failed(classifiedAs('bad_response'), new GatewayError('GW_ERR_UPSTREAM_BAD_RESPONSE', { message: 'The upstream answered a streaming request without an event stream.' }));
           continue;
         }
         try {
@@ -300,8 +300,8 @@ export async function handleModelCall(api: InboundApi, deps: PipelineDeps, req: 
           return;
         } catch (err) {
           if (abort.signal.aborted) throw abort.signal.reason;
-          if (err instanceof GatewayError) failed({ class: 'bad_response', retryable: true }, err);
-          else failed(classifyError(err), new GatewayError('GW_ERR_UPSTREAM_STREAM', { cause: err }));
+          if (err instanceof GatewayError) failed(classifiedAs('bad_response'), err);
+          else failed(classifyFailure({ thrown: err }), new GatewayError('GW_ERR_UPSTREAM_STREAM', { cause: err }));
           continue;
         }
       } catch (err) {

@@ -18,7 +18,7 @@ import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import { GatewayError } from '../errors/codes.js';
-import { classifyError, type Classified } from '../errors/classify.js';
+import { classifiedAs, classifyFailure, isCallerFault, type Classified } from '../errors/classify.js';
 import type { InboundApi } from '../apis/types.js';
 import { SseFramer, type SseEvent } from '../sse/parse.js';
 import type { UpstreamResponse } from '../providers/types.js';
@@ -62,18 +62,18 @@ export type SseRelayResult =
 
 /**
  * How an upstream's in-stream error counts. After the first byte it just ends the stream.
- * Before it, nothing reached the client: a caller fault (a 4xx code other than 408/429)
+ * Before it, nothing reached the client: a caller fault (classifyFailure's scope `request`)
  * goes back as a 400; anything else is the upstream failing to start, so it fails over
- * and counts toward the target's cooldown like a 5xx.
+ * and counts toward the target's (or account's) health by its class.
  */
 function inStreamFailure(err: GatewayError, committed: boolean): { classified: Classified; error: GatewayError } {
-  if (committed) return { classified: { class: 'stream', retryable: false }, error: err };
-  const code = Number(err.openaiCode);
-  if (code >= 400 && code < 500 && code !== 408 && code !== 429) {
+  if (committed) return { classified: classifiedAs('stream'), error: err };
+  const classified = classifyFailure({ type: err.type, code: err.openaiCode, message: err.message });
+  if (isCallerFault(classified)) {
     const caller = new GatewayError('GW_ERR_UPSTREAM_ERROR', { status: 400, message: err.message, type: 'invalid_request_error', openaiCode: err.openaiCode });
-    return { classified: { class: 'caller', retryable: false }, error: caller };
+    return { classified, error: caller };
   }
-  return { classified: { class: 'server', retryable: true }, error: err };
+  return { classified, error: err };
 }
 
 async function write(out: ServerResponse, buf: Buffer, signal: AbortSignal): Promise<void> {
@@ -167,7 +167,7 @@ export async function relaySse(args: SseRelayArgs): Promise<SseRelayResult> {
       }
       if (!failure && !sawEnd) {
         failure = {
-          classified: { class: 'stream', retryable: !committed },
+          classified: { class: 'stream', retryable: !committed, scope: 'target' },
           error: new GatewayError('GW_ERR_UPSTREAM_STREAM', { message: 'The upstream stream ended before the response was complete.' }),
         };
       }
@@ -177,17 +177,18 @@ export async function relaySse(args: SseRelayArgs): Promise<SseRelayResult> {
     // Shut down past the drain deadline after the first byte: the final error event below.
     const shutdown = signal.reason instanceof ShuttingDown && committed;
     if (signal.aborted && !shutdown) throw signal.reason;
-    const classified: Classified = firstTokenTimedOut ? { class: 'timeout', retryable: true } : classifyError(err);
+    const classified: Classified = firstTokenTimedOut ? classifiedAs('stall') : classifyFailure({ thrown: err });
+    const timedOut = classified.class === 'timeout' || classified.class === 'stall';
     failure = {
-      classified: { class: classified.class === 'timeout' ? 'timeout' : 'stream', retryable: !committed },
+      classified: { class: timedOut ? classified.class : 'stream', retryable: !committed, scope: 'target' },
       error: shutdown
         ? new GatewayError('GW_ERR_SHUTTING_DOWN')
-        : classified.class === 'timeout' && !committed
+        : timedOut && !committed
           ? new GatewayError('GW_ERR_UPSTREAM_TIMEOUT', {
               message: firstTokenTimedOut ? 'The upstream sent no event within the first-token timeout.' : 'The upstream stream went idle before its first event.',
             })
           : new GatewayError('GW_ERR_UPSTREAM_STREAM', {
-              message: classified.class === 'timeout' ? 'The upstream stream went idle for too long.' : 'The upstream connection failed mid-stream.',
+              message: timedOut ? 'The upstream stream went idle for too long.' : 'The upstream connection failed mid-stream.',
             }),
     };
   } finally {

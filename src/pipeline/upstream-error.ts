@@ -1,11 +1,12 @@
 /**
  * Turns an upstream's non-2xx response into the error the client gets: the upstream's
  * status and its OpenAI-style error fields (message scrubbed of key material), or a
- * generic message when the body is not OpenAI-shaped. A 401/403 from the upstream is the
- * gateway's credential problem, not the caller's: the client gets 502 without that body.
+ * generic message when the body is not OpenAI-shaped. A bad key or a model the account may
+ * not use (classes credential, permission) is the gateway's problem, not the caller's: the
+ * client gets 502 without that body.
  */
 import { GatewayError } from '../errors/codes.js';
-import { classifyStatus, type Classified } from '../errors/classify.js';
+import { classifyFailure, type Classified } from '../errors/classify.js';
 import { upstreamErrorFields } from '../errors/upstream-fields.js';
 import type { UpstreamResponse } from '../providers/types.js';
 import { readCapped } from '../upstream/send.js';
@@ -20,6 +21,8 @@ function header(res: UpstreamResponse, name: string): string | undefined {
 export interface UpstreamFailure {
   readonly classified: Classified;
   readonly error: GatewayError;
+  /** The upstream's own message, scrubbed of key material (for the gateway's log, not the client). */
+  readonly reason: string;
 }
 
 /**
@@ -27,16 +30,12 @@ export interface UpstreamFailure {
  * @param secrets exact strings to scrub (the upstream's key).
  */
 export async function readUpstreamError(res: UpstreamResponse, secrets: readonly (string | undefined)[]): Promise<UpstreamFailure> {
-  const classified = classifyStatus(res.statusCode);
   let parsed: unknown;
   try {
     const { buf } = await readCapped(res.body, MAX_ERROR_BODY);
     parsed = JSON.parse(buf.toString('utf8'));
   } catch {
     parsed = undefined;
-  }
-  if (classified.class === 'credential') {
-    return { classified, error: new GatewayError('GW_ERR_UPSTREAM_AUTH') };
   }
   const headers: Record<string, string> = {};
   for (const h of ['retry-after', 'retry-after-ms']) {
@@ -53,8 +52,14 @@ export async function readUpstreamError(res: UpstreamResponse, secrets: readonly
     },
     secrets,
   );
+  const classified = classifyFailure({ status: res.statusCode, type: fields.type, code: fields.code, message: fields.message });
+  if (classified.class === 'credential' || classified.class === 'permission') {
+    const opts = classified.class === 'permission' ? { message: 'The upstream provider refused the gateway access to this model.' } : {};
+    return { classified, error: new GatewayError('GW_ERR_UPSTREAM_AUTH', opts), reason: fields.message };
+  }
   return {
     classified,
+    reason: fields.message,
     error: new GatewayError('GW_ERR_UPSTREAM_ERROR', {
       status: res.statusCode,
       message: fields.message,

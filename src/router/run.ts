@@ -6,9 +6,10 @@
  * the deadline allow, the primary's targets again after a full-jitter backoff that also
  * honours the upstreams' `Retry-After`. Every attempt after the first draws on the retry
  * budget. Cooling targets (here or on another replica) are skipped; if every target of a
- * model is cooling, the one whose cooldown ends first is tried. A target at its
- * concurrency cap is passed over for one with a free slot; when all are full the request
- * queues (bounded) for the best one.
+ * model is cooling, the one whose cooldown ends first is tried, unless a long cooldown
+ * (bad key, empty account, refused or unknown model: router/long-cooldown.ts) holds it
+ * back: only its probe ends that. A target at its concurrency cap is passed over for one
+ * with a free slot; when all are full the request queues (bounded) for the best one.
  *
  * Deep calls (router/deep.ts) also take a place in their upstream's burst window: hot
  * accounts are passed over for cool accounts of the same model first (spread), and only
@@ -19,12 +20,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Model, Target } from '../config/load.js';
 import type { RoutingConfig, Strategy } from '../config/schema.js';
 import { GatewayError } from '../errors/codes.js';
-import type { Classified } from '../errors/classify.js';
+import { classifiedAs, type Classified } from '../errors/classify.js';
 import type { Lease, SlotRequest, TargetView } from '../store/types.js';
 import { fullJitter } from './backoff.js';
 import { QueueFullError } from './concurrency.js';
 import { isDeep } from './deep.js';
 import type { RouterState } from './index.js';
+import { cooledStop } from './stops.js';
 import { STRATEGIES } from './strategies/index.js';
 import type { Candidate } from './strategies/types.js';
 
@@ -47,7 +49,15 @@ export interface Attempt {
 
 export type AttemptResult =
   | { readonly ok: true; readonly latencyMs: number }
-  | { readonly ok: false; readonly classified: Classified; readonly error: GatewayError; readonly retryAfterMs?: number; readonly latencyMs: number }
+  | {
+      readonly ok: false;
+      readonly classified: Classified;
+      readonly error: GatewayError;
+      readonly retryAfterMs?: number;
+      readonly latencyMs: number;
+      /** The upstream's own message, scrubbed of key material, when `error` does not carry it (credential / permission). */
+      readonly reason?: string;
+    }
   | { readonly ok: 'aborted' };
 
 export type Next = { readonly attempt: Attempt } | { readonly stop: GatewayError };
@@ -148,9 +158,10 @@ export class RouteRun {
           this.tried.clear();
           continue;
         }
-        // A whole round without an attempt: only targets with bad provider keys are left.
+        // A whole round without an attempt: only targets in long cooldowns are left.
         if (this.attempts === this.roundStartAttempts) {
-          return { stop: this.lastFailure ? this.finalError() : new GatewayError('GW_ERR_UPSTREAM_AUTH') };
+          const cooled = this.chain.flatMap((m) => m.targets).map((t) => this.state.health.longCooldown(t.key, t.upstream.id));
+          return { stop: this.lastFailure ? this.finalError() : cooledStop(cooled.find((c) => c !== null) ?? null) };
         }
         this.roundStartAttempts = this.attempts;
         // Everything tried once: fallbacks are done for this request; back off, then the
@@ -172,8 +183,9 @@ export class RouteRun {
       const viewOf = new Map(remaining.map((t, i) => [t, views[i]!]));
       let pool = remaining.filter((t) => viewOf.get(t)!.coolingUntil === 0 && this.state.health.canAdmit(t.key, t.upstream.id));
       if (pool.length === 0) {
-        // A bad provider key does not heal by waiting: such targets are never forced.
-        const forceable = remaining.filter((t) => !this.state.health.credentialCooling(t.upstream.id));
+        // A bad key or a refused model does not heal by waiting: a target a long cooldown
+        // holds back is never forced (only its probe goes).
+        const forceable = remaining.filter((t) => !this.state.health.longCooling(t.key, t.upstream.id));
         if (this.tried.size > 0 || forceable.length === 0) {
           // The rest of this model is cooling: treat it as exhausted.
           for (const t of remaining) this.tried.add(t.key);
@@ -245,7 +257,7 @@ export class RouteRun {
           if (!(err instanceof QueueFullError)) throw err;
           // This model is full: its fallbacks (if any) may still have room.
           this.lastFailure = {
-            classified: { class: 'server', retryable: true },
+            classified: classifiedAs('server'),
             error: new GatewayError('GW_ERR_UPSTREAM_OVERLOADED', {
               message: `Every upstream for ${model.name} is at its concurrency limit (${err.reason === 'full' ? 'queue full' : 'queue wait timed out'}).`,
               headers: { 'retry-after': '1' },
@@ -331,18 +343,19 @@ export class RouteRun {
   report(attempt: Attempt, result: AttemptResult): void {
     const { target } = attempt;
     if (result.ok === true) {
-      this.state.health.success(target.key);
+      this.state.health.success(target.key, target.upstream.id);
       this.state.latency.observe(target.key, result.latencyMs);
       if (this.opts.strategy === 'sticky' && this.opts.session) void this.state.store.setPin(this.opts.session, target.key, this.cfg.sticky_ttl_ms);
       return;
     }
     attempt.release();
     if (result.ok === 'aborted') {
-      this.state.health.release(target.key);
+      this.state.health.release(target.key, target.upstream.id);
       return;
     }
-    this.state.health.failure(target.key, target.upstream.id, result.classified.class, result.retryAfterMs);
-    if (result.classified.class === 'timeout') this.state.latency.observe(target.key, result.latencyMs);
+    const { classified } = result;
+    this.state.health.failure(target.key, target.upstream.id, classified, result.reason ?? result.error.message, result.retryAfterMs);
+    if (classified.class === 'timeout' || classified.class === 'stall') this.state.latency.observe(target.key, result.latencyMs);
     if (result.retryAfterMs !== undefined) this.retryHintMs = Math.max(this.retryHintMs, result.retryAfterMs);
     this.lastFailure = { classified: result.classified, error: result.error };
     if (!result.classified.retryable) this.stopNow = true;

@@ -108,7 +108,7 @@ describe('upstream error responses', () => {
   test('400 passes through with status, message, param and code (BadRequestError)', async () => {
     const upstreamBody = fixtureJson('openai-chat-error-400-unsupported-parameter.json') as ErrorBody;
     upstream.on(() => ({ status: 400, body: fixture('openai-chat-error-400-unsupported-parameter.json') }));
-    const before = await upstreamErrors(gw, 'fake', 'caller');
+    const before = await upstreamErrors(gw, 'fake', 'bad_request');
     const logIndex = gw.finished().length;
 
     const raw = await rawPost(gw);
@@ -116,7 +116,7 @@ describe('upstream error responses', () => {
     assert.deepEqual(openAiError(raw), upstreamBody.error);
     const line = await waitFor(() => gw.finished()[logIndex], 2000, 'request log line');
     assert.equal(line['status'], 400);
-    assert.equal(line['error_class'], 'caller');
+    assert.equal(line['error_class'], 'bad_request');
 
     const err = await sdkError(gw.client());
     assert.ok(err instanceof BadRequestError, `BadRequestError expected, got ${err.constructor.name}`);
@@ -126,13 +126,13 @@ describe('upstream error responses', () => {
     assert.equal(err.type, 'invalid_request_error');
     assert.match(err.message, /Unsupported parameter: 'max_tokens'/);
 
-    assert.equal(await upstreamErrors(gw, 'fake', 'caller'), before + 2);
+    assert.equal(await upstreamErrors(gw, 'fake', 'bad_request'), before + 2);
   });
 
   test('404 passes through with status, message, param and code (NotFoundError)', async () => {
     const upstreamBody = fixtureJson('openai-chat-error-404-model-not-found.json') as ErrorBody;
     upstream.on(() => ({ status: 404, body: fixture('openai-chat-error-404-model-not-found.json') }));
-    const before = await upstreamErrors(gw, 'fake', 'caller');
+    const before = await upstreamErrors(gw, 'fake', 'not_found');
 
     const raw = await rawPost(gw);
     assert.equal(raw.status, 404);
@@ -144,7 +144,7 @@ describe('upstream error responses', () => {
     assert.equal(err.param, null);
     assert.match(err.message, /gpt-5\.2-proo/);
 
-    assert.equal(await upstreamErrors(gw, 'fake', 'caller'), before + 2);
+    assert.equal(await upstreamErrors(gw, 'fake', 'not_found'), before + 2);
   });
 
   test('key material in an upstream error message is scrubbed (masked echo, full key, string error)', async () => {
@@ -350,9 +350,9 @@ describe('failover before the first byte', () => {
   }
 
   test('a 503 from the first upstream fails over to the second; the client sees a clean stream', async () => {
-    const before = await upstreamErrors(gw, 'fake', 'server');
+    const before = await upstreamErrors(gw, 'fake', 'overloaded');
     await assertInvisibleFailover(() => ({ status: 503, body: { error: { message: 'The engine is currently overloaded.', type: 'server_error', code: null } } }), '503');
-    assert.equal(await upstreamErrors(gw, 'fake', 'server'), before + 2);
+    assert.equal(await upstreamErrors(gw, 'fake', 'overloaded'), before + 2);
   });
 
   test('a socket reset before any event fails over invisibly', async () => {
@@ -368,7 +368,7 @@ describe('failover before the first byte', () => {
     second.on(replay(RECORDING));
     const n1 = first.requests.length;
     const n2 = second.requests.length;
-    const before = await upstreamErrors(gw, 'fake', 'caller');
+    const before = await upstreamErrors(gw, 'fake', 'bad_request');
 
     const raw = await rawPost(gw, { stream: true });
     assert.equal(raw.status, 400);
@@ -379,7 +379,7 @@ describe('failover before the first byte', () => {
 
     assert.equal(first.requests.length, n1 + 2);
     assert.equal(second.requests.length, n2, 'second upstream received no request');
-    assert.equal(await upstreamErrors(gw, 'fake', 'caller'), before + 2);
-    assert.equal(await upstreamErrors(gw, 'fake2', 'caller'), 0);
+    assert.equal(await upstreamErrors(gw, 'fake', 'bad_request'), before + 2);
+    assert.equal(await upstreamErrors(gw, 'fake2', 'bad_request'), 0);
   });
 });
