@@ -1,9 +1,30 @@
 /**
- * The errors a route stops with when it is not the last upstream failure itself: a model
- * whose every target sits in a long cooldown.
+ * The errors a route stops with when it is not the last upstream failure itself: a spent
+ * retry budget, a full queue, and a model whose every target sits in a long cooldown.
  */
 import { GatewayError } from '../errors/codes.js';
 import type { LongCooldown } from './health.js';
+
+/**
+ * The retry budget is spent.
+ * @param last the last upstream failure of this request, if any.
+ * @param retryAfterS seconds until a target of the model may take traffic (Retry-After).
+ */
+export function budgetStop(last: GatewayError | undefined, retryAfterS: string): GatewayError {
+  const tail = last ? ` Last upstream error: ${last.openaiCode ?? last.status}.` : '';
+  return new GatewayError('GW_ERR_RETRY_BUDGET', {
+    message: `The upstreams for this model are failing and the gateway is not retrying more right now.${tail}`,
+    headers: { 'retry-after': retryAfterS },
+  });
+}
+
+/** Every target of `model` is at its concurrency limit and the queue is full or timed out. */
+export function queueFullError(model: string, reason: 'full' | 'timeout'): GatewayError {
+  return new GatewayError('GW_ERR_UPSTREAM_OVERLOADED', {
+    message: `Every upstream for ${model} is at its concurrency limit (${reason === 'full' ? 'queue full' : 'queue wait timed out'}).`,
+    headers: { 'retry-after': '1' },
+  });
+}
 
 /**
  * A request that found every target in a long cooldown and made no attempt: a bad key or a
