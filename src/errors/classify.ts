@@ -64,6 +64,12 @@ export interface FailureFacts {
   readonly message?: string | null;
   /** A thrown network error (undici UND_ERR_* codes, Node E* codes, looked up through `cause`). */
   readonly thrown?: unknown;
+  /**
+   * A failure the gateway saw itself: an unreadable answer (`bad_response`), a stream cut
+   * short (`stream`, retryable: before the first byte it may fail over; the caller clears
+   * `retryable` once bytes reached the client), no first event in time (`stall`).
+   */
+  readonly local?: 'unreadable' | 'cut' | 'stall';
 }
 
 /** What each class means for routing: retry elsewhere or not, and what is broken. */
@@ -219,8 +225,9 @@ function fromGenericType(w: Words): FailureClass | null {
 /**
  * Sorts any upstream failure.
  *
- * Order: a thrown error is sorted by its code (timeout, connect, else unknown). Otherwise
- * type/code/message win over the status where they are more specific (a 429 with
+ * Order: a failure the gateway saw itself (`local`) is that class; a thrown error is sorted
+ * by its code (timeout, connect, else unknown). Otherwise type/code/message win over the
+ * status where they are more specific (a 429 with
  * insufficient_quota is `quota`, a 400 with context_length_exceeded is `context_length`, a
  * 400 with model_not_found is `not_found`, a 403 is `credential` when its type or message
  * says the key is bad, else `permission`); then the status (or a numeric `code` standing in
@@ -228,6 +235,9 @@ function fromGenericType(w: Words): FailureClass | null {
  * invalid_request_error) for in-stream errors without a status; else `unknown`.
  */
 export function classifyFailure(f: FailureFacts): Classified {
+  if (f.local === 'unreadable') return classifiedAs('bad_response');
+  if (f.local === 'stall') return classifiedAs('stall');
+  if (f.local === 'cut') return { ...classifiedAs('stream'), retryable: true };
   const noFields = f.status === undefined && !f.type && !f.code && !f.message;
   if (f.thrown !== undefined && noFields) return classifiedAs(fromThrown(f.thrown));
   const w = words(f);

@@ -196,6 +196,14 @@ describe('classifyFailure: edge cases of the body', () => {
   });
 });
 
+describe('classifyFailure: failures the gateway saw itself', () => {
+  test('unreadable is bad_response, stall is stall, a stream cut short is stream and may still fail over', () => {
+    assert.deepEqual(classifyFailure({ local: 'unreadable' }), classifiedAs('bad_response'));
+    assert.deepEqual(classifyFailure({ local: 'stall' }), { class: 'stall', retryable: true, scope: 'target' });
+    assert.deepEqual(classifyFailure({ local: 'cut', status: 500 }), { class: 'stream', retryable: true, scope: 'target' });
+  });
+});
+
 describe('what each class means', () => {
   test('retryable and scope per class; caller faults are exactly the request-scope classes', () => {
     const meaning: Record<FailureClass, [boolean, 'request' | 'target' | 'account']> = {
