@@ -65,6 +65,13 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
     const router = new Router(c.routing, store);
     router.onBudgetExhausted = () => recordBudgetExhausted(metrics);
     router.onShed = (model, policy) => recordShed(metrics, model, policy);
+    // One line per long cooldown (bad key, empty account, refused or unknown model). The
+    // reason is the upstream's message, scrubbed of key material; the key is never logged.
+    router.health.onCooldown = (ev) =>
+      logger.warn(
+        { upstream: ev.upstream, target: ev.target, error_class: ev.class, reason: ev.reason, probe_at: new Date(ev.untilMs).toISOString() },
+        'upstream cooling down',
+      );
     return router;
   };
   const live = new LiveState(

@@ -78,7 +78,7 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
     if (outcome.kind === 'failed') {
       recordUpstreamError(deps.metrics, attempt.target.upstream.id, outcome.failure.classified.class);
       const retry = outcome.retryAfterMs !== undefined ? { retryAfterMs: outcome.retryAfterMs } : {};
-      route.report(attempt, { ok: false, ...outcome.failure, latencyMs: Date.now() - attempt.startedAt, ...retry });
+      route.report(attempt, { ok: false, classified: outcome.failure.classified, error: outcome.failure.error, reason: outcome.failure.reason ?? outcome.failure.error.message, latencyMs: Date.now() - attempt.startedAt, ...retry });
       continue;
     }
     // An answer was reported at its first byte (onCommit); anything else frees the target.

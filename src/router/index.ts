@@ -10,18 +10,9 @@ import { HealthBoard } from './health.js';
 import { LatencyBoard } from './latency.js';
 import { RetryBudget } from './retry-budget.js';
 import { RouteRun, type RouteOptions } from './run.js';
+import type { RouterState } from './state.js';
 
-export interface RouterState {
-  readonly health: HealthBoard;
-  readonly latency: LatencyBoard;
-  readonly budget: RetryBudget;
-  readonly queue: SlotQueue;
-  readonly store: StateStore;
-  readonly random: () => number;
-  nextTick(): number;
-  onBudgetExhausted?: () => void;
-  onShed?: (model: string, policy: string) => void;
-}
+export type { RouterState } from './state.js';
 
 export class Router implements RouterState {
   readonly health: HealthBoard;

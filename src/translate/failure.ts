@@ -51,8 +51,9 @@ export function answerFailure(
   client: ClientErrorShape = {},
 ): Failure {
   const classified = classifyFailure({ status, type: fields?.type ?? null, code: fields?.code ?? null, message: fields?.message ?? null });
+  const reason = scrub(fields?.message, secrets) ?? `HTTP ${status}`;
   if (classified.class === 'credential' || classified.class === 'permission') {
-    return { classified, error: new GatewayError('GW_ERR_UPSTREAM_AUTH') };
+    return { classified, error: new GatewayError('GW_ERR_UPSTREAM_AUTH'), reason };
   }
   const kept: Record<string, string> = {};
   for (const h of RETRY_HEADERS) {
@@ -68,7 +69,7 @@ export function answerFailure(
     param: scrub(fields?.param, secrets) ?? null,
     headers: kept,
   });
-  return { classified, error };
+  return { classified, error, reason };
 }
 
 /**

@@ -20,6 +20,11 @@ export interface Failure {
   readonly classified: Classified;
   /** The error in gateway terms (status, type, code, message scrubbed of secrets). */
   readonly error: GatewayError;
+  /**
+   * The upstream's own words (scrubbed), for the operator's log line, kept even when the
+   * client gets a generic error (a bad provider key); absent: `error.message` says it.
+   */
+  readonly reason?: string;
 }
 
 /** The body and protocol headers of one wire request (the provider adds URL, auth and transport headers). */

@@ -69,7 +69,8 @@ describe('anthropic upstream behind chat completions', () => {
 
   before(async () => {
     await upstream.start();
-    gw = await startGateway(anthropicConfigYaml(upstream.url));
+    // A 404 (not_found) cools its target until a probe: with credential_ms 1 the next request is that probe.
+    gw = await startGateway(anthropicConfigYaml(upstream.url, '  max_attempts: 1\n  cooldown: { credential_ms: 1 }'));
     client = gw.client();
   });
   after(async () => {

@@ -168,7 +168,7 @@ describe('failure classes', () => {
   const f: Record<string, FakeUpstream> = {};
 
   before(async () => {
-    for (const id of ['a', 'b', 'slow', 'cred401', 'cred403', 'x401', 'y403', 'x2', 'y2']) f[id] = await new FakeUpstream().start();
+    for (const id of ['a', 'b', 'slow', 'cred401', 'cred403', 'x401', 'y403', 'x2', 'y2', 'nf']) f[id] = await new FakeUpstream().start();
     f['b']!.on(() => ok('from b'));
     f['slow']!.on(() => ({ ...ok('too late'), delayMs: 2000 }));
     const credBody = { error: { message: `Incorrect API key provided: ${UPSTREAM_KEY.slice(0, 8)}***. See your account.`, type: 'invalid_request_error', param: null, code: 'invalid_api_key' } };
@@ -179,6 +179,7 @@ describe('failure classes', () => {
     gw = await startGateway(
       configYaml({ ...NO_HEALTH, max_attempts: 4, cooldown: { ...NO_HEALTH.cooldown, credential_ms: 60000 } }, ups, [
         { name: 'm-status', targets: ['a', 'b'] },
+        { name: 'm-404', targets: ['nf', 'b'] },
         { name: 'm-refused', targets: ['dead', 'b'] },
         { name: 'm-timeout', targets: ['slow', 'b'] },
         { name: 'm-cred401', targets: ['cred401', 'b'] },
@@ -206,14 +207,14 @@ describe('failure classes', () => {
     assert.equal(metricSum(m1, 'switchyard_upstream_attempts_total', { upstream: 'a', outcome: 'ok' }) - metricSum(m0, 'switchyard_upstream_attempts_total', { upstream: 'a', outcome: 'ok' }), 1);
   });
 
-  for (const status of [404, 408, 429, 500, 502, 503, 504, 529]) {
+  for (const status of [408, 429, 500, 502, 503, 504, 529]) {
     test(`HTTP ${status} is retried on the next target; the client gets its 200`, async () => {
       // A 429 cools `a` for base_ms (1 ms): let that pass before each case.
       await sleep(10);
       f['a']!.on(() => errorReply(status));
       const na = f['a']!.requests.length;
       const nb = f['b']!.requests.length;
-      const cls = status === 429 ? 'rate_limited' : status === 529 ? 'overloaded' : status === 404 ? 'not_found' : 'server';
+      const cls = status === 429 ? 'rate_limited' : status === 529 ? 'overloaded' : 'server';
       const m0 = await gw.metricsText();
 
       const raw = await post(gw, 'm-status');
@@ -270,6 +271,25 @@ describe('failure classes', () => {
       );
     });
   }
+
+  test('HTTP 404 (this upstream lacks the model) moves on to the next target, and later requests skip that target', async () => {
+    f['nf']!.on(() => ({ status: 404, body: { error: { message: 'The model `m-404-up` does not exist', type: 'invalid_request_error', param: null, code: 'model_not_found' } } }));
+    const nb = f['b']!.requests.length;
+    const m0 = await gw.metricsText();
+    const raw = await post(gw, 'm-404');
+    assert.equal(raw.status, 200, raw.text);
+    assert.equal(content(raw), 'from b');
+    assert.equal(raw.headers.get('x-switchyard-attempts'), '2');
+    const m1 = await gw.metricsText();
+    assert.equal(metricSum(m1, 'switchyard_upstream_attempts_total', { upstream: 'nf', outcome: 'not_found' }) - metricSum(m0, 'switchyard_upstream_attempts_total', { upstream: 'nf', outcome: 'not_found' }), 1);
+    assert.equal(await targetState(gw, targetKey('nf', 'm-404')), 'cooling');
+
+    const again = await post(gw, 'm-404');
+    assert.equal(again.status, 200);
+    assert.equal(again.headers.get('x-switchyard-attempts'), '1', 'straight to the target that has the model');
+    assert.equal(f['nf']!.requests.length, 1, 'the 404 target got no more requests');
+    assert.equal(f['b']!.requests.length, nb + 2);
+  });
 
   test('connection refused is retried on the next target', async () => {
     const nb = f['b']!.requests.length;

@@ -33,6 +33,8 @@ server:
   log_level: info
 routing:
   max_attempts: 1
+  # A model_not_found cools its target until a probe: with credential_ms 1 the next request is that probe.
+  cooldown: { credential_ms: 1 }
 upstreams:
   - id: oai
     provider: openai-compatible
@@ -393,10 +395,12 @@ describe('Responses API (/v1/responses) through the openai client', () => {
       assert.equal(err.code, ERROR_400.error.code);
       assert.equal(err.param, ERROR_400.error.param);
       assert.equal(err.type, ERROR_400.error.type);
-      assert.equal(upstream.requests.length, 1, 'a caller error is not retried');
+      assert.equal(upstream.requests.length, 1, 'its only target is tried once');
       const line = await finishedLineOf(err.requestID ?? err.headers?.get('x-request-id') ?? null);
       assert.equal(line['status'], 400);
-      assert.equal(line['outcome'], 'client_error');
+      // code model_not_found: this upstream lacks the model, not the caller's fault.
+      assert.equal(line['error_class'], 'not_found');
+      assert.equal(line['outcome'], 'upstream_error');
     });
   }
 

@@ -34,9 +34,12 @@ const INPUTS: Record<string, Buffer> = {
   'anthropic-messages-stream-tool-no-args.chunks.jsonl': fromJsonl('anthropic-messages-stream-tool-no-args.chunks.jsonl'),
 };
 
-/** Feeds the pieces through a fresh chat -> messages translator; the client's bytes. */
+/**
+ * Feeds the pieces through a fresh chat -> messages translator; the client's bytes, with
+ * `created` (the translator's clock, Unix seconds) set to 0 so runs compare byte for byte.
+ */
 async function run(pieces: Buffer[]): Promise<string> {
-  return drive(makeTranslator('chat', 'messages'), pieces).text;
+  return drive(makeTranslator('chat', 'messages'), pieces).text.replace(/"created":\d+/g, '"created":0');
 }
 
 function byteByByte(b: Buffer): Buffer[] {
