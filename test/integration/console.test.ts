@@ -4,10 +4,13 @@
  * playwright-core. The page is opened once; traffic sent with the `openai` client (a plain
  * call, a replayed stream, a fallback, an upstream error) must show up in its tables
  * without a reload, and no key, prompt or completion may ever reach the page.
- * Leaves a full-page screenshot in docs/console.png.
+ * Takes a full-page screenshot: into docs/console.png when SWITCHYARD_UPDATE_DOCS=1 (to
+ * refresh the README's picture), else into the OS temp dir, so a test run rewrites no
+ * tracked file.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
@@ -28,8 +31,9 @@ const SPARE_UPSTREAM_KEY = 'sk-spare-upstream-secret-zyxwvutsrqponm';
 const PROMPT_CANARY = 'PROMPT-CANARY-7d1c4e';
 const COMPLETION_CANARY = 'COMPLETION-CANARY-93ab0f';
 const here = dirname(fileURLToPath(import.meta.url));
-/** docs/console.png, from the compiled `.test-build/test/integration`. */
-const SCREENSHOT = join(here, '..', '..', '..', 'docs', 'console.png');
+/** docs/console.png (from the compiled `.test-build/test/integration`) when asked, else a temp file. */
+const SCREENSHOT =
+  process.env['SWITCHYARD_UPDATE_DOCS'] === '1' ? join(here, '..', '..', '..', 'docs', 'console.png') : join(tmpdir(), `switchyard-console-${process.pid}.png`);
 
 const STREAM = replay('openai-chat-stream-text-include-usage.sse');
 
@@ -312,6 +316,8 @@ describe('console', () => {
 
     mkdirSync(dirname(SCREENSHOT), { recursive: true });
     await page.screenshot({ path: SCREENSHOT, fullPage: true });
+    assert.ok(statSync(SCREENSHOT).size > 10_000, 'the screenshot has the page in it');
+    if (process.env['SWITCHYARD_UPDATE_DOCS'] !== '1') rmSync(SCREENSHOT);
 
     // Signing out forgets the key.
     await page.click('#signout');

@@ -6,6 +6,7 @@
  * `switchyard simulate` serves it from the CLI.
  */
 import assert from 'node:assert/strict';
+import { setMaxListeners } from 'node:events';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -116,6 +117,8 @@ const held: Response[] = [];
 
 async function hold(url: string): Promise<AbortController> {
   const ac = new AbortController();
+  // One signal aborts every call this test holds (more than Node's default of 10 listeners).
+  setMaxListeners(100, ac.signal);
   const res = await fetch(url, { method: 'POST', body: JSON.stringify(chatBody({ tools: false })), signal: ac.signal });
   assert.equal(res.status, 200);
   held.push(res);
@@ -136,6 +139,8 @@ describe('simulator throttle (provider)', () => {
     assert.deepEqual(simulator.throttle.deep_efforts, ['high', 'xhigh']);
     const p = createSimulator({ id: 'off', simulator: { ...simulator, first_byte_delay_ms: 0 } });
     const ac = new AbortController();
+    // One signal aborts every call this test holds (more than Node's default of 10 listeners).
+    setMaxListeners(100, ac.signal);
     const rs = await Promise.all(Array.from({ length: 20 }, () => send(p, {}, ac.signal)));
     assert.deepEqual(new Set(rs.map((r) => r.statusCode)), new Set([200]));
     assert.equal(p.stats().deep, 20);
@@ -147,6 +152,8 @@ describe('simulator throttle (provider)', () => {
   test('only reasoner models with a deep effort count; the call past the threshold is congested', async () => {
     const p = createSimulator({ id: 't', simulator: sim({ deep_threshold: 1, reject_share: 1 }) });
     const ac = new AbortController();
+    // One signal aborts every call this test holds (more than Node's default of 10 listeners).
+    setMaxListeners(100, ac.signal);
     assert.equal((await send(p, {}, ac.signal)).statusCode, 200);
     for (const o of [{ effort: 'low' }, { effort: 'medium' }, { effort: undefined }, { model: 'deepseek-chat' }, { model: 'gpt-4o', effort: 'xhigh' }]) {
       assert.equal((await send(p, o, ac.signal)).statusCode, 200, JSON.stringify(o));
@@ -165,6 +172,8 @@ describe('simulator throttle (provider)', () => {
     assert.equal(p.stats().deep_in_window, 0);
     // in flight: the next one is refused
     const ac = new AbortController();
+    // One signal aborts every call this test holds (more than Node's default of 10 listeners).
+    setMaxListeners(100, ac.signal);
     const held = await send(p, {}, ac.signal);
     assert.equal((await send(p)).statusCode, 429);
     // aborted: leaves at once
@@ -184,6 +193,8 @@ describe('simulator throttle (provider)', () => {
   test('the same seed gives the same outcomes; another seed others; reset() replays them', async () => {
     const outcomes = async (p: SimulatorProvider): Promise<number[]> => {
       const ac = new AbortController();
+      // One signal aborts every call this test holds (more than Node's default of 10 listeners).
+      setMaxListeners(100, ac.signal);
       const out: number[] = [];
       for (let i = 0; i < 40; i++) out.push((await send(p, {}, ac.signal)).statusCode);
       ac.abort();
