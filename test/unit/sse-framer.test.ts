@@ -1,43 +1,29 @@
 /**
- * SseFramer: incremental SSE framing that keeps each event's raw bytes. Every split of the
- * input (one piece, byte by byte, random pieces) must give the same events, whose raw bytes
- * concatenate back to the input exactly.
+ * SseFramer (src/sse/parse.ts): incremental SSE framing that keeps each event's raw bytes.
+ *
+ * Property, on every SSE recording in test/fixtures (`.sse` verbatim, `.chunks.jsonl`
+ * re-framed by test/helpers/recording-catalog.ts `sseBody`), each also with multi-byte
+ * UTF-8 characters added to its data lines: written with LF, CRLF, CR and seeded mixes of
+ * the three line endings, and cut into reads whole, byte by byte, at seeded random points,
+ * inside every CRLF pair and inside every multi-byte character, the framer yields the same
+ * (data, event) sequence as for the whole input with LF, and the raw bytes of its events
+ * plus the end() tail are the input, exactly.
+ *
+ * Then the grammar, case by case (folded in from the former sse-parse.test.ts).
  */
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { SseFramer, type SseEvent } from '../../src/sse/parse.js';
+import { readSse, sseBody } from '../helpers/recording-catalog.js';
 import { FIXTURES, fixture } from '../helpers/recordings.js';
 import { seededRandom } from '../helpers/random.js';
+import { byteByByte, cutAt, randomPieces } from '../helpers/splits.js';
 
 interface Plain {
   raw: string;
   data: string | null;
   event: string | null;
-}
-
-function splitAt(input: Buffer, sizes: () => number): Buffer[] {
-  const out: Buffer[] = [];
-  for (let i = 0; i < input.length; ) {
-    const n = Math.max(1, sizes());
-    out.push(input.subarray(i, i + n));
-    i += n;
-  }
-  return out;
-}
-
-function onePiece(input: Buffer): Buffer[] {
-  return [input];
-}
-
-function byteByByte(input: Buffer): Buffer[] {
-  return splitAt(input, () => 1);
-}
-
-function randomSplits(input: Buffer, seed: number): Buffer[] {
-  const r = seededRandom(seed);
-  // Mostly small pieces, sometimes large ones.
-  return splitAt(input, () => (r() < 0.1 ? 1 + Math.floor(r() * 2000) : 1 + Math.floor(r() * 40)));
 }
 
 /** Feeds the pieces (each copied, so no piece shares memory with another) and calls end(). */
@@ -58,85 +44,102 @@ function plain(events: SseEvent[]): Plain[] {
   return events.map((e) => ({ raw: e.raw.toString('latin1'), data: e.data, event: e.event }));
 }
 
-/**
- * An independent reading of an LF-only recording: blocks split on blank lines, `data:`
- * lines (one optional space) joined with \n, comment-only blocks give null.
- */
-function expectedData(text: string): (string | null)[] {
-  const blocks = text.split(/(?<=\n\n)/).filter((b) => b !== '');
-  return blocks.map((b) => {
-    const data = b
-      .split('\n')
-      .filter((l) => l.startsWith('data:'))
-      .map((l) => l.slice(5).replace(/^ /, ''));
-    return data.length > 0 ? data.join('\n') : null;
-  });
-}
+const fields = (events: readonly { data: string | null; event: string | null }[]): { data: string | null; event: string | null }[] =>
+  events.map((e) => ({ data: e.data, event: e.event }));
 
+// Every SSE recording, whatever its API (the framer knows none).
 const RECORDINGS = readdirSync(FIXTURES)
-  // OpenAI-dialect streams (they end in [DONE]); the Anthropic and Responses ones have their own tests.
-  .filter((f) => f.endsWith('.sse') && !f.startsWith('anthropic-') && !f.startsWith('openai-responses-'))
+  .filter((f) => f.endsWith('.sse') || f.endsWith('.chunks.jsonl'))
   .sort();
 
-describe('SseFramer on recorded streams', () => {
-  test('there are recordings to test', () => {
-    assert.ok(RECORDINGS.length >= 5, `found ${RECORDINGS.join(', ')}`);
-    assert.ok(RECORDINGS.includes('deepseek-reasoner-stream.sse'));
+/** Appends multi-byte characters (2, 3 and 4 bytes in UTF-8) to every data line. */
+function withMultiByte(lf: string): string {
+  return lf.replace(/^data:.*$/gm, (line) => `${line} é€🙂`);
+}
+
+type Eol = '\n' | '\r\n' | '\r';
+
+/**
+ * `lf` with each line ending replaced: one ending for all, or a seeded mix. A CR followed by
+ * an empty line ending in LF would read as one CRLF (one line ending, not two): the mix
+ * writes CRLF there instead, so the text still has the same lines.
+ */
+function withEndings(lf: string, eol: Eol | number): string {
+  const r = typeof eol === 'number' ? seededRandom(eol) : null;
+  const lines = lf.split('\n');
+  const last = lines.pop();
+  assert.equal(last, '', 'the recording ends with a line ending');
+  let prev: Eol | null = null;
+  let out = '';
+  for (const line of lines) {
+    let e: Eol = r ? (['\n', '\r\n', '\r'] as const)[Math.floor(r() * 3)]! : (eol as Eol);
+    if (prev === '\r' && line === '' && e === '\n') e = '\r\n';
+    out += line + e;
+    prev = e;
+  }
+  return out;
+}
+
+/** Every index just after a CR that an LF follows: a cut there splits a CRLF pair. */
+function insideCrlf(b: Buffer): number[] {
+  const out: number[] = [];
+  for (let i = 1; i < b.length; i++) if (b[i - 1] === 0x0d && b[i] === 0x0a) out.push(i);
+  return out;
+}
+
+/** Every index of a UTF-8 continuation byte: a cut there splits a multi-byte character. */
+function insideChars(b: Buffer): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < b.length; i++) if ((b[i]! & 0xc0) === 0x80) out.push(i);
+  return out;
+}
+
+const RANDOM_SEEDS = [1, 2, 3, 4, 5, 6, 7, 8, 42, 0xc0ffee, 0xdecade, 20_250_101];
+const MIX_SEEDS = [11, 12, 13];
+
+describe('SseFramer on every recording: any line endings, any reads', () => {
+  test('there are recordings to test, CRLF captures and jsonl ones among them', () => {
+    assert.ok(RECORDINGS.length >= 15, RECORDINGS.join(', '));
+    assert.ok(RECORDINGS.some((f) => fixture(f).includes('\r\n')), 'a CRLF capture');
+    assert.ok(RECORDINGS.some((f) => f.endsWith('.chunks.jsonl')));
   });
 
   for (const name of RECORDINGS) {
-    test(`${name}: one piece, byte by byte and random splits give identical events`, () => {
-      const input = fixture(name);
-      const want = expectedData(input.toString('utf8'));
-      assert.ok(want.length > 1);
+    for (const multiByte of [false, true]) {
+      const original = sseBody(name).toString('utf8');
+      const lf = multiByte ? withMultiByte(original.replace(/\r\n?/g, '\n')) : original.replace(/\r\n?/g, '\n');
+      test(`${name}${multiByte ? ' with multi-byte characters added' : ''}: LF, CRLF, CR and mixed endings, cut anywhere, give the events of the whole LF input and keep every byte`, () => {
+        const ref = all([Buffer.from(lf, 'utf8')]);
+        // The reference itself, against an independent reading of the LF text.
+        assert.deepEqual(fields(ref), fields(readSse(lf)));
+        assert.ok(ref.length > 1);
+        if (multiByte) assert.ok(insideChars(Buffer.from(lf)).length > ref.length, 'multi-byte characters to cut inside');
+        const want = fields(ref);
 
-      const whole = frame(onePiece(input));
-      assert.equal(whole.tail, null, 'a complete recording leaves nothing for end()');
-      assert.deepEqual(
-        whole.events.map((e) => e.data),
-        want,
-      );
-      assert.ok(Buffer.concat(whole.events.map((e) => e.raw)).equals(input), 'raw bytes concatenate to the input');
-      assert.equal(whole.events.at(-1)!.data, '[DONE]');
-
-      const ref = plain(whole.events);
-      const splits: [string, Buffer[]][] = [
-        ['byte by byte', byteByByte(input)],
-        ['random seed 1', randomSplits(input, 1)],
-        ['random seed 42', randomSplits(input, 42)],
-        ['random seed 0xC0FFEE', randomSplits(input, 0xc0ffee)],
-      ];
-      for (const [how, pieces] of splits) {
-        const got = all(pieces);
-        assert.ok(Buffer.concat(got.map((e) => e.raw)).equals(input), `${how}: raw bytes concatenate to the input`);
-        assert.deepEqual(plain(got), ref, `${how}: same events as in one piece`);
-      }
-    });
-
-    test(`${name}: CRLF and lone-CR versions give the same data, raw bytes kept`, () => {
-      const lf = fixture(name).toString('utf8');
-      const want = expectedData(lf);
-      for (const [label, eol] of [
-        ['CRLF', '\r\n'],
-        ['CR', '\r'],
-      ] as const) {
-        const input = Buffer.from(lf.replace(/\n/g, eol), 'utf8');
-        for (const [how, pieces] of [
-          ['one piece', onePiece(input)],
-          ['byte by byte', byteByByte(input)],
-          ['random', randomSplits(input, 7)],
-        ] as const) {
-          const got = all(pieces);
-          assert.deepEqual(
-            got.map((e) => e.data),
-            want,
-            `${label} ${how}: data`,
-          );
-          assert.ok(Buffer.concat(got.map((e) => e.raw)).equals(input), `${label} ${how}: raw bytes`);
-          for (const e of got) assert.ok(e.raw.toString('latin1').endsWith(eol + eol), `${label} ${how}: each event ends with a blank line`);
+        const variants: [string, Buffer][] = [
+          ['LF', Buffer.from(lf, 'utf8')],
+          ['CRLF', Buffer.from(withEndings(lf, '\r\n'), 'utf8')],
+          ['CR', Buffer.from(withEndings(lf, '\r'), 'utf8')],
+          ...MIX_SEEDS.map((s): [string, Buffer] => [`mix ${s}`, Buffer.from(withEndings(lf, s), 'utf8')]),
+        ];
+        for (const [eol, input] of variants) {
+          const reads: [string, Buffer[]][] = [
+            ['whole', [input]],
+            ['byte by byte', byteByByte(input)],
+            ['inside every CRLF', cutAt(input, insideCrlf(input))],
+            ['inside every multi-byte character', cutAt(input, insideChars(input))],
+            ...RANDOM_SEEDS.map((s): [string, Buffer[]] => [`random ${s}`, randomPieces(input, s)]),
+          ];
+          if (eol === 'CRLF') assert.ok(insideCrlf(input).length > ref.length, 'CRLF pairs to cut inside');
+          for (const [how, pieces] of reads) {
+            const { events, tail } = frame(pieces);
+            const got = tail ? [...events, tail] : events;
+            assert.deepEqual(fields(got), want, `${eol}, ${how}: events`);
+            assert.ok(Buffer.concat(got.map((e) => e.raw)).equals(input), `${eol}, ${how}: raw bytes are the input`);
+          }
         }
-      }
-    });
+      });
+    }
   }
 });
 

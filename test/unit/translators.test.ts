@@ -1,0 +1,382 @@
+/**
+ * Every translator of the support matrix (`supportedPairs()`), fed every recording of its
+ * wire API, driven as the relay drives it (test/helpers/translate.ts). Expected values come
+ * from the recording itself, read by test/helpers/recording-catalog.ts (no src/ readers).
+ *
+ * Streams: one piece, byte by byte and seeded random reads give identical client bytes,
+ * usage and generated text; a passthrough's client bytes are the upstream's (minus chat's
+ * usage-only chunk when the client did not ask for usage, plus a missing `[DONE]` /
+ * `message_stop` after a complete answer); usage is the recording's; a mid-stream error is
+ * one failure of the expected class, and nothing follows its error frame.
+ * JSON answers through `json()`, error bodies through `error()`.
+ */
+import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { after, before, describe, mock, test } from 'node:test';
+import type { ApiName } from '../../src/apis/names.js';
+import type { FailureClass } from '../../src/errors/classify.js';
+import { GatewayError } from '../../src/errors/codes.js';
+import { supportedPairs } from '../../src/translate/table.js';
+import type { Usage } from '../../src/usage/usage.js';
+import {
+  ERROR_RECORDINGS,
+  expectedUsage,
+  JSON_RECORDINGS,
+  NOT_SPOKEN,
+  readSse,
+  statusOf,
+  STREAM_RECORDINGS,
+  streamFacts,
+  streamsOf,
+  streamWithUsageCounts,
+  VARIANT_COUNTS,
+  withUsageCounts,
+  type Obj,
+  type StreamFacts,
+} from '../helpers/recording-catalog.js';
+import { FIXTURES, fixture } from '../helpers/recordings.js';
+import { byteByByte, randomPieces, SEEDS } from '../helpers/splits.js';
+import { drive, makeTranslator, type Driven } from '../helpers/translate.js';
+
+const PAIRS = supportedPairs();
+const pairName = (p: { client: ApiName; wire: ApiName }): string => `${p.client} -> ${p.wire}`;
+
+// chat -> messages stamps `created` from the clock: pinned, so every run gives the same bytes.
+const NOW_MS = 1_760_000_000_000;
+before(() => mock.method(Date, 'now', () => NOW_MS));
+after(() => mock.restoreAll());
+
+/** The class a recorded mid-stream failure must get (what the router acts on), and why. */
+const STREAM_ERROR_CLASS: Readonly<Record<string, FailureClass>> = {
+  // error.code 400 "Token limit reached": the request's own limit, no other target does better.
+  'openrouter-chat-stream-midstream-error.sse': 'bad_request',
+  // error.type/code insufficient_quota: the account's balance is spent.
+  'openai-responses-stream-midstream-error-insufficient-quota.chunks.jsonl': 'quota',
+};
+
+/** The class of an error answer by HTTP status (the recordings' statuses). */
+const ERROR_CLASS_BY_STATUS: Readonly<Record<number, FailureClass>> = { 400: 'bad_request', 404: 'not_found', 429: 'rate_limited' };
+
+const DONE = 'data: [DONE]\n\n';
+const MESSAGE_STOP = 'event: message_stop\ndata: {"type":"message_stop"}\n\n';
+
+describe('the recordings', () => {
+  const used = [...Object.values(STREAM_RECORDINGS), ...Object.values(JSON_RECORDINGS), ...Object.values(ERROR_RECORDINGS)].flat();
+  const excluded = NOT_SPOKEN.map((n) => n.name);
+
+  test('every file in test/fixtures is used by these tests or listed as an API the gateway does not speak', () => {
+    const files = readdirSync(FIXTURES).sort();
+    assert.ok(files.length >= 30, `found ${files.length}`);
+    const unaccounted = files.filter((f) => !used.includes(f) && !excluded.includes(f));
+    assert.deepEqual(unaccounted, []);
+  });
+
+  test('no recording is listed twice, and every listed one exists', () => {
+    const all = [...used, ...excluded];
+    assert.equal(new Set(all).size, all.length);
+    const files = new Set(readdirSync(FIXTURES));
+    assert.deepEqual(
+      all.filter((f) => !files.has(f)),
+      [],
+    );
+    for (const n of NOT_SPOKEN) assert.ok(n.reason.length > 20, `${n.name} says why`);
+  });
+
+  test('every supported pair has stream and error recordings of its wire API', () => {
+    assert.ok(PAIRS.length >= 4);
+    for (const p of PAIRS) {
+      assert.ok(STREAM_RECORDINGS[p.wire].length > 0, `${pairName(p)}: streams`);
+      assert.ok(ERROR_RECORDINGS[p.wire].length > 0, `${pairName(p)}: errors`);
+      if (!p.passthrough) assert.ok(CLIENT_CHECKS[pairName(p)], `${pairName(p)}: a client-output check in this file`);
+    }
+  });
+
+  test('every recorded mid-stream failure has its expected class here', () => {
+    const failing = Object.entries(STREAM_RECORDINGS).flatMap(([wire, names]) =>
+      names.filter((n) => streamsOf(n, wire as ApiName).some((s) => streamFacts(wire as ApiName, s.body).errorAt !== null)),
+    );
+    assert.deepEqual(failing.sort(), Object.keys(STREAM_ERROR_CLASS).sort());
+  });
+});
+
+// ---------------------------------------------------------------------------------------
+// Streams
+
+/** What drive() gives, in comparable form. */
+function comparable(d: Driven): unknown {
+  return { text: d.text, usage: d.usage, generated: d.generated, reasoning: d.reasoning, failure: d.error ? { classified: d.error.classified, message: d.error.error.message } : null };
+}
+
+/** The client bytes a passthrough must write before any error frame. */
+function passthroughBytes(client: ApiName, facts: StreamFacts, wantsUsage: boolean): string {
+  const end = facts.errorAt ?? facts.events.length;
+  let out = '';
+  for (let i = 0; i < end; i++) {
+    if (client === 'chat' && !wantsUsage && facts.usageOnly.has(i)) continue;
+    out += facts.events[i]!.raw;
+  }
+  if (facts.errorAt === null && facts.complete && !facts.terminated) out += client === 'chat' ? DONE : client === 'messages' ? MESSAGE_STOP : '';
+  return out;
+}
+
+/** The one SSE event after `prefix` in `text`: the client API's error frame, parsed. */
+function errorFrame(text: string, prefix: string): { event: string | null; data: Obj } {
+  assert.ok(text.startsWith(prefix), 'the client got every frame before the failure, unchanged');
+  const rest = readSse(text.slice(prefix.length));
+  assert.equal(rest.length, 1, `exactly one frame after the failure: ${text.slice(prefix.length, prefix.length + 300)}`);
+  assert.ok(rest[0]!.raw.endsWith('\n\n'));
+  return { event: rest[0]!.event, data: JSON.parse(rest[0]!.data!) as Obj };
+}
+
+/** The message the client's error frame carries, in each client API's dialect. */
+function frameMessage(client: ApiName, frame: { event: string | null; data: Obj }): unknown {
+  if (client === 'messages') {
+    assert.equal(frame.event, 'error');
+    assert.equal(frame.data['type'], 'error');
+  }
+  if (client === 'responses') assert.equal(frame.event, 'error');
+  return (frame.data['error'] as Obj)['message'];
+}
+
+const FINISH: Readonly<Record<string, string>> = { end_turn: 'stop', stop_sequence: 'stop', pause_turn: 'stop', max_tokens: 'length', tool_use: 'tool_calls', refusal: 'content_filter' };
+
+/** OpenAI's usage object for Anthropic counts (prompt = input + cache reads + cache writes). */
+function openAIUsage(u: Usage): Obj {
+  return {
+    prompt_tokens: u.input,
+    completion_tokens: u.output,
+    total_tokens: u.input + u.output,
+    prompt_tokens_details: { cached_tokens: u.cached },
+    cache_read_input_tokens: u.cached,
+    cache_creation_input_tokens: u.cacheWrite ?? 0,
+  };
+}
+
+/** Checks the client output of a translating pair against the recording. */
+type ClientCheck = (out: string, facts: StreamFacts, wantsUsage: boolean) => void;
+
+const CLIENT_CHECKS: Readonly<Record<string, ClientCheck>> = {
+  'chat -> messages': (out, facts, wantsUsage) => {
+    // Every frame a chat chunk, then [DONE].
+    const frames = readSse(out);
+    assert.ok(frames.every((f) => f.event === null && f.data !== null && f.raw === `data: ${f.data}\n\n`));
+    assert.equal(frames.at(-1)!.data, '[DONE]');
+    const chunks = frames.slice(0, -1).map((f) => JSON.parse(f.data!) as Obj);
+    const start = facts.payloads.find((p) => p?.['type'] === 'message_start')!['message'] as Obj;
+    let content = '';
+    let reasoning = '';
+    const finish: unknown[] = [];
+    const calls: { id: unknown; name: unknown; args: string }[] = [];
+    const usageChunks: Obj[] = [];
+    for (const c of chunks) {
+      assert.deepEqual([c['id'], c['model'], c['object'], c['created']], [start['id'], start['model'], 'chat.completion.chunk', NOW_MS / 1000]);
+      const choices = c['choices'] as Obj[];
+      if (choices.length === 0) {
+        usageChunks.push(c['usage'] as Obj);
+        continue;
+      }
+      if (choices[0]!['finish_reason'] !== null) finish.push(choices[0]!['finish_reason']);
+      const d = choices[0]!['delta'] as Obj;
+      if (typeof d['content'] === 'string') content += d['content'];
+      if (typeof d['reasoning_content'] === 'string') reasoning += d['reasoning_content'];
+      for (const tc of (d['tool_calls'] as Obj[] | undefined) ?? []) {
+        const fn = tc['function'] as Obj;
+        if (tc['id'] !== undefined) calls.push({ id: tc['id'], name: fn['name'], args: fn['arguments'] as string });
+        else calls[tc['index'] as number]!.args += fn['arguments'] as string;
+      }
+    }
+    // What the recording says the client must see: text, thinking, client tool calls.
+    let wantContent = '';
+    let wantReasoning = '';
+    const blocks = new Map<unknown, Obj & { args: string }>();
+    let stop: unknown;
+    for (const p of facts.payloads) {
+      if (p?.['type'] === 'content_block_start' && (p['content_block'] as Obj)['type'] === 'tool_use') blocks.set(p['index'], { ...(p['content_block'] as Obj), args: '' });
+      if (p?.['type'] === 'message_delta') stop = (p['delta'] as Obj)['stop_reason'];
+      if (p?.['type'] !== 'content_block_delta') continue;
+      const d = p['delta'] as Obj;
+      if (d['type'] === 'text_delta') wantContent += d['text'] as string;
+      if (d['type'] === 'thinking_delta') wantReasoning += d['thinking'] as string;
+      if (d['type'] === 'input_json_delta' && blocks.has(p['index'])) blocks.get(p['index'])!.args += d['partial_json'] as string;
+    }
+    assert.equal(content, wantContent);
+    assert.equal(reasoning, wantReasoning);
+    assert.deepEqual(
+      calls.map((c) => ({ id: c.id, name: c.name, input: JSON.parse(c.args) as unknown })),
+      [...blocks.values()].map((b) => ({ id: b['id'], name: b['name'], input: JSON.parse(b.args || '{}') as unknown })),
+    );
+    assert.deepEqual(finish, [FINISH[stop as string]]);
+    assert.deepEqual(usageChunks, wantsUsage ? [openAIUsage(facts.usage!)] : []);
+    if (wantsUsage) assert.deepEqual(chunks.at(-1)!['choices'], [], 'the usage chunk is the last before [DONE]');
+  },
+};
+
+for (const pair of PAIRS) {
+  const { client, wire, passthrough } = pair;
+  describe(`${pairName(pair)} on recorded streams`, () => {
+    for (const name of STREAM_RECORDINGS[wire]) {
+      for (const { label, body } of streamsOf(name, wire)) {
+        const facts = streamFacts(wire, body);
+        // Only chat clients choose whether they get the usage event.
+        for (const wantsUsage of client === 'chat' ? [true, false] : [true]) {
+          const run = (pieces: Buffer[]): Driven => drive(makeTranslator(client, wire, { wantsUsage }), pieces);
+          const tag = client === 'chat' ? `${label} (include_usage ${wantsUsage})` : label;
+
+          test(`${tag}: one piece, byte by byte and ${SEEDS.length} seeded splits give the same output, usage and text`, () => {
+            const whole = comparable(run([body]));
+            assert.deepEqual(comparable(run(byteByByte(body))), whole, 'byte by byte');
+            for (const seed of SEEDS) assert.deepEqual(comparable(run(randomPieces(body, seed))), whole, `seed ${seed}`);
+          });
+
+          test(`${tag}: client output`, () => {
+            const d = run([body]);
+            if (passthrough) {
+              const want = passthroughBytes(client, facts, wantsUsage);
+              if (facts.errorAt === null) assert.equal(d.text, want);
+              else errorFrame(d.text, want);
+            } else {
+              CLIENT_CHECKS[pairName(pair)]!(d.text, facts, wantsUsage);
+            }
+          });
+
+          test(`${tag}: usage is the recording's`, () => {
+            assert.deepEqual(run([body]).usage, facts.usage);
+          });
+
+          if (facts.usage !== null) {
+            test(`${tag}: usage is read in full (a copy of the recording reporting cached, reasoning and cache-write tokens)`, () => {
+              for (const dialect of wire === 'chat' ? (['openai', 'deepseek'] as const) : (['openai'] as const)) {
+                const variant = streamWithUsageCounts(wire, body, dialect);
+                const want = streamFacts(wire, variant).usage!;
+                assert.equal(want.cached, VARIANT_COUNTS.cached, 'the variant reports cached tokens');
+                assert.equal(want.cacheWrite, wire === 'responses' || dialect === 'deepseek' ? undefined : VARIANT_COUNTS.written);
+                const d = run([variant]);
+                assert.deepEqual(d.usage, want, dialect);
+                if (!passthrough && facts.errorAt === null) CLIENT_CHECKS[pairName(pair)]!(d.text, streamFacts(wire, variant), wantsUsage);
+              }
+            });
+          }
+
+          test(`${tag}: generated text and reasoning are the recording's (content, tool names and arguments; reasoning apart)`, () => {
+            const d = run([body]);
+            assert.ok(facts.text !== '' || facts.reasoning !== '' || facts.errorAt !== null, 'the recording generated something');
+            assert.equal(d.generated, facts.text, 'text');
+            assert.equal(d.reasoning, facts.reasoning, 'reasoning');
+          });
+
+          if (facts.errorAt !== null) {
+            test(`${tag}: the mid-stream error is one failure of class ${STREAM_ERROR_CLASS[name]}, and nothing follows its error frame`, () => {
+              const d = run([body]);
+              assert.ok(d.error, 'a failure');
+              assert.equal(d.error.classified.class, STREAM_ERROR_CLASS[name]);
+              // The client got what came before the error event (a passthrough: those bytes), then one error frame.
+              const events = readSse(d.text);
+              const prefix = passthrough ? passthroughBytes(client, facts, wantsUsage) : events.slice(0, -1).map((e) => e.raw).join('');
+              const frame = errorFrame(d.text, prefix);
+              assert.equal(frameMessage(client, frame), facts.errorFields!['message']);
+            });
+          }
+        }
+      }
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// JSON answers
+
+/** Checks a translated JSON body against the wire's answer. */
+const JSON_CHECKS: Readonly<Record<string, (body: Obj, answer: Obj, usage: Usage) => void>> = {
+  'chat -> messages': (body, msg, usage) => {
+    const blocks = msg['content'] as Obj[];
+    const of = (type: string): Obj[] => blocks.filter((b) => b['type'] === type);
+    assert.deepEqual([body['id'], body['object'], body['model']], [msg['id'], 'chat.completion', msg['model']]);
+    const choices = body['choices'] as Obj[];
+    assert.equal(choices.length, 1);
+    assert.equal(choices[0]!['finish_reason'], FINISH[msg['stop_reason'] as string]);
+    const message = choices[0]!['message'] as Obj;
+    assert.equal(message['role'], 'assistant');
+    const texts = of('text').map((b) => b['text'] as string);
+    assert.equal(message['content'], texts.length > 0 ? texts.join('') : null);
+    const thinking = of('thinking').map((b) => b['thinking'] as string);
+    assert.equal(message['reasoning_content'], thinking.length > 0 ? thinking.join('') : undefined);
+    assert.deepEqual(
+      ((message['tool_calls'] as Obj[] | undefined) ?? []).map((c) => ({ id: c['id'], type: c['type'], name: (c['function'] as Obj)['name'], input: JSON.parse((c['function'] as Obj)['arguments'] as string) as unknown })),
+      of('tool_use').map((b) => ({ id: b['id'], type: 'function', name: b['name'], input: b['input'] })),
+    );
+    assert.deepEqual(body['usage'], openAIUsage(usage));
+  },
+};
+
+for (const pair of PAIRS) {
+  const { client, wire, passthrough } = pair;
+  describe(`${pairName(pair)} on recorded JSON answers`, () => {
+    test('a body that is JSON but not an object is a bad response', () => {
+      for (const v of [[], 'text', 42, null, true]) {
+        const raw = Buffer.from(JSON.stringify(v));
+        assert.throws(
+          () => makeTranslator(client, wire, { stream: false }).json(raw, v),
+          (e: unknown) => e instanceof GatewayError && e.code === 'GW_ERR_UPSTREAM_BAD_RESPONSE',
+          JSON.stringify(v),
+        );
+      }
+    });
+
+    for (const name of JSON_RECORDINGS[wire]) {
+      for (const variant of [false, true]) {
+        const tag = variant ? `${name} reporting cached, reasoning and cache-write tokens` : name;
+        test(`${tag}: ${passthrough ? 'body bytes unchanged' : 'translated body'}, usage the answer's`, () => {
+          const recorded = fixture(name);
+          const parsed = variant ? withUsageCounts(wire, JSON.parse(recorded.toString('utf8')) as Obj) : (JSON.parse(recorded.toString('utf8')) as Obj);
+          const raw = variant ? Buffer.from(JSON.stringify(parsed)) : recorded;
+          const want = expectedUsage(wire, parsed['usage'] as Obj);
+          if (variant) assert.equal(want.cached, VARIANT_COUNTS.cached);
+          const out = makeTranslator(client, wire, { stream: false }).json(raw, JSON.parse(raw.toString('utf8')));
+          assert.deepEqual(out.usage, want);
+          if (passthrough) assert.ok(out.body.equals(raw), 'the upstream bytes, unchanged');
+          else JSON_CHECKS[pairName(pair)]!(JSON.parse(out.body.toString('utf8')) as Obj, parsed, want);
+        });
+      }
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// Error answers
+
+/** Anthropic error types as an OpenAI client gets them (what OpenAI answers for the same condition). */
+const ANTHROPIC_AS_OPENAI: Readonly<Record<string, { status: number; type: string; code: string | null }>> = {
+  invalid_request_error: { status: 400, type: 'invalid_request_error', code: null },
+  not_found_error: { status: 404, type: 'invalid_request_error', code: null },
+  rate_limit_error: { status: 429, type: 'rate_limit_error', code: 'rate_limit_exceeded' },
+};
+
+const HEADERS = { 'retry-after': '17', 'x-request-id': 'req_upstream', 'content-type': 'application/json' };
+
+for (const pair of PAIRS) {
+  const { client, wire } = pair;
+  describe(`${pairName(pair)} on recorded error answers`, () => {
+    for (const name of ERROR_RECORDINGS[wire]) {
+      const status = statusOf(name);
+      test(`${name}: the client gets the status, type, code and message, Retry-After kept; class ${ERROR_CLASS_BY_STATUS[status]}`, () => {
+        const body = fixture(name);
+        const err = (JSON.parse(body.toString('utf8')) as Obj)['error'] as Obj;
+        const f = makeTranslator(client, wire).error(status, HEADERS, body);
+        assert.equal(f.classified.class, ERROR_CLASS_BY_STATUS[status]);
+        assert.equal(f.error.message, err['message']);
+        assert.equal(f.error.headers['retry-after'], '17');
+        assert.equal(f.error.headers['x-request-id'], undefined, 'only retry headers are kept');
+        if (client === wire) {
+          assert.equal(f.error.status, status);
+          assert.equal(f.error.type, err['type'] ?? 'invalid_request_error');
+          if (wire !== 'messages') assert.equal(f.error.openaiCode, err['code'] === undefined || err['code'] === null ? null : String(err['code']));
+          assert.equal(f.error.param, typeof err['param'] === 'string' ? err['param'] : null);
+        } else {
+          const want = ANTHROPIC_AS_OPENAI[err['type'] as string]!;
+          const code = err['type'] === 'not_found_error' && /\bmodel\b/.test(err['message'] as string) ? 'model_not_found' : want.code;
+          assert.deepEqual([f.error.status, f.error.type, f.error.openaiCode], [want.status, want.type, code]);
+        }
+      });
+    }
+  });
+}
