@@ -45,6 +45,8 @@ export class MessagesToChatStream {
   /** Anthropic content block index -> tool state, for client tool_use blocks only. */
   private readonly tools = new Map<number, ToolState>();
   private toolCount = 0;
+  /** Content block indexes of server tool calls: not relayed, but their text was generated (it counts in estimates). */
+  private readonly serverTools = new Set<number>();
   /** Set after `message_stop`: nothing more is emitted. */
   done = false;
   /** Set once `message_delta` gave the stop reason. */
@@ -112,7 +114,12 @@ export class MessagesToChatStream {
   }
 
   private onBlockStart(index: unknown, block: unknown): StreamStep {
-    if (typeof index !== 'number' || !isObj(block) || block['type'] !== 'tool_use') return NOTHING;
+    if (typeof index !== 'number' || !isObj(block)) return NOTHING;
+    if (block['type'] === 'server_tool_use') {
+      this.serverTools.add(index);
+      return typeof block['name'] === 'string' ? { text: block['name'] } : NOTHING;
+    }
+    if (block['type'] !== 'tool_use') return NOTHING;
     const state: ToolState = { index: this.toolCount++, sentArgs: false };
     this.tools.set(index, state);
     const name = String(block['name'] ?? '');
@@ -134,6 +141,7 @@ export class MessagesToChatStream {
       case 'input_json_delta': {
         const tool = typeof index === 'number' ? this.tools.get(index) : undefined;
         const partial = delta['partial_json'];
+        if (typeof index === 'number' && this.serverTools.has(index)) return typeof partial === 'string' && partial !== '' ? { text: partial } : NOTHING;
         if (!tool || typeof partial !== 'string' || partial === '') return NOTHING;
         tool.sentArgs = true;
         return { frames: [this.chunk({ tool_calls: [{ index: tool.index, function: { arguments: partial } }] }, null)], text: partial };
@@ -145,6 +153,7 @@ export class MessagesToChatStream {
   }
 
   private onBlockStop(index: unknown): StreamStep {
+    if (typeof index === 'number') this.serverTools.delete(index);
     const tool = typeof index === 'number' ? this.tools.get(index) : undefined;
     if (!tool) return NOTHING;
     this.tools.delete(index as number);

@@ -48,6 +48,11 @@ export function messagesToMessages(ctx: TranslatorContext): Translator {
       switch (type) {
         case 'content_block_delta':
           return deltaStep(ev.raw, obj['delta']);
+        case 'content_block_start': {
+          // A tool call's name is generated text too (its input comes as deltas).
+          const block = isObj(obj['content_block']) ? obj['content_block'] : undefined;
+          return block && typeof block['name'] === 'string' ? { frames: [ev.raw], text: block['name'] } : { frames: [ev.raw] };
+        }
         case 'message_start':
         case 'message_delta': {
           const message = isObj(obj['message']) ? obj['message'] : undefined;

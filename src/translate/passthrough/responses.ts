@@ -41,6 +41,11 @@ export function responsesToResponses(ctx: TranslatorContext): Translator {
       const response = isObj(obj['response']) ? obj['response'] : undefined;
       const usage = readResponsesUsage(response?.['usage']) ?? undefined;
       switch (type) {
+        case 'response.output_item.added': {
+          // A function call's name is generated text too (its arguments come as deltas).
+          const item = isObj(obj['item']) ? obj['item'] : undefined;
+          return item && item['type'] === 'function_call' && typeof item['name'] === 'string' ? { frames: [ev.raw], text: item['name'] } : { frames: [ev.raw] };
+        }
         case 'response.completed':
         case 'response.incomplete':
           done = true;
