@@ -2,6 +2,11 @@
  * Sends one HTTP request to an upstream through its pool and returns the response with
  * its body decoded (gzip, deflate, br), so everything downstream sees plain bytes and the
  * client never gets a body whose `content-encoding` label was dropped.
+ *
+ * Decoding is done here with node:zlib rather than undici's `interceptors.decompress()`:
+ * in undici 7.30 that interceptor is experimental (it emits an ExperimentalWarning on first
+ * use, which a gateway's logs and tests should not carry) and by default leaves error
+ * responses (>= 400) compressed, while the translators read error bodies too.
  */
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { pipeline, type Readable, type Transform } from 'node:stream';
