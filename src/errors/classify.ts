@@ -244,3 +244,13 @@ export function classifyFailure(f: FailureFacts): Classified {
   const cls = fromFields(w) ?? (w.status !== undefined ? fromStatus(w.status) : null) ?? fromGenericType(w) ?? 'unknown';
   return classifiedAs(cls);
 }
+
+/**
+ * A failure seen after bytes reached the client: nothing can be retried any more, and it
+ * counts as a broken stream (`stream`), except a stall or timeout, which keep their class
+ * (the latency they say something about is the target's).
+ */
+export function afterFirstByte(c: Classified): Classified {
+  const cls: FailureClass = c.class === 'timeout' || c.class === 'stall' ? c.class : 'stream';
+  return { class: cls, retryable: false, scope: c.scope };
+}

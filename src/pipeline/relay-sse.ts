@@ -17,7 +17,7 @@ import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import { ShuttingDown } from '../errors/aborts.js';
-import { classifyFailure } from '../errors/classify.js';
+import { afterFirstByte, classifyFailure } from '../errors/classify.js';
 import { GatewayError } from '../errors/codes.js';
 import type { UpstreamResponse } from '../providers/types.js';
 import { SseFramer } from '../sse/parse.js';
@@ -70,12 +70,6 @@ function readFailure(err: unknown, stalled: boolean, committed: boolean): Failur
       ? new GatewayError('GW_ERR_UPSTREAM_TIMEOUT', { message: 'The upstream stream went idle before its first event.' })
       : new GatewayError('GW_ERR_UPSTREAM_STREAM', { message: timeout ? 'The upstream stream went idle for too long.' : 'The upstream connection failed mid-stream.' });
   return { classified, error };
-}
-
-/** After the first byte nothing can be retried: the failure is the stream's (a stall or timeout keeps its class). */
-function afterCommit(f: Failure): Failure {
-  const cls = f.classified.class === 'timeout' || f.classified.class === 'stall' ? f.classified.class : 'stream';
-  return { classified: { ...f.classified, class: cls, retryable: false }, error: f.error };
 }
 
 /** Runs the relay until the upstream stream ends, fails, or the client leaves. Never throws. */
@@ -193,7 +187,7 @@ function finishRelay(args: SseRelayArgs, r: Relayed): Relayed {
   if (r.failure) {
     discardBody(args.upstream.body);
     if (!r.committed) return r;
-    const failure = afterCommit(r.failure);
+    const failure = { ...r.failure, classified: afterFirstByte(r.failure.classified) };
     if (!out.destroyed) out.end(args.errorFrame(failure.error));
     return { ...r, failure };
   }

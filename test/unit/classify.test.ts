@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { ApiName } from '../../src/apis/names.js';
-import { classifiedAs, classifyFailure, isCallerFault, type FailureClass, type FailureFacts } from '../../src/errors/classify.js';
+import { afterFirstByte, classifiedAs, classifyFailure, isCallerFault, type FailureClass, type FailureFacts } from '../../src/errors/classify.js';
 import type { GatewayError } from '../../src/errors/codes.js';
 import { UPSTREAM_KEY } from '../helpers/gateway.js';
 import { anthropicEvents, fixture, sseEvents } from '../helpers/recordings.js';
@@ -222,5 +222,15 @@ describe('what each class means', () => {
       assert.deepEqual(classifiedAs(cls), { class: cls, retryable, scope }, cls);
       assert.equal(isCallerFault(classifiedAs(cls)), scope === 'request', cls);
     }
+  });
+});
+
+describe('afterFirstByte: a failure once bytes reached the client', () => {
+  test('is never retryable; a stall or timeout keeps its class, anything else is a broken stream', () => {
+    for (const cls of ['rate_limited', 'server', 'bad_response', 'quota', 'unknown'] as const) {
+      assert.deepEqual(afterFirstByte(classifiedAs(cls)), { ...classifiedAs(cls), class: 'stream', retryable: false });
+    }
+    assert.deepEqual(afterFirstByte(classifiedAs('stall')), { ...classifiedAs('stall'), retryable: false });
+    assert.deepEqual(afterFirstByte(classifiedAs('timeout')), { ...classifiedAs('timeout'), retryable: false });
   });
 });
