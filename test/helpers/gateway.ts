@@ -36,6 +36,8 @@ export interface ConfigOptions {
    * test of one attempt's behaviour is not changed by retries; routing tests set their own.
    */
   routing?: string;
+  /** More YAML lines under `server:` (indented two spaces), e.g. `  request_timeout_ms: 400`. */
+  server?: string;
 }
 
 /** A config with one OpenAI-compatible upstream `fake` serving `gpt-test` (as `upstream-model-x`). */
@@ -58,7 +60,7 @@ export function testConfigYaml(upstreamUrl: string, opts: ConfigOptions = {}): s
   return `
 server:
   body_limit_bytes: ${opts.bodyLimit ?? 33554432}
-  log_level: info
+  log_level: info${opts.server ? `\n${opts.server}` : ''}
 routing:
 ${opts.routing ?? '  max_attempts: 1'}
 upstreams:

@@ -1,11 +1,14 @@
 /**
  * The shipped config/switchyard.yaml with no provider keys: everything is served by the
  * built-in simulator, and the official `openai` client works against it with the demo key.
- * Also the CLI (`hash-key`, `check-config`) from the compiled entry point.
+ * With only OPENAI_API_KEY set, no live model falls back or sheds to simulated answers.
+ * Also the CLI from the compiled entry point: `hash-key`, `check-config`, and start-up
+ * failures (a port in use, options of another command) that exit with a clear message.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -234,6 +237,24 @@ describe('default config, no provider keys', () => {
   });
 });
 
+describe('default config with only OPENAI_API_KEY set', () => {
+  test('gpt-5.5-codex never falls back or sheds to simulated answers', () => {
+    const config = parseTestConfig(readFileSync(CONFIG_PATH, 'utf8'), { OPENAI_API_KEY: 'sk-live-test' }, 'default');
+    const codex = config.models.get('gpt-5.5-codex')!;
+    assert.deepEqual(
+      codex.targets.map((t) => t.upstream.id),
+      ['openai'],
+    );
+    assert.deepEqual(codex.fallbacks, [], 'deepseek-v3.2 is only simulated without DEEPSEEK_API_KEY');
+    assert.equal(codex.shed.policy, 'reject');
+    assert.ok(config.warnings.some((w) => /gpt-5\.5-codex.*only simulated/.test(w)));
+    // With both keys, the real fallback is kept.
+    const both = parseTestConfig(readFileSync(CONFIG_PATH, 'utf8'), { OPENAI_API_KEY: 'sk-a', DEEPSEEK_API_KEY: 'sk-b' }, 'default');
+    assert.deepEqual(both.models.get('gpt-5.5-codex')!.fallbacks, ['deepseek-v3.2']);
+    assert.equal(both.models.get('gpt-5.5-codex')!.shed.fallback, 'deepseek-v3.2');
+  });
+});
+
 describe('CLI', () => {
   test('hash-key prints the sha256 in config/switchyard.yaml', async () => {
     const hash = /key_sha256:\s*([0-9a-f]{64})/.exec(readFileSync(CONFIG_PATH, 'utf8'))?.[1];
@@ -282,5 +303,31 @@ describe('CLI', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('CLI start-up failures exit with a clear message', () => {
+  test('a port in use exits 1 with a clear message', async () => {
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      const run = spawn(process.execPath, [MAIN, '--config', CONFIG_PATH], {
+        env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', OPENAI_API_KEY: '', DEEPSEEK_API_KEY: '' },
+      });
+      let stderr = '';
+      run.stderr.on('data', (d) => (stderr += d.toString()));
+      const code = await new Promise<number | null>((r) => run.on('exit', r));
+      assert.equal(code, 1);
+      assert.match(stderr, /cannot listen on 127\.0\.0\.1:\d+: EADDRINUSE/);
+    } finally {
+      blocker.close();
+    }
+  });
+
+  test('serve rejects options that belong to simulate', async () => {
+    const run = await cli(['serve', '--port', '1234']);
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /--port is an option of "simulate" only/);
   });
 });

@@ -1,16 +1,18 @@
 /**
- * A stream that breaks after bytes reached the client ends with exactly one final
- * `data: {"error":{…}}` event (never a silent cut, never `[DONE]` after it); the official
- * `openai` client raises an APIError while iterating, after the chunks sent before the
- * break. Also: timeouts (first byte vs idle) and the SSE response headers / incremental
- * delivery.
+ * A stream that fails before its first token is failed over invisibly to the next upstream
+ * (an error event as the first event, or a plain JSON answer to a streaming request), unless
+ * the error is the caller's (a 400, not retried). A stream that breaks after bytes reached
+ * the client ends with exactly one final `data: {"error":{…}}` event (never a silent cut,
+ * never `[DONE]` after it); the official `openai` client raises an APIError while iterating,
+ * after the chunks sent before the break. Also: timeouts (first byte vs idle) and the SSE
+ * response headers / incremental delivery.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import OpenAI, { APIConnectionError, APIError } from 'openai';
-import type { FakeUpstream, ScriptedReply, Step } from '../helpers/fake-upstream.js';
+import { FakeUpstream, type ScriptedReply, type Step } from '../helpers/fake-upstream.js';
 import { sseEvents } from '../helpers/recordings.js';
-import { CLIENT_KEY, closeAll, startWithUpstream, testConfigYaml, waitFor, type TestGateway } from '../helpers/gateway.js';
+import { CLIENT_KEY, closeAll, postChat, startGateway, startWithUpstream, testConfigYaml, waitFor, type TestGateway } from '../helpers/gateway.js';
 
 const NO_USAGE = 'openai-chat-stream-text-no-usage-2023.sse';
 const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8' };
@@ -100,6 +102,60 @@ function assertApiErrorAfter(got: Collected, wantChunks: number): APIError {
   assert.equal(got.chunks.length, wantChunks, 'chunks before the break were delivered');
   return got.error;
 }
+
+describe('stream failures before the first token', () => {
+  let a: FakeUpstream;
+  let b: FakeUpstream;
+  let gw: TestGateway;
+  before(async () => {
+    a = await new FakeUpstream().start();
+    b = await new FakeUpstream().start();
+    // `cheap` tries `fake` (a) first, then `fake2` (b); no cooldown and no retry budget
+    // limit, so every request here fails over the same way.
+    const routing = '  strategy: cheap\n  max_attempts: 4\n  backoff_base_ms: 1\n  backoff_cap_ms: 1\n  retry_budget: { min_retries: 1000 }\n  cooldown: { failures: 1000 }';
+    gw = await startGateway(testConfigYaml(a.url, { extraUpstreams: [b.url], routing }));
+  });
+  after(() => closeAll(gw, a, b));
+
+  const post = () => postChat(gw, { model: 'gpt-test', stream: true, messages: [{ role: 'user', content: 'hi' }] });
+  const okStream = (text: string): ScriptedReply => streamReply([chunk(0, text), chunk(1, null, 'stop'), 'data: [DONE]\n\n']);
+
+  test('an error event as the very first event fails over invisibly', async () => {
+    a.on(() => streamReply(['data: {"error":{"message":"overloaded before start","type":"server_error","code":"overloaded"}}\n\n']));
+    b.on(() => okStream('from b'));
+    for (let i = 0; i < 3; i++) {
+      const r = await post();
+      assert.equal(r.status, 200);
+      assert.equal(r.headers.get('x-switchyard-upstream'), 'fake2');
+      assert.equal(r.headers.get('x-switchyard-attempts'), '2');
+      assert.match(r.text, /from b/);
+      assert.doesNotMatch(r.text, /overloaded/);
+    }
+  });
+
+  test('a caller fault reported as the first event comes back as a 400, not retried', async () => {
+    a.on(() => streamReply(['data: {"error":{"code":400,"message":"Token limit reached"}}\n\n']));
+    b.on(() => okStream('from b'));
+    const before = b.requests.length;
+    const r = await post();
+    assert.equal(r.status, 400);
+    assert.equal((JSON.parse(r.text) as { error: { message: string } }).error.message, 'Token limit reached');
+    assert.equal(b.requests.length, before);
+  });
+
+  test('a streaming request answered with plain JSON fails over to a real stream', async () => {
+    a.on(() => ({
+      status: 200,
+      body: { id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'json from a' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } },
+    }));
+    b.on(() => okStream('stream from b'));
+    const r = await post();
+    assert.equal(r.status, 200);
+    assert.match(r.headers.get('content-type') ?? '', /text\/event-stream/);
+    assert.match(r.text, /stream from b/);
+    assert.match(r.text, /data: \[DONE\]/);
+  });
+});
 
 describe('stream failures after the first byte', () => {
   let upstream: FakeUpstream;

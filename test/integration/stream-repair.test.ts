@@ -2,14 +2,19 @@
  * What reaches a chat client from an upstream stream that is not quite right: a stream that
  * ends after its finish_reason without `[DONE]`, usage-only chunks with `choices` missing or
  * null, and `data:` frames that are not JSON; plus `extra_body` sent literally in a body.
+ * The same for an `anthropic` upstream translated to chat completions: a stream that ends
+ * after its stop_reason without `message_stop` is complete, and events translated before a
+ * non-JSON event still go out (neither is retried); and a tool-result follow-up with
+ * `reasoning_effort` is sent in a shape Anthropic accepts.
  * Driven with raw HTTP (to see every byte) and the official `openai` SDK (to see what a user
  * sees).
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import OpenAI from 'openai';
-import { closeAll, postChat, startWithUpstream, testConfigYaml, type TestGateway } from '../helpers/gateway.js';
-import type { FakeUpstream } from '../helpers/fake-upstream.js';
+import { anthropicConfigYaml, closeAll, postChat, startGateway, startWithUpstream, testConfigYaml, type TestGateway } from '../helpers/gateway.js';
+import { FakeUpstream } from '../helpers/fake-upstream.js';
+import { anthropicEvents, anthropicPayloads } from '../helpers/recordings.js';
 
 const chunk = (o: Record<string, unknown>) => `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'up', ...o })}\n\n`;
 const TEXT = chunk({ choices: [{ index: 0, delta: { role: 'assistant', content: 'Hello' }, finish_reason: null }] });
@@ -114,5 +119,113 @@ describe('stream repair and request unwrapping', () => {
     const err = (JSON.parse(bad.text) as { error: { param: string; message: string } }).error;
     assert.equal(err.param, 'extra_body');
     assert.match(err.message, /must be an object/);
+  });
+});
+
+/** An Anthropic text stream recording, and the text its `text_delta` events carry. */
+const ANTHROPIC_TEXT = 'anthropic-messages-stream-text.chunks.jsonl';
+
+function recordedText(): string {
+  let text = '';
+  for (const p of anthropicPayloads(ANTHROPIC_TEXT)) {
+    const delta = p['delta'] as { type?: string; text?: string } | undefined;
+    if (p['type'] === 'content_block_delta' && delta?.type === 'text_delta') text += delta.text ?? '';
+  }
+  return text;
+}
+
+describe('stream repair and request translation with an anthropic upstream', () => {
+  let upstream: FakeUpstream;
+  let gw: TestGateway;
+
+  // A fresh gateway per test: retry budgets and cooldowns must not carry over.
+  before(async () => {
+    upstream = await new FakeUpstream().start();
+  });
+  after(() => closeAll(upstream));
+  beforeEach(async () => {
+    upstream.requests.length = 0;
+    gw = await startGateway(anthropicConfigYaml(upstream.url, '  max_attempts: 3\n  backoff_base_ms: 5\n  backoff_cap_ms: 10'));
+  });
+  afterEach(() => closeAll(gw));
+
+  const ask = (extra: Record<string, unknown> = {}) => postChat(gw, { model: 'claude-test', stream: true, messages: [{ role: 'user', content: 'hi' }], ...extra });
+
+  // README (API, Streams): a stream is broken only when it ends "with neither [DONE] nor a
+  // finish_reason". An Anthropic stream that delivered message_delta (with its stop_reason)
+  // but no message_stop has a finish_reason, so the answer is complete: its chunks reach the
+  // client and the prompt is not sent to the upstream again.
+  test('a stream with message_delta but no message_stop, in one read, still reaches the client', async () => {
+    const events = anthropicEvents(ANTHROPIC_TEXT).filter((e) => !e.includes('message_stop'));
+    upstream.on(() => ({ status: 200, headers: SSE, steps: [events.join('')] }));
+    const res = await ask();
+    assert.equal(res.status, 200, `status ${res.status}: ${res.text}`);
+    assert.match(res.headers.get('content-type') ?? '', /text\/event-stream/);
+    let text = '';
+    for (const line of res.text.split('\n')) {
+      if (!line.startsWith('data: {"id"')) continue;
+      const c = JSON.parse(line.slice(6)) as { choices: { delta?: { content?: string } }[] };
+      text += c.choices[0]?.delta?.content ?? '';
+    }
+    assert.equal(text, recordedText());
+    assert.equal(upstream.requests.length, 1, 'the completed answer must not be requested again');
+  });
+
+  // README: "Events before an error in the same read still go out first", and a stream that
+  // broke after its first event is not retried: the client gets the translated events, then
+  // one error event, and the upstream is called once.
+  test('events translated before a non-JSON event in the same read are relayed, not retried', async () => {
+    const events = anthropicEvents(ANTHROPIC_TEXT).slice(0, 4); // message_start, block_start, ping, "Hello"
+    upstream.on(() => ({
+      status: 200,
+      headers: SSE,
+      steps: [events.join('') + 'event: content_block_delta\ndata: {not json\n\n'],
+    }));
+    const res = await ask();
+    assert.equal(res.status, 200, `status ${res.status}: ${res.text}`);
+    assert.match(res.text, /"content":"Hello"/);
+    assert.match(res.text, /data: \{"error":/);
+    assert.equal(upstream.requests.length, 1);
+  });
+
+  // Anthropic (Extended thinking, "Preserving thinking blocks"): with thinking enabled, the
+  // last assistant turn of a tool loop must start with its thinking block, or the call fails
+  // with 400 "Expected `thinking` or `redacted_thinking`, but found `tool_use`". OpenAI chat
+  // clients cannot send thinking blocks (the translation drops signatures), so the gateway
+  // must not send `thinking` together with a trailing assistant tool_use turn that has no
+  // thinking block. The fake upstream answers 400 exactly as Anthropic does when it would.
+  test('reasoning_effort in a tool-result follow-up does not produce a request Anthropic rejects', async () => {
+    upstream.on((req) => {
+      const body = req.json as { thinking?: unknown; messages: { role: string; content: { type: string }[] }[] };
+      const lastAssistant = [...body.messages].reverse().find((m) => m.role === 'assistant');
+      if (body.thinking && lastAssistant && lastAssistant.content.some((b) => b.type === 'tool_use') && lastAssistant.content[0]?.type !== 'thinking') {
+        return {
+          status: 400,
+          body: {
+            type: 'error',
+            error: {
+              type: 'invalid_request_error',
+              message:
+                'messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`. When `thinking` is enabled, a final `assistant` message must start with a thinking block.',
+            },
+          },
+        };
+      }
+      return {
+        status: 200,
+        body: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-upstream-id', content: [{ type: 'text', text: 'Sunny.' }], stop_reason: 'end_turn', usage: { input_tokens: 10, output_tokens: 2 } },
+      };
+    });
+    const res = await postChat(gw, {
+      model: 'claude-test',
+      reasoning_effort: 'medium',
+      tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: {} } } }],
+      messages: [
+        { role: 'user', content: 'weather in Paris?' },
+        { role: 'assistant', content: null, reasoning_content: 'I should call the tool.', tool_calls: [{ id: 'toolu_1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }] },
+        { role: 'tool', tool_call_id: 'toolu_1', content: 'sunny' },
+      ],
+    });
+    assert.equal(res.status, 200, `status ${res.status}: ${res.text}`);
   });
 });

@@ -1,17 +1,16 @@
 /**
- * Review 7 findings: a passthrough request whose response never finishes (the client went
- * away mid-stream, or the drain cut the connection at its deadline) leaves no trace: no
- * `request finished` log line and no `switchyard_requests_total` sample. README ("Observe"):
- * one JSON log line per finished request; app.ts: "nothing a client sent goes unlogged or
- * uncounted". Fastify's onResponse hook only runs on the response's 'finish'/'error', not on
- * a 'close' without finish.
+ * A passthrough request whose response never finishes (the client went away mid-stream, or
+ * the drain cut the connection at its deadline) is still recorded like any other: one
+ * `request finished` log line and a `switchyard_requests_total` sample (README, "Observe":
+ * one JSON log line per finished request). Fastify's onResponse hook only runs on the
+ * response's 'finish'/'error', not on a 'close' without finish, so these are the cases it
+ * would miss.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { FakeUpstream } from '../helpers/fake-upstream.js';
-import { CLIENT_KEY, closeAll, startGateway, testConfigYaml, waitFor, type TestGateway } from '../helpers/gateway.js';
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+import { CLIENT_KEY, closeAll, finishedLine, startGateway, testConfigYaml, type TestGateway } from '../helpers/gateway.js';
 
 /** audio/speech streamed slowly: 40 chunks, 100 ms apart (4 s). */
 function slowSpeech(upstream: FakeUpstream): void {
@@ -22,6 +21,10 @@ function slowSpeech(upstream: FakeUpstream): void {
   }));
 }
 
+/** A gateway passing everything it does not model through to `upstream`. */
+const passthroughYaml = (upstream: FakeUpstream): string => `${testConfigYaml(upstream.url)}\npassthrough:\n  upstream: fake\n`;
+
+/** Starts a passthrough audio/speech call and reads its first chunk; `done` settles when the body ends or fails. */
 async function startSpeech(gw: TestGateway, signal?: AbortSignal): Promise<{ requestId: string; done: Promise<unknown> }> {
   const res = await fetch(`${gw.url}/v1/audio/speech`, {
     method: 'POST',
@@ -39,13 +42,13 @@ async function startSpeech(gw: TestGateway, signal?: AbortSignal): Promise<{ req
   return { requestId, done };
 }
 
-describe('review7: passthrough requests that do not finish are still logged and counted', () => {
+describe('a passthrough request the client aborts is logged and counted', () => {
   let upstream: FakeUpstream;
   let gw: TestGateway;
   before(async () => {
     upstream = await new FakeUpstream().start();
     slowSpeech(upstream);
-    gw = await startGateway(`${testConfigYaml(upstream.url)}\npassthrough:\n  upstream: fake\n`);
+    gw = await startGateway(passthroughYaml(upstream));
   });
   after(() => closeAll(gw, upstream));
 
@@ -55,7 +58,7 @@ describe('review7: passthrough requests that do not finish are still logged and 
     await sleep(300);
     ac.abort();
     await done;
-    const line = await waitFor(() => gw.finished().find((l) => l['request_id'] === requestId), 3000, `request finished line for ${requestId}`).catch(() => undefined);
+    const line = await finishedLine(gw, requestId).catch(() => undefined);
     assert.ok(line, 'a passthrough request aborted by the client has a request finished log line');
     assert.equal(line['status'], 499);
     assert.equal(line['outcome'], 'client_aborted');
@@ -64,11 +67,11 @@ describe('review7: passthrough requests that do not finish are still logged and 
   });
 });
 
-describe('review7: a passthrough stream cut at the drain deadline is logged', () => {
+describe('a passthrough stream cut at the drain deadline is logged', () => {
   test('drain.shutdown past the deadline: the cut passthrough request has a request finished line', async () => {
     const upstream = await new FakeUpstream().start();
     slowSpeech(upstream);
-    const gw = await startGateway(`${testConfigYaml(upstream.url)}\npassthrough:\n  upstream: fake\n`);
+    const gw = await startGateway(passthroughYaml(upstream));
     try {
       const { requestId, done } = await startSpeech(gw);
       const result = await gw.drain.shutdown(300, 200);
