@@ -22,52 +22,51 @@ import { jsonAnswer } from './json.js';
 
 const DONE = Buffer.from('data: [DONE]\n\n');
 
-/** Generated text of a chunk's choices: content, tool names and arguments; reasoning apart. */
-function deltaText(choices: unknown[]): { text: string; reasoning: string; finished: boolean } {
+/** Tool names and argument fragments of a delta's `tool_calls` (generated text too). */
+function toolText(calls: unknown[]): string {
   let text = '';
-  let reasoning = '';
-  let finished = false;
-  for (const c of choices) {
-    if (!isObj(c)) continue;
-    if (typeof c['finish_reason'] === 'string') finished = true;
-    const d = c['delta'];
-    if (!isObj(d)) continue;
-    if (typeof d['content'] === 'string') text += d['content'];
-    // `reasoning_content` (DeepSeek), `reasoning` (OpenRouter, vLLM).
-    if (typeof d['reasoning_content'] === 'string') reasoning += d['reasoning_content'];
-    else if (typeof d['reasoning'] === 'string') reasoning += d['reasoning'];
-    const calls = d['tool_calls'];
-    if (!Array.isArray(calls)) continue;
-    for (const call of calls) {
-      const fn = isObj(call) ? call['function'] : undefined;
-      if (!isObj(fn)) continue;
-      if (typeof fn['name'] === 'string') text += fn['name'];
-      if (typeof fn['arguments'] === 'string') text += fn['arguments'];
-    }
+  for (const call of calls) {
+    const fn = isObj(call) ? call['function'] : undefined;
+    if (!isObj(fn)) continue;
+    if (typeof fn['name'] === 'string') text += fn['name'];
+    if (typeof fn['arguments'] === 'string') text += fn['arguments'];
   }
-  return { text, reasoning, finished };
+  return text;
 }
 
 export function chatToChat(ctx: TranslatorContext): Translator {
   let done = false;
   let finished = false;
 
-  function step(ev: { raw: Buffer }, chunk: Obj, isErrorEvent: boolean): StreamStep {
-    const usage = readChatUsage(chunk['usage']) ?? undefined;
+  /**
+   * One chunk, read once. Steps are built as fixed-shape literals (no spreads, no helper
+   * objects): this runs for every event of every chat stream.
+   */
+  function step(raw: Buffer, chunk: Obj, isErrorEvent: boolean): StreamStep {
+    const usage = chunk['usage'] === undefined ? undefined : (readChatUsage(chunk['usage']) ?? undefined);
     const inner = chunk['error'] ?? (isErrorEvent ? chunk : undefined);
-    if (inner !== undefined && inner !== null) {
-      const error = streamErrorFailure(readOpenAIError(inner), ctx.secrets);
-      return usage ? { error, usage } : { error };
-    }
+    if (inner !== undefined && inner !== null) return { error: streamErrorFailure(readOpenAIError(inner), ctx.secrets), usage };
     const choices = chunk['choices'];
     if (!Array.isArray(choices) || choices.length === 0) {
       // The usage-only chunk: the gateway always asks for it; the client gets it if it asked.
       if (usage && !ctx.wantsUsage) return { usage };
-      return usage ? { frames: [ev.raw], usage } : { frames: [ev.raw] };
+      return { frames: [raw], usage };
     }
-    const d = deltaText(choices);
-    if (d.finished) finished = true;
-    return { frames: [ev.raw], ...(usage ? { usage } : {}), ...(d.text ? { text: d.text } : {}), ...(d.reasoning ? { reasoning: d.reasoning } : {}) };
+    let text = '';
+    let reasoning = '';
+    for (const c of choices) {
+      if (!isObj(c)) continue;
+      if (typeof c['finish_reason'] === 'string') finished = true;
+      const d = c['delta'];
+      if (!isObj(d)) continue;
+      if (typeof d['content'] === 'string') text += d['content'];
+      // `reasoning_content` (DeepSeek), `reasoning` (OpenRouter, vLLM).
+      if (typeof d['reasoning_content'] === 'string') reasoning += d['reasoning_content'];
+      else if (typeof d['reasoning'] === 'string') reasoning += d['reasoning'];
+      const calls = d['tool_calls'];
+      if (Array.isArray(calls)) text += toolText(calls);
+    }
+    return { frames: [raw], usage, text: text || undefined, reasoning: reasoning || undefined };
   }
 
   return {
@@ -93,7 +92,7 @@ export function chatToChat(ctx: TranslatorContext): Translator {
         if (ev.event === 'error') return { error: streamErrorFailure({ message: ev.data }, ctx.secrets) };
         return badFrame();
       }
-      return step(ev, chunk, ev.event === 'error');
+      return step(ev.raw, chunk, ev.event === 'error');
     },
     end() {
       if (done) return NOTHING;
