@@ -83,6 +83,8 @@ export async function relaySse(args: SseRelayArgs): Promise<Relayed> {
   /** Generated text, for an estimate when the answer does not complete with its usage. */
   const text: string[] = [];
   const reasoning: string[] = [];
+  /** Events whose generated text the translator reads only if needed (`StreamStep.deferred`). */
+  const deferred: string[] = [];
   let pending: Buffer[] = [];
   let failure: Failure | null = null;
   let aborted: unknown = null;
@@ -98,6 +100,7 @@ export async function relaySse(args: SseRelayArgs): Promise<Relayed> {
     if (step.usage) usage = step.usage;
     if (step.text) text.push(step.text);
     if (step.reasoning) reasoning.push(step.reasoning);
+    if (step.deferred) deferred.push(step.deferred);
     if (step.error) failure = step.error;
     if (!step.frames || step.frames.length === 0) return false;
     for (const f of step.frames) batch.push(f);
@@ -147,7 +150,18 @@ export async function relaySse(args: SseRelayArgs): Promise<Relayed> {
     clearTimeout(firstTokenTimer);
   }
 
-  return finishRelay(args, { committed, failure, aborted, ttftMs, ...(await counted(usage, failure === null && aborted === null, committed, text, reasoning, args.prompt)) });
+  const complete = failure === null && aborted === null;
+  if (deferred.length > 0 && !(complete && usage !== null) && translator.generated) {
+    // The estimate needs the text of the events the translator skipped reading.
+    try {
+      const g = translator.generated(deferred);
+      if (g.text) text.push(g.text);
+      if (g.reasoning) reasoning.push(g.reasoning);
+    } catch {
+      // deferred events were checked JSON; nothing more to count if one still fails
+    }
+  }
+  return finishRelay(args, { committed, failure, aborted, ttftMs, ...(await counted(usage, complete, committed, text, reasoning, args.prompt)) });
 }
 
 /**

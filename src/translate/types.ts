@@ -47,6 +47,11 @@ export interface StreamStep {
   readonly text?: string;
   /** Generated reasoning text, likewise. */
   readonly reasoning?: string;
+  /**
+   * The event's data, when it carries generated text the translator did not read yet (a
+   * cheap path): handed back to `generated()` only if the answer ends without usage.
+   */
+  readonly deferred?: string;
 }
 
 /** A 2xx JSON answer in the client's shape. */
@@ -74,6 +79,8 @@ export interface Translator {
   event(ev: SseEvent): StreamStep;
   /** The upstream stream ended: final frames (e.g. a missing `[DONE]`), or the failure of an incomplete answer. */
   end(): StreamStep;
+  /** The generated text (and reasoning) of events whose steps were `deferred`, in order. */
+  generated?(events: readonly string[]): { readonly text: string; readonly reasoning: string };
   /**
    * A non-2xx answer.
    * @param headers lower-case response headers (`retry-after` is kept on the error).

@@ -35,10 +35,12 @@ export function drive(tr: Translator, pieces: readonly Buffer[]): Driven {
   let error: StreamStep['error'] | null = null;
   let generated = '';
   let reasoning = '';
+  const deferred: string[] = [];
   const take = (step: StreamStep): boolean => {
     if (step.usage) usage = step.usage;
     if (step.text) generated += step.text;
     if (step.reasoning) reasoning += step.reasoning;
+    if (step.deferred) deferred.push(step.deferred);
     for (const f of step.frames ?? []) out.push(f);
     if (step.error) {
       error = step.error;
@@ -60,6 +62,12 @@ export function drive(tr: Translator, pieces: readonly Buffer[]): Driven {
   if (!stopped) {
     const tail = framer.end();
     if (!(tail && take(tr.event(tail)))) take(tr.end());
+  }
+  if (deferred.length > 0) {
+    // What the relay reads when it needs an estimate: the text of the skipped events.
+    const later = tr.generated!(deferred);
+    generated += later.text;
+    reasoning += later.reasoning;
   }
   return { text: Buffer.concat(out).toString('utf8'), usage, error, generated, reasoning };
 }

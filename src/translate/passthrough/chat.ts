@@ -13,14 +13,53 @@
  *   OpenRouter sends: `openrouter-chat-stream-midstream-error.sse`) ends it.
  * - A stream that ends after a `finish_reason` but without `[DONE]` is complete: the client
  *   still gets exactly one `[DONE]`; one that ends before any `finish_reason` is cut short.
+ *
+ * Each frame is checked to be a JSON object without building it (`json-check.ts`); only a
+ * frame with a usage object or an error (or an `event: error`) is parsed. A content frame's
+ * generated text is read later, and only if the answer ends without usage (`generated`).
+ * That keeps the common frame at about half the cost of parsing it (the A/B in
+ * docs/performance.md).
  */
 import { readChatUsage, readOpenAIError } from '../../apis/chat.js';
 import { answerFailure, cutShort, streamErrorFailure } from '../failure.js';
-import { badFrame, eventObject, isObj, NOTHING, parseBody, type Obj } from '../read.js';
+import { isJsonObjectText } from '../json-check.js';
+import { badFrame, isObj, NOTHING, parseBody, type Obj } from '../read.js';
 import type { StreamStep, Translator, TranslatorContext } from '../types.js';
 import { jsonAnswer } from './json.js';
 
 const DONE = Buffer.from('data: [DONE]\n\n');
+const FINISH = /"finish_reason"\s*:\s*"/;
+/**
+ * A frame that must be read: a usage object, or an `error` that is not null. OpenAI sends
+ * `"usage":null` on every chunk once `include_usage` is on (and so does the shared bench's
+ * mock), so a mere `"usage"` key is not a reason to parse.
+ */
+const MUST_READ = /"usage"\s*:\s*\{|"error"\s*:\s*(?!null\b)/;
+/** Whether a frame may need either test above: one scan for the common content frame, which needs neither. */
+const NOTABLE = /"(?:finish_reason|usage|error)"\s*:\s*[^n\s]/;
+
+/**
+ * The generated text of a chunk's choices (content, tool names and arguments; reasoning
+ * apart) and whether one of them finished.
+ */
+function choicesText(choices: unknown[]): { text: string; reasoning: string; finished: boolean } {
+  let text = '';
+  let reasoning = '';
+  let finished = false;
+  for (const c of choices) {
+    if (!isObj(c)) continue;
+    if (typeof c['finish_reason'] === 'string') finished = true;
+    const d = c['delta'];
+    if (!isObj(d)) continue;
+    if (typeof d['content'] === 'string') text += d['content'];
+    // `reasoning_content` (DeepSeek), `reasoning` (OpenRouter, vLLM).
+    if (typeof d['reasoning_content'] === 'string') reasoning += d['reasoning_content'];
+    else if (typeof d['reasoning'] === 'string') reasoning += d['reasoning'];
+    const calls = d['tool_calls'];
+    if (Array.isArray(calls)) text += toolText(calls);
+  }
+  return { text, reasoning, finished };
+}
 
 /** Tool names and argument fragments of a delta's `tool_calls` (generated text too). */
 function toolText(calls: unknown[]): string {
@@ -38,11 +77,8 @@ export function chatToChat(ctx: TranslatorContext): Translator {
   let done = false;
   let finished = false;
 
-  /**
-   * One chunk, read once. Steps are built as fixed-shape literals (no spreads, no helper
-   * objects): this runs for every event of every chat stream.
-   */
-  function step(raw: Buffer, chunk: Obj, isErrorEvent: boolean): StreamStep {
+  /** A frame that must be read: usage, an error, or an `event: error`. Parsed once. */
+  function parsed(raw: Buffer, chunk: Obj, isErrorEvent: boolean): StreamStep {
     const usage = chunk['usage'] === undefined ? undefined : (readChatUsage(chunk['usage']) ?? undefined);
     const inner = chunk['error'] ?? (isErrorEvent ? chunk : undefined);
     if (inner !== undefined && inner !== null) return { error: streamErrorFailure(readOpenAIError(inner), ctx.secrets), usage };
@@ -52,21 +88,9 @@ export function chatToChat(ctx: TranslatorContext): Translator {
       if (usage && !ctx.wantsUsage) return { usage };
       return { frames: [raw], usage };
     }
-    let text = '';
-    let reasoning = '';
-    for (const c of choices) {
-      if (!isObj(c)) continue;
-      if (typeof c['finish_reason'] === 'string') finished = true;
-      const d = c['delta'];
-      if (!isObj(d)) continue;
-      if (typeof d['content'] === 'string') text += d['content'];
-      // `reasoning_content` (DeepSeek), `reasoning` (OpenRouter, vLLM).
-      if (typeof d['reasoning_content'] === 'string') reasoning += d['reasoning_content'];
-      else if (typeof d['reasoning'] === 'string') reasoning += d['reasoning'];
-      const calls = d['tool_calls'];
-      if (Array.isArray(calls)) text += toolText(calls);
-    }
-    return { frames: [raw], usage, text: text || undefined, reasoning: reasoning || undefined };
+    const g = choicesText(choices);
+    if (g.finished) finished = true;
+    return { frames: [raw], usage, text: g.text || undefined, reasoning: g.reasoning || undefined };
   }
 
   return {
@@ -86,13 +110,33 @@ export function chatToChat(ctx: TranslatorContext): Translator {
         done = true;
         return { frames: [ev.raw] };
       }
-      const chunk = eventObject(ev);
-      if (chunk === null) return NOTHING;
-      if (chunk === false) {
-        if (ev.event === 'error') return { error: streamErrorFailure({ message: ev.data }, ctx.secrets) };
-        return badFrame();
+      const data = ev.data;
+      const isErrorEvent = ev.event === 'error';
+      if (!isJsonObjectText(data)) {
+        if (data.trim() === '') return NOTHING; // a keep-alive with an empty data line
+        return isErrorEvent ? { error: streamErrorFailure({ message: data }, ctx.secrets) } : badFrame();
       }
-      return step(ev.raw, chunk, ev.event === 'error');
+      if (isErrorEvent) return parsed(ev.raw, JSON.parse(data) as Obj, true);
+      if (NOTABLE.test(data)) {
+        if (MUST_READ.test(data)) return parsed(ev.raw, JSON.parse(data) as Obj, false);
+        // The quoted key cannot occur unescaped inside a JSON string, so this finds only a
+        // real finish_reason with a string value.
+        if (FINISH.test(data)) finished = true;
+      }
+      // A content frame, forwarded as it is.
+      return { frames: [ev.raw], deferred: data };
+    },
+    generated(events) {
+      let text = '';
+      let reasoning = '';
+      for (const data of events) {
+        const choices = (JSON.parse(data) as Obj)['choices'];
+        if (!Array.isArray(choices)) continue;
+        const g = choicesText(choices);
+        text += g.text;
+        reasoning += g.reasoning;
+      }
+      return { text, reasoning };
     },
     end() {
       if (done) return NOTHING;
