@@ -15,6 +15,8 @@
 //            under identical conditions. Both gateways take turns on CPU 1.
 // --redis    also measure the current build with its state in Redis (a redis-server the
 //            script starts on CPU 0 with the driver), as another target.
+// --rounds N, --mode stream|nonstream|both, --delays 0,5
+//            more rounds of fewer scenarios, for a closer look at one difference.
 import { spawn, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -33,6 +35,9 @@ const { values: o } = parseArgs({
     compare: { type: 'string' },
     redis: { type: 'boolean', default: false },
     concurrency: { type: 'string', default: '1,16,64' },
+    rounds: { type: 'string', default: '3' },
+    mode: { type: 'string', default: 'both' },
+    delays: { type: 'string', default: '0,5' },
   },
 });
 
@@ -89,7 +94,7 @@ async function waitHttp(url, ms = 10_000) {
 }
 
 const CHUNKS = 20;
-const DELAYS = [0, 5];
+const DELAYS = o.delays.split(',').map(Number);
 const mockPort = await freePort();
 const gwPort = await freePort();
 const benchKey = 'sk-bench-overhead-key';
@@ -148,8 +153,8 @@ if (o.redis) {
   extraTargets.push('--target', `switchyard+redis=http://127.0.0.1:${port}`, '--header', `switchyard+redis=authorization:Bearer ${benchKey}`);
 }
 
-const timing = o.quick ? ['--duration', '2', '--rounds', '2', '--warmup', '1'] : ['--duration', '5', '--rounds', '3', '--warmup', '1'];
-const common = ['--concurrency', o.concurrency, '--mode', 'both', '--chunks', String(CHUNKS), '--delay', DELAYS.join(','), '--include-usage', ...timing];
+const timing = o.quick ? ['--duration', '2', '--rounds', '2', '--warmup', '1'] : ['--duration', '5', '--rounds', o.rounds, '--warmup', '1'];
+const common = ['--concurrency', o.concurrency, '--mode', o.mode, '--chunks', String(CHUNKS), '--delay', DELAYS.join(','), '--include-usage', ...timing];
 
 function run(args, out) {
   const [c, a] = pinned(0, process.execPath, [join(harness, 'run.mjs'), ...args, ...common, '--out', out]);

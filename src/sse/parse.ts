@@ -28,7 +28,8 @@ export class SseFramer {
   private eventStart = 0;
   /** Where scanning for the next line resumes. */
   private lineStart = 0;
-  private data: string[] = [];
+  /** The event's data lines so far: the first alone (the common case, no array), the rest joined with `\n`. */
+  private data: string | null = null;
   private event: string | null = null;
 
   /**
@@ -102,26 +103,26 @@ export class SseFramer {
     return ev;
   }
 
+  /** One field line `name: value` (or `name`, or a comment); the name is compared as bytes, never decoded. */
   private field(buf: Buffer, start: number, end: number): void {
     if (buf[start] === COLON) return; // comment
     let colon = buf.indexOf(COLON, start);
     if (colon === -1 || colon > end) colon = end;
-    const name = buf.toString('latin1', start, colon);
+    const len = colon - start;
+    const isData = len === 4 && buf[start] === 0x64 && buf[start + 1] === 0x61 && buf[start + 2] === 0x74 && buf[start + 3] === 0x61;
+    const isEvent = !isData && len === 5 && buf[start] === 0x65 && buf[start + 1] === 0x76 && buf[start + 2] === 0x65 && buf[start + 3] === 0x6e && buf[start + 4] === 0x74;
+    if (!isData && !isEvent) return;
     let vStart = colon + 1;
     if (vStart < end && buf[vStart] === 0x20) vStart++;
     const value = vStart <= end ? buf.toString('utf8', vStart, end) : '';
-    if (name === 'data') this.data.push(value);
-    else if (name === 'event') this.event = value;
+    if (isEvent) this.event = value;
+    else this.data = this.data === null ? value : `${this.data}\n${value}`;
   }
 
   private dispatch(buf: Buffer, next: number): SseEvent {
-    const ev: SseEvent = {
-      raw: buf.subarray(this.eventStart, next),
-      data: this.data.length > 0 ? this.data.join('\n') : null,
-      event: this.event,
-    };
+    const ev: SseEvent = { raw: buf.subarray(this.eventStart, next), data: this.data, event: this.event };
     this.eventStart = next;
-    this.data = [];
+    this.data = null;
     this.event = null;
     return ev;
   }
