@@ -80,10 +80,10 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
   );
   const current = (): Generation => live.current;
   metrics.sources.storeMode = () => store.mode;
-  metrics.sources.windows = async () => {
+  metrics.sources.capacities = async () => {
     const ups = [...live.current.config.upstreams.values()];
-    const views = await store.view(ups.map((u) => ({ key: `${u.id}/`, upstream: u.id, windowMs: u.window.seconds * 1000 })));
-    return ups.map((u, i) => ({ upstream: u.id, occupancy: views[i]!.window }));
+    const views = await store.view(ups.map((u) => ({ key: `${u.id}/`, upstream: u.id, capacity: u.bounds })));
+    return ups.map((u, i) => ({ upstream: u.id, deep: views[i]!.deep, limit: views[i]!.limit }));
   };
   metrics.sources.targets = () => {
     const { config: c, router } = live.current;

@@ -18,13 +18,15 @@ export interface Caller {
   readonly models: readonly string[];
   /** Per-key limits and budget (see src/limits). */
   readonly limits?: ClientKeyConfig['limits'];
+  /** `background` calls take the shed ladder's lower rungs first (README, "Reasoning bursts"). */
+  readonly priority?: 'interactive' | 'background';
 }
 
 export class KeyStore {
   private readonly entries: { digest: Buffer; caller: Caller }[];
 
   constructor(keys: readonly ClientKeyConfig[]) {
-    this.entries = keys.map((k) => ({ digest: Buffer.from(k.key_sha256, 'hex'), caller: { name: k.name, models: k.models, ...(k.limits ? { limits: k.limits } : {}) } }));
+    this.entries = keys.map((k) => ({ digest: Buffer.from(k.key_sha256, 'hex'), caller: { name: k.name, models: k.models, priority: k.priority, ...(k.limits ? { limits: k.limits } : {}) } }));
   }
 
   /**

@@ -72,6 +72,11 @@ function parse(text: string, kinds: ProviderKinds, env: NodeJS.ProcessEnv, path:
 
   const { upstreams, status, declared } = buildUpstreams(raw.upstreams, kinds, unresolved, resolved, problems);
   const models = buildModels(raw, upstreams, declared, (u) => kinds[u.provider]?.simulated === true, { problems, warnings });
+  raw.upstreams.forEach((u, i) => {
+    if (u.window !== undefined) {
+      warnings.push(`/upstreams/${i}/window is replaced by the learned capacity (capacity: { start, min, ceiling }); window.seconds is ignored, window.threshold is the starting guess`);
+    }
+  });
 
   if (raw.passthrough.upstream !== undefined && !declared.has(raw.passthrough.upstream)) {
     problems.push(`/passthrough/upstream: unknown upstream "${raw.passthrough.upstream}"`);

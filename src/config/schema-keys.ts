@@ -35,6 +35,11 @@ export const ClientKeySchema = Type.Object(
     ),
     /** Free-form labels (team, owner), shown by `/admin/keys`. */
     metadata: Type.Record(Type.String(), Type.String(), { default: {} }),
+    /**
+     * When a model's accounts are hot, `background` calls skip the shed ladder's wait and
+     * take its lower rungs first, leaving the places that free up to `interactive` ones.
+     */
+    priority: Type.Union([Type.Literal('interactive'), Type.Literal('background')], { default: 'interactive' }),
   },
   { additionalProperties: false },
 );

@@ -43,13 +43,21 @@ export const StrategySchema = Type.Union([Type.Literal('fast'), Type.Literal('ba
 
 export const EffortSchema = Type.Union(['minimal', 'low', 'medium', 'high', 'xhigh'].map((e) => Type.Literal(e)));
 
+/**
+ * What happens to a deep call when every account of its model is hot (deep calls in flight
+ * at the account's learned capacity). `ladder` (the default) walks the rungs in order: wait
+ * briefly for a place (`wait_ms`, first come first served; background keys skip it), the
+ * model's reasoning fallbacks, the non-reasoning `fallback`, then 429 with `Retry-After`.
+ * `downgrade`, `queue` and `reject` are single rungs (kept from earlier configs).
+ */
 export const ShedSchema = Type.Object(
   {
-    /** What happens to a deep call when every target's window is hot. */
-    policy: Type.Union([Type.Literal('downgrade'), Type.Literal('queue'), Type.Literal('reject')], { default: 'downgrade' }),
-    /** `downgrade`: the model that takes the call instead (usually a cheap non-reasoning one). */
+    policy: Type.Union([Type.Literal('ladder'), Type.Literal('downgrade'), Type.Literal('queue'), Type.Literal('reject')], { default: 'ladder' }),
+    /** The non-reasoning model that takes a hot call (`ladder`, `downgrade`); default: the model's first fallback for `downgrade`. */
     fallback: Type.Optional(Id),
-    /** `queue`: longest wait for a cool window before the call is rejected. */
+    /** `ladder`: longest wait for a place on the model's own accounts before the lower rungs, ms. */
+    wait_ms: Type.Integer({ minimum: 0, maximum: 60_000, default: 2_000 }),
+    /** `queue`: longest wait for a place before the call is rejected, ms. */
     queue_timeout_ms: Type.Integer({ minimum: 1, default: 5_000 }),
   },
   { additionalProperties: false, default: {} },

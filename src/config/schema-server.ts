@@ -47,8 +47,8 @@ export const StoreSchema = Type.Object(
     command_timeout_ms: Type.Integer({ minimum: 10, maximum: 5_000, default: 250 }),
     /** Replicas sharing the limits: in degraded mode each enforces limit / replicas locally. */
     replicas: Type.Integer({ minimum: 1, default: 1 }),
-    /** Longest time an in-flight slot survives without release (a replica that died mid-request). */
-    lease_ms: Type.Integer({ minimum: 1_000, default: 600_000 }),
+    /** Lease of an in-flight slot, renewed every third of it while its call runs: a replica that dies frees its places within this time. */
+    lease_ms: Type.Integer({ minimum: 1_000, default: 15_000 }),
   },
   { additionalProperties: false, default: {} },
 );

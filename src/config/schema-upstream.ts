@@ -1,6 +1,6 @@
 /**
  * Config schema, `upstreams[]`: one provider account, its timeouts, its simulator settings
- * and its reasoning-burst window. Units are in the field names (see `schema.ts`).
+ * and its capacity for deep calls. Units are in the field names (see `schema.ts`).
  */
 import { Type } from '@sinclair/typebox';
 import { Id } from './schema-id.js';
@@ -55,15 +55,40 @@ export const SimulatorSchema = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
-export const WindowSchema = Type.Object(
+/**
+ * Deprecated (before learned capacity): a window of deep calls started in the last
+ * `seconds`. Still accepted; `threshold` is taken as the capacity's starting guess when
+ * `capacity.start` is not set, and `seconds` is ignored (check-config warns).
+ */
+export const WindowSchema = Type.Optional(
+  Type.Object(
+    {
+      seconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 600 })),
+      threshold: Type.Optional(Type.Integer({ minimum: 1 })),
+    },
+    { additionalProperties: false },
+  ),
+);
+
+/**
+ * The account's capacity for deep calls in flight, learned from what the provider does
+ * (429s, stalled first tokens; README, "Reasoning bursts"). Every field is optional: the
+ * gateway needs no provider limit typed in.
+ */
+export const CapacitySchema = Type.Object(
   {
-    /** W: a deep call counts while it is in flight and started less than this long ago. */
-    seconds: Type.Number({ exclusiveMinimum: 0, maximum: 600, default: 4 }),
-    /** Deep calls in the window at which this upstream account counts as hot. */
-    threshold: Type.Integer({ minimum: 1, default: 6 }),
+    /** Starting guess of deep calls in flight; probed upward (doubling until the first throttle). */
+    start: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+    /** Never learned below this. */
+    min: Type.Integer({ minimum: 1, maximum: 100_000, default: 1 }),
+    /** Never learned above this (default: `max_concurrency`). Set start = ceiling to fix the limit by hand. */
+    ceiling: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
   },
   { additionalProperties: false, default: {} },
 );
+
+/** The starting guess when neither `capacity.start` nor the old `window.threshold` is set. */
+export const DEFAULT_CAPACITY_START = 4;
 
 export const UpstreamSchema = Type.Object(
   {
@@ -82,7 +107,8 @@ export const UpstreamSchema = Type.Object(
     /** Extra headers sent to this upstream (e.g. `OpenAI-Organization`). */
     headers: Type.Record(Type.String(), Type.String(), { default: {} }),
     simulator: SimulatorSchema,
-    /** The reasoning-burst window of this account (see README, "Reasoning bursts"). */
+    /** The learned capacity of this account for deep calls (see README, "Reasoning bursts"). */
+    capacity: CapacitySchema,
     window: WindowSchema,
   },
   { additionalProperties: false },

@@ -4,6 +4,7 @@
  * routes) without pulling in the loader; it depends on nothing but the schema's types
  * (and TypeBox's `TSchema`).
  */
+import type { CapacityBounds } from '../store/capacity.js';
 import type { TSchema } from '@sinclair/typebox';
 import type {
   AdminConfig,
@@ -25,6 +26,8 @@ export interface LiveUpstream extends Readonly<UpstreamConfig> {
   readonly apiKey: string | undefined;
   /** The kind's options with its schema's defaults applied. */
   readonly options: Readonly<Record<string, unknown>>;
+  /** The capacity's bounds with defaults applied (start guess, min, ceiling <= max_concurrency). */
+  readonly bounds: CapacityBounds;
 }
 
 /** One way to serve a public model: an upstream plus the model id sent to it. */

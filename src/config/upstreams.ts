@@ -3,7 +3,9 @@
  * the live upstreams built from them. An upstream whose `api_key` names an unset variable
  * is off (listed with the reason), not an error.
  */
+import type { CapacityBounds } from '../store/capacity.js';
 import type { Unresolved } from './interpolate.js';
+import { DEFAULT_CAPACITY_START } from './schema-upstream.js';
 import type { UpstreamConfig } from './schema.js';
 import type { LiveUpstream, ProviderKinds, UpstreamStatus } from './types.js';
 import { describe, optionValidator } from './validate.js';
@@ -30,6 +32,18 @@ export interface BuiltUpstreams {
  * @param root the whole resolved document, for the values quoted in errors.
  * @param problems every error found is appended here.
  */
+/**
+ * An upstream's capacity bounds: `capacity.start` (else the deprecated `window.threshold`,
+ * else DEFAULT_CAPACITY_START), `capacity.min`, `capacity.ceiling` (else `max_concurrency`),
+ * each within [min, max_concurrency].
+ */
+export function capacityBounds(u: UpstreamConfig): CapacityBounds {
+  const ceiling = Math.min(u.capacity.ceiling ?? u.max_concurrency, u.max_concurrency);
+  const min = Math.min(u.capacity.min, ceiling);
+  const start = Math.max(min, Math.min(ceiling, u.capacity.start ?? u.window?.threshold ?? DEFAULT_CAPACITY_START));
+  return Object.freeze({ start, min, ceiling });
+}
+
 export function buildUpstreams(
   entries: readonly UpstreamConfig[],
   kinds: ProviderKinds,
@@ -67,7 +81,7 @@ export function buildUpstreams(
       status.push({ id: u.id, provider: u.provider, mode: 'off', reason });
       return;
     }
-    const live: LiveUpstream = Object.freeze({ ...u, apiKey: u.api_key || undefined, options: Object.freeze(options) });
+    const live: LiveUpstream = Object.freeze({ ...u, apiKey: u.api_key || undefined, options: Object.freeze(options), bounds: capacityBounds(u) });
     upstreams.set(u.id, live);
     status.push({ id: u.id, provider: u.provider, mode: kind.simulated ? 'simulated' : 'live' });
   });

@@ -39,6 +39,9 @@ export interface Admission {
 const NOTHING: Admission = { headers: {}, settle: async () => {} };
 
 /** Per-key limits and budgets of the client keys, shared across replicas through the store. */
+/** A key's concurrency slot is never deep: these bounds are never read. */
+const NO_CAPACITY = { start: 1, min: 1, ceiling: 1 } as const;
+
 export class KeyLimits {
   private readonly limiters: RateLimiters;
 
@@ -129,7 +132,7 @@ export class KeyLimits {
     try {
       let lease: Lease | null = null;
       if (limits.max_concurrency) {
-        const slot = await this.store.acquire({ upstream: `key:${name}`, limit: limits.max_concurrency, deep: false, windowMs: 0, threshold: 0 });
+        const slot = await this.store.acquire({ upstream: `key:${name}`, limit: limits.max_concurrency, deep: false, capacity: NO_CAPACITY });
         if (!slot.ok) {
           this.reject(
             caller,

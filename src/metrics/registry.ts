@@ -27,7 +27,10 @@ export interface Metrics {
   readonly targetState: Gauge<'target' | 'upstream' | 'state'>;
   readonly queueDepth: Gauge<'upstream'>;
   readonly sheds: Counter<'model' | 'policy'>;
-  readonly windowOccupancy: Gauge<'upstream'>;
+  /** Deep calls in flight per upstream account, across replicas. */
+  readonly deepInFlight: Gauge<'upstream'>;
+  /** The learned capacity for deep calls per upstream account (shared by the replicas). */
+  readonly capacityLimit: Gauge<'upstream'>;
   readonly storeMode: Gauge<'mode'>;
   /** Requests refused by a per-key limit, by key NAME and reason (requests, tokens, concurrency, budget). */
   readonly limitRejections: Counter<'key' | 'reason'>;
@@ -42,7 +45,7 @@ export interface Metrics {
 export interface MetricSources {
   targets?: () => { target: string; upstream: string; state: 'healthy' | 'cooling' | 'probing' }[];
   queues?: () => { upstream: string; depth: number }[];
-  windows?: () => Promise<{ upstream: string; occupancy: number }[]>;
+  capacities?: () => Promise<{ upstream: string; deep: number; limit: number }[]>;
   storeMode?: () => string;
 }
 
@@ -173,18 +176,28 @@ export function createMetrics(): Metrics {
     }),
     sheds: new Counter({
       name: 'switchyard_sheds_total',
-      help: 'Deep-reasoning calls shed because every account window was hot, by policy (downgrade, queue, reject).',
+      help: 'Deep-reasoning calls shed because every account was hot, by policy (downgrade, queue, reject).',
       labelNames: ['model', 'policy'],
       registers,
     }),
-    windowOccupancy: new Gauge({
-      name: 'switchyard_window_occupancy',
-      help: 'Deep calls in flight that started within the burst window, per upstream account (across replicas).',
+    deepInFlight: new Gauge({
+      name: 'switchyard_deep_in_flight',
+      help: 'Deep-reasoning calls in flight per upstream account (across replicas).',
       labelNames: ['upstream'],
       registers,
       async collect() {
-        if (!sources.windows) return;
-        for (const w of await sources.windows()) this.set({ upstream: w.upstream }, w.occupancy);
+        if (!sources.capacities) return;
+        for (const c of await sources.capacities()) this.set({ upstream: c.upstream }, c.deep);
+      },
+    }),
+    capacityLimit: new Gauge({
+      name: 'switchyard_capacity_limit',
+      help: 'Learned capacity for deep calls in flight per upstream account (shared by the replicas; hot at deep_in_flight >= this).',
+      labelNames: ['upstream'],
+      registers,
+      async collect() {
+        if (!sources.capacities) return;
+        for (const c of await sources.capacities()) this.set({ upstream: c.upstream }, c.limit);
       },
     }),
     storeMode: new Gauge({

@@ -77,8 +77,10 @@ export function ended(call: Call, p: Progress, outcome: Exclude<AttemptOutcome, 
 export function stopped(call: Call, p: Progress, strategy: Strategy, err: GatewayError): Ending {
   const route = p.route!;
   const last = route.lastFailure?.classified ?? null;
-  // Switchyard already retried; the SDK retrying on top would multiply upstream load.
-  const noRetry: Record<string, string> = route.attempts > 0 && err.status >= 429 ? { 'x-should-retry': 'false' } : {};
+  // Switchyard already retried a failing upstream; the SDK retrying on top would multiply the
+  // load. A 429 (every account throttled, or shed) is different: its Retry-After is honest,
+  // and the client's own retry after it is what should happen.
+  const noRetry: Record<string, string> = route.attempts > 0 && err.status >= 500 ? { 'x-should-retry': 'false' } : {};
   const upstream: Record<string, string> = p.attempt ? { 'x-switchyard-upstream': p.attempt.target.upstream.id } : {};
   const status = sendError(call.reply, err, { ...call.limitHeaders, ...noRetry, ...upstream, ...routeHeaders(call.req.id, route, strategy, null) });
   return make(p, NO_USAGE, status, last && isCallerFault(last) ? 'client_error' : 'upstream_error', last?.class ?? null);

@@ -56,6 +56,7 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
     strategy,
     ...(session ? { session } : {}),
     effort: api.effort(body),
+    ...(req.caller?.priority ? { priority: req.caller.priority } : {}),
     // Fallback and shed models the API cannot reach, or that cannot take the prompt's images, are left out.
     lookup: (n) => {
       const m = forApi(config, providers, api.name, config.models.get(n));

@@ -5,6 +5,7 @@
 import type { Model, Target } from '../config/types.js';
 import type { Classified } from '../errors/classify.js';
 import type { GatewayError } from '../errors/codes.js';
+import type { CapacityFeedback } from '../store/capacity.js';
 import type { Lease, SlotRequest } from '../store/types.js';
 import type { SlotQueue } from './concurrency.js';
 import type { StateStore } from '../store/index.js';
@@ -18,11 +19,18 @@ export interface Attempt {
   readonly startedAt: number;
   /** Time spent queued for a slot, ms. */
   readonly queuedMs: number;
-  /** Whether this attempt holds a place in its upstream's burst window. */
+  /** Whether this attempt counts against its account's learned capacity for deep calls. */
   readonly deep: boolean;
+  /** Deep calls in flight on the account when this one took its place, itself included. */
+  readonly deepInFlight: number;
   /** Set on the first attempt of a fallback model: the primary model's name. */
   readonly fallbackFrom?: string;
-  /** Returns the slot (and window place); safe to call more than once. */
+  /**
+   * What the attempt says about its account's capacity, sent with the release (deep calls
+   * only): `ok` once served, `throttled` when refused with a rate limit or stalled.
+   */
+  signal: CapacityFeedback['signal'] | null;
+  /** Returns the slot (with the capacity signal, if any); safe to call more than once. */
   release(): void;
 }
 
@@ -48,7 +56,7 @@ export interface Taken {
   readonly queuedMs: number;
 }
 
-/** Builds the attempt whose `release()` returns the slot once and wakes the upstream's queue. */
+/** Builds the attempt whose `release()` returns the slot once (with its capacity signal) and wakes the upstream's queue. */
 export function makeAttempt(
   taken: Taken,
   fields: { model: Model; number: number; deep: boolean; fallbackFrom?: string },
@@ -56,23 +64,37 @@ export function makeAttempt(
 ): Attempt {
   const { target, lease, queuedMs } = taken;
   let released = false;
-  return {
+  const attempt: Attempt = {
     target,
     model: fields.model,
     number: fields.number,
     startedAt: Date.now(),
     queuedMs,
     deep: fields.deep,
+    deepInFlight: lease.deepInFlight,
     ...(fields.fallbackFrom !== undefined ? { fallbackFrom: fields.fallbackFrom } : {}),
+    signal: null,
     release: () => {
       if (released) return;
       released = true;
-      void state.store.release(lease).then(() => state.queue.notify(target.upstream.id));
+      const feedback = attempt.deep && attempt.signal ? { signal: attempt.signal, inFlight: lease.deepInFlight } : undefined;
+      void state.store.release(lease, feedback, target.upstream.bounds).then(() => state.queue.notify(target.upstream.id));
     },
   };
+  return attempt;
 }
 
-/** The store's slot request for `t`: its concurrency cap and, for a deep call, its burst window. */
+/** The store's slot request for `t`: its concurrency cap and, for a deep call, its learned capacity. */
 export function slotRequest(t: Target, deep: boolean): SlotRequest {
-  return { upstream: t.upstream.id, limit: t.upstream.max_concurrency, deep, windowMs: t.upstream.window.seconds * 1000, threshold: t.upstream.window.threshold };
+  return { upstream: t.upstream.id, limit: t.upstream.max_concurrency, deep, capacity: t.upstream.bounds };
+}
+
+/**
+ * Whether a failed attempt is its account throttling a deep call it could not take: a rate
+ * limit or a stall, from a call that found other deep calls in flight there (a concurrency
+ * limit cannot refuse the first call; a 429 to a lone call is a rate or quota window, which
+ * the health board handles with the upstream's Retry-After).
+ */
+export function isThrottle(attempt: Attempt, c: Classified): boolean {
+  return attempt.deep && attempt.deepInFlight > 1 && (c.class === 'rate_limited' || c.class === 'stall');
 }

@@ -31,12 +31,12 @@ export class SlotQueue {
   }
 
   /**
-   * Waits in line for a slot.
+   * Waits in line for a slot (at most `timeoutMs`, default the queue's timeout).
    * @returns the lease and the time waited, ms.
    * @throws QueueFullError when the queue is full or the wait times out; the abort reason
    *         when `signal` fires first.
    */
-  async wait(req: SlotRequest, signal: AbortSignal): Promise<{ lease: Lease; waitedMs: number }> {
+  async wait(req: SlotRequest, signal: AbortSignal, timeoutMs: number = this.queueTimeoutMs): Promise<{ lease: Lease; waitedMs: number }> {
     if (signal.aborted) throw signal.reason;
     let line = this.waiters.get(req.upstream);
     if (!line) {
@@ -45,7 +45,7 @@ export class SlotQueue {
     }
     if (line.length >= this.queueMax) throw new QueueFullError('full');
     const started = Date.now();
-    const deadline = started + this.queueTimeoutMs;
+    const deadline = started + timeoutMs;
     let wake: () => void = () => {};
     const entry = () => wake();
     line.push(entry);

@@ -1,19 +1,15 @@
 /**
  * One request's route: which target each attempt goes to, in what order, and when to stop.
  *
- * Order of attempts: the model's targets, each once, in the strategy's order (another
- * target first); then each fallback model's targets, each once; then, while attempts and
- * the deadline allow, the primary's targets again after a full-jitter backoff that also
- * honours the upstreams' `Retry-After`. Every attempt after the first draws on the retry
- * budget. Cooling targets (here or on another replica) are skipped; if every target of a
- * model is cooling, the one whose cooldown ends first is tried, unless it sits in a long
- * cooldown (bad key, empty account, refused or unknown model: router/long-cooldown.ts),
- * which only its probe ends. A target at its concurrency cap is passed over for one with a
- * free slot; when all are full the request queues (bounded) for the best one.
- *
- * Deep calls (router/deep.ts) also take a place in their upstream's burst window: hot
- * accounts are passed over for cool accounts of the same model first (spread), and only
- * when every account is hot does the model's shed policy apply (router/shed.ts).
+ * Attempts go to the model's targets, each once, in the strategy's order; then to each
+ * fallback model's targets once; then, within max_attempts and the deadline, to the
+ * primary's targets again after a full-jitter backoff (at least the upstreams' Retry-After).
+ * Attempts after the first draw on the retry budget, except a move away from an account that
+ * throttled. Cooling targets are skipped; if all are, the one whose cooldown ends first is
+ * tried, unless a long cooldown holds it (router/long-cooldown.ts). A deep call goes only to
+ * an account with headroom under its learned capacity (store/capacity.ts); when every one is
+ * hot, the model's shed policy applies (router/shed.ts). A target at max_concurrency is
+ * passed over; when all are full the request queues for the best one (router/take.ts).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Model, Target } from '../config/types.js';
@@ -21,14 +17,14 @@ import type { RoutingConfig, Strategy } from '../config/schema.js';
 import { GatewayError } from '../errors/codes.js';
 import { classifiedAs, type Classified } from '../errors/classify.js';
 import type { TargetView } from '../store/types.js';
-import { makeAttempt, slotRequest, type Attempt, type AttemptResult, type Next, type Taken } from './attempt.js';
+import { isThrottle, makeAttempt, type Attempt, type AttemptResult, type Next, type Taken } from './attempt.js';
 import { fullJitter } from './backoff.js';
 import { QueueFullError } from './concurrency.js';
 import { isDeep } from './deep.js';
 import type { RouterState } from './state.js';
 import { shedDecision } from './shed.js';
-import { budgetStop, cooledStop, queueFullError } from './stops.js';
-import { STRATEGIES } from './strategies/index.js';
+import { budgetStop, cooledStop, queueFullError, retryAfterSeconds } from './stops.js';
+import { admissible, takeSlot, waitForPlace } from './take.js';
 
 export type { Attempt, AttemptResult, Next } from './attempt.js';
 
@@ -41,9 +37,11 @@ export interface RouteOptions {
   readonly effort?: string | null;
   /** Resolves fallback model names to served models. */
   readonly lookup: (name: string) => Model | undefined;
+  /** The key's priority: `background` calls skip the shed ladder's wait (absent: interactive). */
+  readonly priority?: 'interactive' | 'background';
 }
 
-type Views = Map<Target, TargetView>;
+type Views = ReadonlyMap<Target, TargetView>;
 
 export class RouteRun {
   attempts = 0;
@@ -66,6 +64,12 @@ export class RouteRun {
   private pinned: string | undefined;
   private pinLoaded = false;
   private shedQueueSince = 0;
+  /** Time spent on the shed ladder's wait rung so far, ms. */
+  private shedWaitedMs = 0;
+  /** Shed rungs already counted for this request. */
+  private readonly shedCounted = new Set<string>();
+  /** The last attempt was throttled by its account: the next one is routing, not a retry. */
+  private throttled = false;
 
   constructor(
     private readonly state: RouterState,
@@ -102,17 +106,18 @@ export class RouteRun {
       }
 
       const views = await this.viewsOf(remaining);
-      let pool = this.admissible(remaining, views);
+      let pool = admissible(this.state.health, remaining, views, this.tried.size > 0);
       if (pool.length === 0) {
         // The rest of this model is cooling: treat it as exhausted.
         for (const t of remaining) this.tried.add(t.key);
         continue;
       }
-      // Deep calls spread over cool accounts first; when every account is hot, shed.
+      // Deep calls spread over accounts with headroom first; when every account is hot, shed.
       const deep = isDeep(model, this.opts.effort);
-      if (deep) pool = pool.filter((t) => views.get(t)!.window < t.upstream.window.threshold);
+      if (deep) pool = pool.filter((t) => views.get(t)!.deep < views.get(t)!.limit);
       if (pool.length === 0) {
-        const shed = await this.applyShed(model, signal);
+        const shed = await this.applyShed(model, admissible(this.state.health, remaining, views, this.tried.size > 0), signal);
+        if (shed && 'target' in shed) return { attempt: this.open(model, shed, deep) };
         if (shed) return shed;
         continue;
       }
@@ -121,8 +126,9 @@ export class RouteRun {
       if (budget) return budget;
       const taken = await this.take(model, pool, views, deep, signal);
       if (taken === 'hot') {
-        // Every window filled up between the view and the acquire (other requests, other replicas).
-        const shed = await this.applyShed(model, signal);
+        // Every account filled up between the view and the acquire (other requests, other replicas).
+        const shed = await this.applyShed(model, pool, signal);
+        if (shed && 'target' in shed) return { attempt: this.open(model, shed, deep) };
         if (shed) return shed;
         continue;
       }
@@ -135,23 +141,38 @@ export class RouteRun {
     }
   }
 
-  /** Feeds an attempt's outcome back into health, latency, pins and the stop decision. */
+  /**
+   * Feeds an attempt's outcome back into health, latency, pins, the account's learned
+   * capacity and the stop decision. A deep call throttled by its account (a 429 rate limit
+   * or a stall after others were in flight) is a routing signal, not a failure of the
+   * account: it cuts the account's capacity and the request moves on at once, without a
+   * circuit-breaker trip or a retry-budget draw.
+   */
   report(attempt: Attempt, result: AttemptResult): void {
     const { target } = attempt;
     const { health } = this.state;
     if (result.ok === true) {
+      attempt.signal = 'ok';
       health.success(target.key, target.upstream.id);
       this.state.latency.observe(target.key, result.latencyMs);
       if (this.opts.strategy === 'sticky' && this.opts.session) void this.state.store.setPin(this.opts.session, target.key, this.cfg.sticky_ttl_ms);
       return;
     }
-    attempt.release();
     if (result.ok === 'aborted') {
+      attempt.release();
       health.release(target.key, target.upstream.id);
       return;
     }
     const { classified } = result;
-    health.failure(target.key, target.upstream.id, classified, result.reason ?? result.error.message, result.retryAfterMs);
+    const throttle = isThrottle(attempt, classified);
+    if (throttle) attempt.signal = 'throttled';
+    attempt.release();
+    if (throttle) {
+      health.release(target.key, target.upstream.id);
+      this.throttled = true;
+    } else {
+      health.failure(target.key, target.upstream.id, classified, result.reason ?? result.error.message, result.retryAfterMs);
+    }
     if (classified.class === 'timeout' || classified.class === 'stall') this.state.latency.observe(target.key, result.latencyMs);
     if (result.retryAfterMs !== undefined) this.retryHintMs = Math.max(this.retryHintMs, result.retryAfterMs);
     this.lastFailure = { classified, error: result.error };
@@ -192,57 +213,34 @@ export class RouteRun {
     return null;
   }
 
-  /** The shared view (in flight, window, cooldown) of every target, in one store round trip. */
+  /** The shared view (in flight, deep in flight, learned capacity, cooldown) of every target, in one store round trip. */
   private async viewsOf(targets: Target[]): Promise<Views> {
-    const views = await this.state.store.view(targets.map((t) => ({ key: t.key, upstream: t.upstream.id, windowMs: t.upstream.window.seconds * 1000 })));
+    const views = await this.state.store.view(targets.map((t) => ({ key: t.key, upstream: t.upstream.id, capacity: t.upstream.bounds })));
     return new Map(targets.map((t, i) => [t, views[i]!]));
   }
 
   /**
-   * The targets that may take a request now. When none may and this model is untried, the
-   * cooling target whose cooldown ends first, rather than refuse; never one a long cooldown
-   * holds back (a bad key or a refused model does not heal by waiting: only its probe goes).
+   * Draws a retry (every attempt after the first) from the budget; a stop when it is spent.
+   * Moving on from a throttled account is routing, not a retry: it draws nothing.
    */
-  private admissible(remaining: Target[], views: Views): Target[] {
-    const { health } = this.state;
-    const pool = remaining.filter((t) => views.get(t)!.coolingUntil === 0 && health.canAdmit(t.key, t.upstream.id));
-    if (pool.length > 0 || this.tried.size > 0) return pool;
-    const forceable = remaining.filter((t) => !health.longCooling(t.key, t.upstream.id));
-    const endOf = (t: Target): number => Math.max(health.availableAt(t.key, t.upstream.id), views.get(t)!.coolingUntil);
-    const soonest = forceable.sort((a, b) => endOf(a) - endOf(b))[0];
-    return soonest ? [soonest] : [];
-  }
-
-  /** Draws a retry (every attempt after the first) from the budget; a stop when it is spent. */
   private spendRetry(model: Model): Next | null {
+    if (this.throttled) {
+      this.throttled = false;
+      return null;
+    }
     if (this.attempts === 0 || this.state.budget.tryRetry()) return null;
     this.state.onBudgetExhausted?.();
     return { stop: budgetStop(this.lastFailure?.error, this.retryAfterSeconds(model)) };
   }
 
-  /**
-   * Orders the pool by the strategy and takes the first free slot, else queues for the best
-   * target. `hot`: every deep window filled up; `full`: the queue is full or timed out.
-   */
+  /** Takes a slot (router/take.ts); a full queue becomes this route's last failure. */
   private async take(model: Model, pool: Target[], views: Views, deep: boolean, signal: AbortSignal): Promise<Taken | 'hot' | 'full'> {
-    const candidates = pool.map((t) => ({ target: t, inFlight: views.get(t)!.inFlight, capacity: t.upstream.max_concurrency, latencyMs: this.state.latency.estimate(t.key) }));
-    const ordered = STRATEGIES[this.opts.strategy](candidates, { random: this.state.random, tick: this.state.nextTick(), ...(this.pinned ? { pinned: this.pinned } : {}) });
-    let allHot = deep;
-    for (const c of ordered) {
-      const got = await this.state.store.acquire(slotRequest(c.target, deep));
-      if (got.ok) return { target: c.target, lease: got.lease, queuedMs: 0 };
-      if (got.reason !== 'hot') allHot = false;
-    }
-    if (allHot) return 'hot';
-    const best = ordered[0]!.target;
-    try {
-      const waited = await this.state.queue.wait(slotRequest(best, deep), signal);
-      return { target: best, lease: waited.lease, queuedMs: waited.waitedMs };
-    } catch (err) {
-      if (!(err instanceof QueueFullError)) throw err;
-      this.lastFailure = { classified: classifiedAs('server'), error: queueFullError(model.name, err.reason) };
+    const got = await takeSlot(this.state, { strategy: this.opts.strategy, pinned: this.pinned }, pool, views, deep, signal);
+    if (got instanceof QueueFullError) {
+      this.lastFailure = { classified: classifiedAs('server'), error: queueFullError(model.name, got.reason) };
       return 'full';
     }
+    return got;
   }
 
   /** Starts the attempt on a taken slot: health admission (a probe outside `healthy`) and the route's marks. */
@@ -262,26 +260,30 @@ export class RouteRun {
   }
 
   /**
-   * Applies the model's shed policy when every account's window is hot (router/shed.ts).
-   * @returns a stop (reject, or a shed-queue wait that ran out), or null to route again.
+   * The model's shed ladder when every account is hot (router/shed.ts): a place waited for
+   * on its accounts (the slot it got), a move to another model, or a stop (429).
+   * @param hot the model's admissible (hot) targets, for the wait rung.
    */
-  private async applyShed(model: Model, signal: AbortSignal): Promise<Next | null> {
-    const d = shedDecision(model, this.opts.lookup, this.shedQueueSince, Date.now());
-    if (d.notify) this.state.onShed?.(model.name, d.notify);
-    if (d.kind === 'downgrade') {
-      this.shed = `${model.name}->${d.to.name}`;
-      this.chain[this.chainIdx] = d.to;
-      this.chain = this.chain.filter((m, i) => i <= this.chainIdx || m !== d.to);
-      this.tried.clear();
-      return null;
-    }
+  private async applyShed(model: Model, hot: Target[], signal: AbortSignal): Promise<Next | Taken | null> {
+    const later = this.chain.slice(this.chainIdx + 1);
+    const d = shedDecision(model, { lookup: this.opts.lookup, later, priority: this.opts.priority ?? 'interactive', waitedMs: this.shedWaitedMs });
+    if (!this.shedCounted.has(d.notify)) this.state.onShed?.(model.name, d.notify);
+    this.shedCounted.add(d.notify);
     if (d.kind === 'wait') {
       if (this.shedQueueSince === 0) this.shedQueueSince = Date.now();
-      await sleep(d.ms, undefined, { signal });
-      return null;
+      const got = await waitForPlace(this.state, hot, d.ms, signal);
+      if (!got) this.shedWaitedMs += d.ms;
+      return got;
     }
-    this.shed = 'rejected';
-    return { stop: d.stop };
+    if (d.kind === 'reject') {
+      this.shed = 'rejected';
+      return { stop: d.stop };
+    }
+    this.shed = `${model.name}->${d.to.name}`;
+    if (d.kind === 'reasoning') this.chainIdx = this.chain.indexOf(d.to, this.chainIdx + 1);
+    else this.chain = [...this.chain.slice(0, this.chainIdx), d.to, ...this.chain.slice(this.chainIdx + 1).filter((m) => m !== d.to)];
+    this.tried.clear();
+    return null;
   }
 
   private finalError(): GatewayError {
@@ -290,8 +292,6 @@ export class RouteRun {
 
   /** Seconds until a target of `model` may take traffic, else the upstreams' Retry-After hint. */
   private retryAfterSeconds(model: Model): string {
-    const soonest = Math.min(...model.targets.map((t) => this.state.health.availableAt(t.key, t.upstream.id) || Infinity));
-    const ms = Number.isFinite(soonest) ? soonest - Date.now() : this.retryHintMs;
-    return String(Math.max(1, Math.ceil(ms / 1000)));
+    return retryAfterSeconds(model, this.state.health, this.retryHintMs);
   }
 }

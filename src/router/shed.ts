@@ -1,42 +1,66 @@
 /**
- * The shed ladder for deep calls when every account's burst window is hot, by the model's
- * `shed.policy`: `downgrade` to the shed fallback model (else its first fallback), `queue`
- * for a cool window up to `queue_timeout_ms` (polling every 50 ms), or `reject` with 429 and
- * a Retry-After of the longest window. A downgrade with no usable fallback rejects.
+ * The shed ladder for a deep call that found every account of its model hot (deep calls in
+ * flight at the account's learned capacity), by the model's `shed.policy`:
+ *
+ * - `ladder` (default), rung by rung: wait for a place on the model's own accounts, first
+ *   come first served, up to `wait_ms` (interactive keys only: background keys skip it); the
+ *   next reasoning model among the model's fallbacks; the non-reasoning `shed.fallback`; 429
+ *   with `Retry-After: 1` (a place frees as soon as one running call ends).
+ * - `downgrade`: straight to `shed.fallback` (else the first fallback), else 429;
+ * - `queue`: wait up to `queue_timeout_ms`, else 429;
+ * - `reject`: 429 at once.
+ * Each rung taken is counted (`switchyard_sheds_total{policy=<rung>}`) and named in
+ * `x-switchyard-shed`.
  */
 import type { Model } from '../config/types.js';
 import { GatewayError } from '../errors/codes.js';
 
-const SHED_POLL_MS = 50;
-
 export type ShedDecision =
-  /** Route again on `to`. */
+  /** Wait up to `ms` for a place on this model's accounts, then decide again. */
+  | { readonly kind: 'wait'; readonly ms: number; readonly notify: 'wait' | 'queue' }
+  /** Route on another reasoning model of the chain. */
+  | { readonly kind: 'reasoning'; readonly to: Model; readonly notify: 'fallback' }
+  /** Route on the non-reasoning model instead of this one. */
   | { readonly kind: 'downgrade'; readonly to: Model; readonly notify: 'downgrade' }
-  /** Wait `ms`, then route again (the shed queue). */
-  | { readonly kind: 'wait'; readonly ms: number; readonly notify: 'queue' | null }
-  | { readonly kind: 'reject'; readonly stop: GatewayError; readonly notify: 'queue' | 'reject' | null };
+  | { readonly kind: 'reject'; readonly stop: GatewayError; readonly notify: 'reject' };
 
-/**
- * What to do with a deep call that found every window hot.
- * @param queuedSince epoch ms when this request entered the shed queue (0: not yet).
- * @param now epoch ms.
- * @returns the decision; `notify` names the policy to count (once per request and policy).
- */
-export function shedDecision(model: Model, lookup: (name: string) => Model | undefined, queuedSince: number, now: number): ShedDecision {
-  const policy = model.shed.policy;
-  if (policy === 'downgrade') {
-    const name = model.shed.fallback ?? model.fallbacks[0];
-    const to = name === undefined ? undefined : lookup(name);
-    if (to && to !== model) return { kind: 'downgrade', to, notify: 'downgrade' };
-  }
-  const firstQueued = policy === 'queue' && queuedSince === 0;
-  if (policy === 'queue' && (firstQueued ? 0 : now - queuedSince) < model.shed.queue_timeout_ms) {
-    return { kind: 'wait', ms: SHED_POLL_MS, notify: firstQueued ? 'queue' : null };
-  }
-  const windowS = Math.max(...model.targets.map((t) => t.upstream.window.seconds));
+/** What the route knows when it sheds. */
+export interface ShedContext {
+  readonly lookup: (name: string) => Model | undefined;
+  /** The models after this one in the route's chain (its fallbacks not yet tried). */
+  readonly later: readonly Model[];
+  readonly priority: 'interactive' | 'background';
+  /** Time this request already waited on the ladder's wait rung, ms. */
+  readonly waitedMs: number;
+}
+
+function reject(model: Model): ShedDecision {
   const stop = new GatewayError('GW_ERR_SHED_REJECTED', {
     message: `Too many deep-reasoning calls to ${model.name} right now; retry later.`,
-    headers: { 'retry-after': String(Math.max(1, Math.ceil(windowS))) },
+    headers: { 'retry-after': '1' },
   });
-  return { kind: 'reject', stop, notify: policy !== 'queue' ? 'reject' : firstQueued ? 'queue' : null };
+  return { kind: 'reject', stop, notify: 'reject' };
+}
+
+/** The next rung for a deep call to `model` whose every account is hot. */
+export function shedDecision(model: Model, ctx: ShedContext): ShedDecision {
+  const { shed } = model;
+  switch (shed.policy) {
+    case 'reject':
+      return reject(model);
+    case 'queue':
+      return ctx.waitedMs < shed.queue_timeout_ms ? { kind: 'wait', ms: shed.queue_timeout_ms - ctx.waitedMs, notify: 'queue' } : reject(model);
+    case 'downgrade': {
+      const name = shed.fallback ?? model.fallbacks[0];
+      const to = name === undefined ? undefined : ctx.lookup(name);
+      return to && to !== model ? { kind: 'downgrade', to, notify: 'downgrade' } : reject(model);
+    }
+    default: {
+      if (ctx.priority === 'interactive' && ctx.waitedMs < shed.wait_ms) return { kind: 'wait', ms: shed.wait_ms - ctx.waitedMs, notify: 'wait' };
+      const reasoning = ctx.later.find((m) => m.reasoning && m !== model);
+      if (reasoning) return { kind: 'reasoning', to: reasoning, notify: 'fallback' };
+      const to = shed.fallback === undefined ? undefined : ctx.lookup(shed.fallback);
+      return to && to !== model ? { kind: 'downgrade', to, notify: 'downgrade' } : reject(model);
+    }
+  }
 }

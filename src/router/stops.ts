@@ -3,7 +3,8 @@
  * retry budget, a full queue, and a model whose every target sits in a long cooldown.
  */
 import { GatewayError } from '../errors/codes.js';
-import type { LongCooldown } from './health.js';
+import type { Model } from '../config/types.js';
+import type { HealthBoard, LongCooldown } from './health.js';
 
 /**
  * The retry budget is spent.
@@ -45,4 +46,14 @@ export function cooledStop(cd: LongCooldown | null): GatewayError {
     default:
       return new GatewayError('GW_ERR_NO_TARGET');
   }
+}
+
+/**
+ * Seconds until a target of `model` may take traffic (its soonest cooldown end), else the
+ * upstreams' own Retry-After hint (`hintMs`); at least 1, for a `Retry-After` header.
+ */
+export function retryAfterSeconds(model: Model, health: HealthBoard, hintMs: number): string {
+  const soonest = Math.min(...model.targets.map((t) => health.availableAt(t.key, t.upstream.id) || Infinity));
+  const ms = Number.isFinite(soonest) ? soonest - Date.now() : hintMs;
+  return String(Math.max(1, Math.ceil(ms / 1000)));
 }

@@ -66,7 +66,7 @@ export async function buildAdmin(gw: Gateway, opts: AdminOptions = {}): Promise<
   admin.get('/admin/upstreams', async () => {
     const { config, router } = gw.current();
     const targets = [...config.models.values()].flatMap((m) => m.targets.map((t) => ({ model: m.name, t })));
-    const views = await gw.store.view(targets.map(({ t }) => ({ key: t.key, upstream: t.upstream.id, windowMs: t.upstream.window.seconds * 1000 })));
+    const views = await gw.store.view(targets.map(({ t }) => ({ key: t.key, upstream: t.upstream.id, capacity: t.upstream.bounds })));
     const now = Date.now();
     const data = targets.map(({ model, t }, i) => {
       const v = views[i]!;
@@ -79,7 +79,8 @@ export async function buildAdmin(gw: Gateway, opts: AdminOptions = {}): Promise<
         in_flight: v.inFlight,
         max_concurrency: t.upstream.max_concurrency,
         queued: router.queue.queued(t.upstream.id),
-        window: { occupancy: v.window, threshold: t.upstream.window.threshold, seconds: t.upstream.window.seconds },
+        // Deep calls in flight on the account, against its learned capacity (shared by the replicas).
+        capacity: { deep_in_flight: v.deep, limit: v.limit, start: t.upstream.bounds.start, min: t.upstream.bounds.min, ceiling: t.upstream.bounds.ceiling },
         latency_ms: Math.round(router.latency.estimate(t.key)),
         // This replica's attempts to the target over the last minute (caller faults excluded).
         recent: (({ requests, errorRate }) => ({ attempts: requests, error_rate: Number(errorRate.toFixed(4)) }))(router.health.recentOutcomes(t.key)),

@@ -73,10 +73,10 @@ export const CONSOLE_SCRIPT = `
   const OUTCOME = { ok: 'ok', client_error: 'warn', client_aborted: 'muted', upstream_error: 'bad', gateway_error: 'bad' };
   const MODE = { live: 'ok', simulated: 'warn', off: 'muted' };
 
-  function heat(w) {
-    if (!w) return cell(dash, 'num', 'heat');
-    const text = w.threshold > 0 ? w.occupancy + ' / ' + w.threshold : String(w.occupancy);
-    const ratio = w.threshold > 0 ? w.occupancy / w.threshold : 0;
+  function heat(c) {
+    if (!c) return cell(dash, 'num', 'heat');
+    const text = c.limit > 0 ? c.deep_in_flight + ' / ' + c.limit : String(c.deep_in_flight);
+    const ratio = c.limit > 0 ? c.deep_in_flight / c.limit : 0;
     return cell(text, 'num ' + (ratio >= 1 ? 'bad' : ratio >= 0.5 ? 'warn' : 'ok'), 'heat');
   }
 
@@ -133,7 +133,7 @@ export const CONSOLE_SCRIPT = `
               cell(state, STATE[t.state] || '', 'state'),
               cell(int(t.in_flight) + ' / ' + int(t.max_concurrency), 'num', 'in_flight'),
               cell(int(t.queued), 'num', 'queued'),
-              heat(t.window),
+              heat(t.capacity),
               cell(ms(t.latency_ms), 'num', 'latency'),
               cell(int(t.recent && t.recent.attempts), 'num', 'attempts'),
               cell(pct(t.recent && t.recent.error_rate), 'num' + (t.recent && t.recent.error_rate > 0 ? ' bad' : ''), 'error_rate'),

@@ -12,6 +12,8 @@
  * No method of this class rejects: a Redis failure always falls back to the local answer.
  */
 import type { StoreConfig } from '../config/schema.js';
+import type { CapacityBounds, CapacityFeedback } from './capacity.js';
+import { LeaseHeartbeat } from './heartbeat.js';
 import { MemoryStore } from './memory.js';
 import { createRedisClient, RedisStore } from './redis.js';
 import type { Lease, SharedStore, SlotRequest, SlotResult, TargetRef, TargetView } from './types.js';
@@ -38,6 +40,8 @@ export class StateStore {
   private probe: NodeJS.Timeout | null = null;
   /** Called on every mode change (metrics). */
   onMode?: (mode: StoreMode) => void;
+  /** Renews the leases of calls still running (short leases: a dead replica frees its places fast). */
+  private readonly heartbeat: LeaseHeartbeat;
 
   constructor(
     private readonly cfg: StoreConfig,
@@ -45,6 +49,7 @@ export class StateStore {
     env: NodeJS.ProcessEnv = process.env,
   ) {
     this.local = new MemoryStore(cfg.lease_ms);
+    this.heartbeat = new LeaseHeartbeat(cfg.lease_ms, (from, leases) => this.renewFrom(from, leases));
     const url = cfg.redis_url ?? env['REDIS_URL'] ?? '';
     if (!url && cfg.cluster_nodes.length === 0) {
       this.mode_ = 'memory';
@@ -184,7 +189,7 @@ export class StateStore {
   private scaled(req: SlotRequest): SlotRequest {
     if (this.mode_ !== 'degraded' || this.cfg.replicas <= 1) return req;
     const share = (n: number) => Math.max(1, Math.floor(n / this.cfg.replicas));
-    return { ...req, limit: share(req.limit), threshold: share(req.threshold) };
+    return { ...req, limit: share(req.limit), capacity: { ...req.capacity, start: share(req.capacity.start), ceiling: share(req.capacity.ceiling), min: Math.min(req.capacity.min, share(req.capacity.ceiling)) } };
   }
 
   private async attempt<T>(viaRedis: (r: SharedStore) => Promise<T>, viaLocal: () => Promise<T>): Promise<T> {
@@ -206,25 +211,57 @@ export class StateStore {
     );
   }
 
-  /** Takes a slot (see SharedStore.acquire). */
-  acquire(req: SlotRequest): Promise<SlotResult> {
-    return this.attempt(
+  /** Takes a slot (see SharedStore.acquire); renewed by the heartbeat until released. */
+  async acquire(req: SlotRequest): Promise<SlotResult> {
+    const got = await this.attempt(
       (r) => r.acquire(req),
       () => this.local.acquire(this.scaled(req)),
     );
+    if (got.ok) this.heartbeat.add(got.lease);
+    return got;
   }
 
-  /** Returns a slot to the store that issued it; a Redis release that fails is re-sent on reconnect. */
-  async release(lease: Lease): Promise<void> {
-    if (lease.from === 'memory') return this.local.release(lease);
+  /**
+   * Returns a slot to the store that issued it, with its capacity feedback; a Redis release
+   * that fails is re-sent (without the feedback) on reconnect.
+   */
+  async release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds): Promise<void> {
+    this.heartbeat.delete(lease);
+    if (lease.from === 'memory') return this.local.release(lease, feedback, bounds);
     if (this.mode_ === 'redis' && this.redis) {
       try {
-        return await this.redis.release(lease);
+        return await this.redis.release(lease, feedback, bounds);
       } catch (err) {
         this.degrade(err as NodeJS.ErrnoException);
       }
     }
     if (this.pending.length < MAX_PENDING_RELEASES) this.pending.push(lease);
+  }
+
+  /** Renews leases now (the heartbeat does it on its own; see SharedStore.renew). */
+  async renew(leases: readonly Lease[]): Promise<void> {
+    await this.renewFrom('memory', leases.filter((l) => l.from === 'memory'));
+    await this.renewFrom('redis', leases.filter((l) => l.from === 'redis'));
+  }
+
+  private async renewFrom(from: Lease['from'], leases: Lease[]): Promise<void> {
+    if (leases.length === 0) return;
+    if (from === 'memory') return this.local.renew(leases);
+    if (this.mode_ === 'redis' && this.redis) {
+      try {
+        await this.redis.renew(leases);
+      } catch (err) {
+        this.degrade(err as NodeJS.ErrnoException);
+      }
+    }
+  }
+
+  /** An account's capacity feedback now (see SharedStore.feedback). */
+  feedback(upstream: string, feedback: CapacityFeedback, bounds: CapacityBounds): Promise<void> {
+    return this.attempt(
+      (r) => r.feedback(upstream, feedback, bounds),
+      () => this.local.feedback(upstream, feedback, bounds),
+    );
   }
 
   setCooldown(targetKey: string, untilMs: number): Promise<void> {
@@ -254,6 +291,7 @@ export class StateStore {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.heartbeat.stop();
     if (this.probe) clearInterval(this.probe);
     await this.redis?.close();
   }

@@ -1,18 +1,20 @@
 /**
  * The in-memory store: exact for a single replica, and the fallback every replica uses
  * while Redis is unreachable. Entries carry their own expiry, like the Redis ones, so a
- * lease that is never released cannot hold a slot forever.
+ * lease that is never released (nor renewed) cannot hold a place forever.
  */
 import { randomUUID } from 'node:crypto';
+import { applyFeedback, initialCapacity, type CapacityBounds, type CapacityFeedback, type CapacityState } from './capacity.js';
 import { SessionPins } from './pins.js';
 import type { Lease, SharedStore, SlotRequest, SlotResult, TargetRef, TargetView } from './types.js';
 
 export class MemoryStore implements SharedStore {
   readonly kind = 'memory' as const;
-  /** upstream -> lease id -> expiry (epoch ms). */
+  /** upstream -> lease id -> expiry (epoch ms), every call. */
   private readonly inflight = new Map<string, Map<string, number>>();
-  /** upstream -> lease id -> start (epoch ms). */
-  private readonly windows = new Map<string, Map<string, number>>();
+  /** upstream -> lease id -> expiry (epoch ms), deep calls. */
+  private readonly deep = new Map<string, Map<string, number>>();
+  private readonly capacity = new Map<string, CapacityState>();
   private readonly cooldowns = new Map<string, number>();
   private readonly pins: SessionPins;
 
@@ -23,47 +25,76 @@ export class MemoryStore implements SharedStore {
     this.pins = new SessionPins(Number.MAX_SAFE_INTEGER, 100_000, now);
   }
 
-  private live(map: Map<string, Map<string, number>>, upstream: string, keepIf: (v: number) => boolean): Map<string, number> {
+  /** The live (unexpired) leases of `upstream` in `map`. */
+  private live(map: Map<string, Map<string, number>>, upstream: string): Map<string, number> {
     let m = map.get(upstream);
     if (!m) {
       m = new Map();
       map.set(upstream, m);
     }
-    for (const [id, v] of m) if (!keepIf(v)) m.delete(id);
+    const t = this.now();
+    for (const [id, expires] of m) if (expires <= t) m.delete(id);
     return m;
   }
 
-  private counts(upstream: string, windowMs: number): { inFlight: Map<string, number>; window: Map<string, number> } {
-    const t = this.now();
-    return {
-      inFlight: this.live(this.inflight, upstream, (expires) => expires > t),
-      window: this.live(this.windows, upstream, (start) => start > t - windowMs),
-    };
+  private state(upstream: string, bounds: CapacityBounds): CapacityState {
+    let s = this.capacity.get(upstream);
+    if (!s) {
+      s = initialCapacity(bounds);
+      this.capacity.set(upstream, s);
+    }
+    return s;
+  }
+
+  /** The learned limit, within today's bounds (a reload may have moved them). */
+  private limitOf(upstream: string, bounds: CapacityBounds): number {
+    const s = this.state(upstream, bounds);
+    return Math.max(bounds.min, Math.min(bounds.ceiling, s.limit));
   }
 
   async view(targets: readonly TargetRef[]): Promise<TargetView[]> {
     const t = this.now();
     return targets.map((ref) => {
-      const c = this.counts(ref.upstream, ref.windowMs);
       const until = this.cooldowns.get(ref.key) ?? 0;
-      return { inFlight: c.inFlight.size, window: c.window.size, coolingUntil: until > t ? until : 0 };
+      return {
+        inFlight: this.live(this.inflight, ref.upstream).size,
+        deep: this.live(this.deep, ref.upstream).size,
+        limit: this.limitOf(ref.upstream, ref.capacity),
+        coolingUntil: until > t ? until : 0,
+      };
     });
   }
 
   async acquire(req: SlotRequest): Promise<SlotResult> {
-    const c = this.counts(req.upstream, req.windowMs);
-    if (c.inFlight.size >= req.limit) return { ok: false, reason: 'full' };
-    if (req.deep && c.window.size >= req.threshold) return { ok: false, reason: 'hot' };
+    const all = this.live(this.inflight, req.upstream);
+    const deep = this.live(this.deep, req.upstream);
+    if (req.deep && deep.size >= this.limitOf(req.upstream, req.capacity)) return { ok: false, reason: 'hot' };
+    if (all.size >= req.limit) return { ok: false, reason: 'full' };
     const id = randomUUID();
-    const t = this.now();
-    c.inFlight.set(id, t + this.leaseMs);
-    if (req.deep) c.window.set(id, t);
-    return { ok: true, lease: { id, upstream: req.upstream, deep: req.deep, from: 'memory' } };
+    const expires = this.now() + this.leaseMs;
+    all.set(id, expires);
+    if (req.deep) deep.set(id, expires);
+    return { ok: true, lease: { id, upstream: req.upstream, deep: req.deep, from: 'memory', deepInFlight: req.deep ? deep.size : 0 } };
   }
 
-  async release(lease: Lease): Promise<void> {
+  async renew(leases: readonly Lease[]): Promise<void> {
+    const expires = this.now() + this.leaseMs;
+    for (const l of leases) {
+      const all = this.inflight.get(l.upstream);
+      if (all?.has(l.id)) all.set(l.id, expires);
+      const deep = this.deep.get(l.upstream);
+      if (deep?.has(l.id)) deep.set(l.id, expires);
+    }
+  }
+
+  async release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds): Promise<void> {
     this.inflight.get(lease.upstream)?.delete(lease.id);
-    this.windows.get(lease.upstream)?.delete(lease.id);
+    const held = this.deep.get(lease.upstream)?.delete(lease.id) ?? false;
+    if (held && feedback && bounds) applyFeedback(this.state(lease.upstream, bounds), feedback, bounds, this.now());
+  }
+
+  async feedback(upstream: string, feedback: CapacityFeedback, bounds: CapacityBounds): Promise<void> {
+    applyFeedback(this.state(upstream, bounds), feedback, bounds, this.now());
   }
 
   async setCooldown(targetKey: string, untilMs: number): Promise<void> {

@@ -1,56 +1,95 @@
 /**
  * The Redis store, through ioredis. Every multi-step operation is one Lua script, so the
  * check and the update are atomic across replicas, and every script reads the clock from
- * Redis (`TIME`), so replicas with skewed clocks still agree on windows and expiries.
+ * Redis (`TIME`), so replicas with skewed clocks still agree on expiries.
  *
  * Keys (all under one hash tag, `{prefix}`, so a Redis Cluster keeps each script on one slot):
- *   {prefix}:inflight:<upstream>  ZSET lease id -> expiry ms   (global max_concurrency)
- *   {prefix}:window:<upstream>    ZSET lease id -> start ms    (deep calls in the burst window)
+ *   {prefix}:inflight:<upstream>  ZSET lease id -> expiry ms   (every call: global max_concurrency)
+ *   {prefix}:deep:<upstream>      ZSET lease id -> expiry ms   (deep calls: the learned capacity)
+ *   {prefix}:cap:<upstream>       HASH the learned capacity     (store/capacity.ts, store/redis-capacity.ts)
  *   {prefix}:cool:<target>        STRING epoch ms              (cooldown, PX-expiring)
  *   {prefix}:pin:<session>        STRING target key            (sticky pin, PX-expiring)
- * Entries expire by score, so a replica that dies mid-request leaks nothing: its in-flight
- * slots lapse after `lease_ms`, its window entries after the window.
+ * Leases expire by score unless renewed, so a replica that dies mid-request leaks nothing:
+ * its places lapse within `lease_ms`.
  *
  * Calls fail fast (no offline queue, `command_timeout_ms`); the caller (store/index.ts)
  * falls back to its local store when one fails.
  */
 import { randomUUID } from 'node:crypto';
 import { Redis, Cluster, type RedisOptions } from 'ioredis';
+import type { CapacityBounds, CapacityFeedback } from './capacity.js';
+import { CAPACITY_LUA } from './redis-capacity.js';
 import type { Lease, SharedStore, SlotRequest, SlotResult, TargetRef, TargetView } from './types.js';
 
 const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
-/** KEYS: per target (inflight, window, cool); ARGV: per target window ms. Returns flat triples + now. */
-const VIEW = `${NOW}
+/** KEYS: per target (inflight, deep, cap, cool); ARGV: per target (start, min, ceiling). Returns flat quads + now. */
+const VIEW = `${NOW}${CAPACITY_LUA}
 local out = {}
-for i = 1, #ARGV do
-  local inflight, win, cool = KEYS[3*i-2], KEYS[3*i-1], KEYS[3*i]
+for i = 1, #KEYS / 4 do
+  local inflight, deep, cap, cool = KEYS[4*i-3], KEYS[4*i-2], KEYS[4*i-1], KEYS[4*i]
   redis.call('ZREMRANGEBYSCORE', inflight, '-inf', now)
-  redis.call('ZREMRANGEBYSCORE', win, '-inf', now - tonumber(ARGV[i]))
+  redis.call('ZREMRANGEBYSCORE', deep, '-inf', now)
   out[#out+1] = redis.call('ZCARD', inflight)
-  out[#out+1] = redis.call('ZCARD', win)
+  out[#out+1] = redis.call('ZCARD', deep)
+  out[#out+1] = cap_limit(cap, tonumber(ARGV[3*i-2]), tonumber(ARGV[3*i-1]), tonumber(ARGV[3*i]))
   out[#out+1] = tonumber(redis.call('GET', cool) or '0')
 end
 out[#out+1] = now
 return out`;
 
-/** KEYS: inflight, window; ARGV: limit, lease ms, id, deep (0/1), window ms, threshold. Returns {ok, reason}. */
-const ACQUIRE = `${NOW}
-local limit, lease, id, deep, wms, threshold = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], ARGV[4] == '1', tonumber(ARGV[5]), tonumber(ARGV[6])
+/**
+ * KEYS: inflight, deep, cap; ARGV: max_concurrency, lease ms, id, deep (0/1), start, min, ceiling.
+ * Returns {ok, reason, deep in flight}. Hot is decided before full.
+ */
+const ACQUIRE = `${NOW}${CAPACITY_LUA}
+local limit, lease, id, deep = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], ARGV[4] == '1'
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if redis.call('ZCARD', KEYS[1]) >= limit then return {0, 'full'} end
+local n = 0
 if deep then
-  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - wms)
-  if redis.call('ZCARD', KEYS[2]) >= threshold then return {0, 'hot'} end
-  redis.call('ZADD', KEYS[2], now, id)
-  redis.call('PEXPIRE', KEYS[2], wms * 2)
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+  n = redis.call('ZCARD', KEYS[2])
+  if n >= cap_limit(KEYS[3], tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])) then return {0, 'hot', n} end
+end
+if redis.call('ZCARD', KEYS[1]) >= limit then return {0, 'full', n} end
+if deep then
+  redis.call('ZADD', KEYS[2], now + lease, id)
+  redis.call('PEXPIRE', KEYS[2], lease * 2)
+  n = n + 1
 end
 redis.call('ZADD', KEYS[1], now + lease, id)
 redis.call('PEXPIRE', KEYS[1], lease * 2)
-return {1, 'ok'}`;
+return {1, 'ok', n}`;
 
-/** KEYS: inflight, window; ARGV: id. */
-const RELEASE = `redis.call('ZREM', KEYS[1], ARGV[1]) redis.call('ZREM', KEYS[2], ARGV[1]) return 1`;
+/** KEYS: (inflight, deep) per lease; ARGV: lease ms, then the lease ids. Extends live leases only. */
+const RENEW = `${NOW}
+local lease = tonumber(ARGV[1])
+for i = 2, #ARGV do
+  local inflight, deep = KEYS[2*i-3], KEYS[2*i-2]
+  if redis.call('ZSCORE', inflight, ARGV[i]) then
+    redis.call('ZADD', inflight, 'XX', now + lease, ARGV[i])
+    redis.call('PEXPIRE', inflight, lease * 2)
+  end
+  if redis.call('ZSCORE', deep, ARGV[i]) then
+    redis.call('ZADD', deep, 'XX', now + lease, ARGV[i])
+    redis.call('PEXPIRE', deep, lease * 2)
+  end
+end
+return 1`;
+
+/** KEYS: inflight, deep, cap; ARGV: id, signal ('' for none), deep in flight, start, min, ceiling. */
+const RELEASE = `${NOW}${CAPACITY_LUA}
+redis.call('ZREM', KEYS[1], ARGV[1])
+local held = redis.call('ZREM', KEYS[2], ARGV[1])
+if held == 1 and ARGV[2] ~= '' then
+  cap_feedback(KEYS[3], tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[2], tonumber(ARGV[3]), now)
+end
+return 1`;
+
+/** KEYS: cap; ARGV: signal, deep in flight, start, min, ceiling. */
+const FEEDBACK = `${NOW}${CAPACITY_LUA}
+cap_feedback(KEYS[1], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[1], tonumber(ARGV[2]), now)
+return 1`;
 
 /** KEYS: cool; ARGV: until ms. Keeps the later cooldown. */
 const COOL = `${NOW}
@@ -63,10 +102,15 @@ type Client = Redis | Cluster;
 
 interface Scripts {
   syView(keys: number, ...args: (string | number)[]): Promise<number[]>;
-  syAcquire(k1: string, k2: string, ...args: (string | number)[]): Promise<[number, string]>;
-  syRelease(k1: string, k2: string, id: string): Promise<number>;
+  syAcquire(k1: string, k2: string, k3: string, ...args: (string | number)[]): Promise<[number, string, number]>;
+  syRenew(keys: number, ...args: (string | number)[]): Promise<number>;
+  syRelease(k1: string, k2: string, k3: string, ...args: (string | number)[]): Promise<number>;
+  syFeedback(k1: string, ...args: (string | number)[]): Promise<number>;
   syCool(k1: string, until: number): Promise<number>;
 }
+
+/** A script's bounds arguments. */
+const boundsArgs = (b: CapacityBounds): number[] => [b.start, b.min, b.ceiling];
 
 export interface RedisStoreOptions {
   readonly url?: string;
@@ -111,8 +155,10 @@ export class RedisStore implements SharedStore {
     private readonly o: Pick<RedisStoreOptions, 'prefix' | 'leaseMs'>,
   ) {
     client.defineCommand('syView', { lua: VIEW });
-    client.defineCommand('syAcquire', { lua: ACQUIRE, numberOfKeys: 2 });
-    client.defineCommand('syRelease', { lua: RELEASE, numberOfKeys: 2 });
+    client.defineCommand('syAcquire', { lua: ACQUIRE, numberOfKeys: 3 });
+    client.defineCommand('syRenew', { lua: RENEW });
+    client.defineCommand('syRelease', { lua: RELEASE, numberOfKeys: 3 });
+    client.defineCommand('syFeedback', { lua: FEEDBACK, numberOfKeys: 1 });
     client.defineCommand('syCool', { lua: COOL, numberOfKeys: 1 });
     this.r = client as Client & Scripts;
     this.p = `{${o.prefix}}`;
@@ -124,33 +170,44 @@ export class RedisStore implements SharedStore {
 
   async view(targets: readonly TargetRef[]): Promise<TargetView[]> {
     if (targets.length === 0) return [];
-    const keys = targets.flatMap((t) => [this.key('inflight', t.upstream), this.key('window', t.upstream), this.key('cool', t.key)]);
-    const out = await this.r.syView(keys.length, ...keys, ...targets.map((t) => Math.ceil(t.windowMs)));
+    const keys = targets.flatMap((t) => [this.key('inflight', t.upstream), this.key('deep', t.upstream), this.key('cap', t.upstream), this.key('cool', t.key)]);
+    const out = await this.r.syView(keys.length, ...keys, ...targets.flatMap((t) => boundsArgs(t.capacity)));
     const now = out[out.length - 1]!;
     return targets.map((_t, i) => {
-      const until = Number(out[3 * i + 2]);
-      return { inFlight: Number(out[3 * i]), window: Number(out[3 * i + 1]), coolingUntil: until > now ? until : 0 };
+      const until = Number(out[4 * i + 3]);
+      return { inFlight: Number(out[4 * i]), deep: Number(out[4 * i + 1]), limit: Number(out[4 * i + 2]), coolingUntil: until > now ? until : 0 };
     });
   }
 
   async acquire(req: SlotRequest): Promise<SlotResult> {
     const id = randomUUID();
-    const [ok, reason] = await this.r.syAcquire(
+    const [ok, reason, n] = await this.r.syAcquire(
       this.key('inflight', req.upstream),
-      this.key('window', req.upstream),
+      this.key('deep', req.upstream),
+      this.key('cap', req.upstream),
       req.limit,
       this.o.leaseMs,
       id,
       req.deep ? '1' : '0',
-      Math.ceil(req.windowMs),
-      req.threshold,
+      ...boundsArgs(req.capacity),
     );
-    if (ok === 1) return { ok: true, lease: { id, upstream: req.upstream, deep: req.deep, from: 'redis' } };
+    if (ok === 1) return { ok: true, lease: { id, upstream: req.upstream, deep: req.deep, from: 'redis', deepInFlight: Number(n) } };
     return { ok: false, reason: reason === 'hot' ? 'hot' : 'full' };
   }
 
-  async release(lease: Lease): Promise<void> {
-    await this.r.syRelease(this.key('inflight', lease.upstream), this.key('window', lease.upstream), lease.id);
+  async renew(leases: readonly Lease[]): Promise<void> {
+    if (leases.length === 0) return;
+    const keys = leases.flatMap((l) => [this.key('inflight', l.upstream), this.key('deep', l.upstream)]);
+    await this.r.syRenew(keys.length, ...keys, this.o.leaseMs, ...leases.map((l) => l.id));
+  }
+
+  async release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds): Promise<void> {
+    const f = feedback && bounds ? [feedback.signal, feedback.inFlight, ...boundsArgs(bounds)] : ['', 0, 0, 0, 0];
+    await this.r.syRelease(this.key('inflight', lease.upstream), this.key('deep', lease.upstream), this.key('cap', lease.upstream), lease.id, ...f);
+  }
+
+  async feedback(upstream: string, feedback: CapacityFeedback, bounds: CapacityBounds): Promise<void> {
+    await this.r.syFeedback(this.key('cap', upstream), feedback.signal, feedback.inFlight, ...boundsArgs(bounds));
   }
 
   async setCooldown(targetKey: string, untilMs: number): Promise<void> {

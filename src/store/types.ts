@@ -1,16 +1,21 @@
 /**
  * The state replicas share: per-upstream in-flight slots (so `max_concurrency` is global),
- * the reasoning-burst window, target cooldowns and sticky-session pins. One interface,
- * two implementations: in-memory (one replica) and Redis (several), where each multi-step
- * operation is one atomic Lua script.
+ * the deep calls in flight on each account and the account's learned capacity for them
+ * (store/capacity.ts), target cooldowns and sticky-session pins. One interface, two
+ * implementations: in-memory (one replica) and Redis (several), where each multi-step
+ * operation is one atomic Lua script. Slots are leases that lapse unless renewed, so a
+ * replica that dies frees its places within the lease time.
  */
+import type { CapacityBounds, CapacityFeedback } from './capacity.js';
 
 /** What the router needs to know about one target before choosing. */
 export interface TargetView {
   /** Requests in flight on the target's upstream account, across replicas. */
   readonly inFlight: number;
-  /** Deep calls in flight that started within the upstream's window. */
-  readonly window: number;
+  /** Deep calls in flight on the target's upstream account, across replicas. */
+  readonly deep: number;
+  /** The account's learned capacity for deep calls (hot when `deep >= limit`). */
+  readonly limit: number;
   /** Epoch ms until which some replica put the target in cooldown (0 = none). */
   readonly coolingUntil: number;
 }
@@ -19,19 +24,18 @@ export interface TargetRef {
   /** Target key (`upstream/model`), for the cooldown. */
   readonly key: string;
   readonly upstream: string;
-  /** The upstream's window length, ms. */
-  readonly windowMs: number;
+  /** The account's capacity bounds (for an account nothing was learned about yet). */
+  readonly capacity: CapacityBounds;
 }
 
 export interface SlotRequest {
   readonly upstream: string;
   /** `max_concurrency` of the upstream. */
   readonly limit: number;
-  /** Whether this call is deep (enters the window). */
+  /** Whether this call is deep (counts against the account's learned capacity). */
   readonly deep: boolean;
-  readonly windowMs: number;
-  /** Window occupancy at which the upstream is hot. */
-  readonly threshold: number;
+  /** The account's capacity bounds. */
+  readonly capacity: CapacityBounds;
 }
 
 /** A held slot; give it back with `release`. */
@@ -41,6 +45,8 @@ export interface Lease {
   readonly deep: boolean;
   /** Which store issued it (a lease taken while degraded is returned to the local store). */
   readonly from: 'memory' | 'redis';
+  /** Deep calls in flight on the account when this one took its place, itself included (0 for other calls). */
+  readonly deepInFlight: number;
 }
 
 export type SlotResult = { readonly ok: true; readonly lease: Lease } | { readonly ok: false; readonly reason: 'full' | 'hot' };
@@ -49,10 +55,21 @@ export interface SharedStore {
   readonly kind: 'memory' | 'redis';
   /** One view per target, in order, read in one round trip. */
   view(targets: readonly TargetRef[]): Promise<TargetView[]>;
-  /** Atomically checks the upstream's concurrency limit (and window, for deep calls) and takes a slot. */
+  /**
+   * Atomically takes a slot: a deep call is refused `hot` when the account's deep calls in
+   * flight reached its learned limit (checked first: a hot account sheds rather than
+   * queues), any call `full` at `max_concurrency`.
+   */
   acquire(req: SlotRequest): Promise<SlotResult>;
-  /** Returns a slot (and its window entry). Idempotent. */
-  release(lease: Lease): Promise<void>;
+  /** Keeps the given leases alive for another lease time (called while their calls run). */
+  renew(leases: readonly Lease[]): Promise<void>;
+  /**
+   * Returns a slot. Idempotent. With `feedback`, a deep call's outcome updates its account's
+   * learned capacity in the same round trip.
+   */
+  release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds): Promise<void>;
+  /** Updates an account's learned capacity now (a throttle seen while the call still runs). */
+  feedback(upstream: string, feedback: CapacityFeedback, bounds: CapacityBounds): Promise<void>;
   /** Records that a target cools until `untilMs` (epoch ms); replicas see it in `view`. */
   setCooldown(targetKey: string, untilMs: number): Promise<void>;
   getPin(session: string): Promise<string | undefined>;

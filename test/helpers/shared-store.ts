@@ -11,7 +11,8 @@ export interface UpSpec {
   id: string;
   url: string;
   maxConcurrency?: number;
-  window?: { seconds: number; threshold: number };
+  /** Deep calls the account takes, typed in (start = ceiling: not learned). */
+  deepCap?: number;
 }
 
 /** One model of the config, as written (a price of 1/1 is added unless given). */
@@ -34,7 +35,7 @@ export function storeConfigText(store: Record<string, unknown> | null, ups: UpSp
       api_key: '${TEST_UPSTREAM_KEY}',
       max_concurrency: u.maxConcurrency ?? 64,
       timeouts: { connect_ms: 1000, first_byte_ms: 15_000, idle_ms: 15_000 },
-      ...(u.window ? { window: u.window } : {}),
+      ...(u.deepCap !== undefined ? { capacity: { start: u.deepCap, ceiling: u.deepCap } } : {}),
     })),
     models: models.map((m) => ({ price: { input: 1, output: 1 }, ...m })),
     keys: [{ name: 'team-a', key_sha256: hashKey(CLIENT_KEY), models: ['*'] }],

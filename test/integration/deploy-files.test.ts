@@ -623,7 +623,7 @@ describe('Grafana provisioning and dashboard', () => {
       'switchyard_upstream_errors_total',
       'switchyard_request_duration_seconds_bucket',
       'switchyard_time_to_first_token_seconds_bucket',
-      'switchyard_window_occupancy',
+      'switchyard_deep_in_flight',
       'switchyard_sheds_total',
       'switchyard_retries_total',
       'switchyard_fallbacks_total',

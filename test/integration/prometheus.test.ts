@@ -235,7 +235,7 @@ describe('Prometheus scraping a running gateway', () => {
   test('state gauges: store mode memory, idle windows, queues and in-flight, one state per target', async () => {
     const modes = Object.fromEntries((await q(`switchyard_store_mode{job="${JOB}"}`)).map((s) => [s.metric['mode'], s.value]));
     assert.deepEqual(modes, { memory: 1, redis: 0, degraded: 0 });
-    assert.equal(await value(`switchyard_window_occupancy{job="${JOB}",upstream="fake"}`), 0);
+    assert.equal(await value(`switchyard_deep_in_flight{job="${JOB}",upstream="fake"}`), 0);
     assert.equal(await value(`switchyard_queue_depth{job="${JOB}",upstream="fake"}`), 0);
     const inFlight = await q(`switchyard_requests_in_flight{job="${JOB}"}`);
     assert.ok(inFlight.length >= 2, `in-flight series ${JSON.stringify(inFlight)}`);

@@ -40,7 +40,7 @@ upstreams:
     base_url: ${a}/v1
     api_key: \${TEST_UPSTREAM_KEY}
     max_concurrency: 1
-    window: { seconds: 10, threshold: 1 }
+    capacity: { start: 1, ceiling: 1 }
   - id: b
     provider: openai-compatible
     base_url: ${b}/v1

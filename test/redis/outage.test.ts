@@ -32,10 +32,10 @@ function configText(store: Record<string, unknown>, acc: Record<string, Account>
     { command_timeout_ms: 250, ...store },
     [
       up('up'),
-      up('dacc', { window: { seconds: 30, threshold: 50 } }),
+      up('dacc', { deepCap: 50 }),
       up('lim', { maxConcurrency: 4 }),
-      up('hacc', { window: { seconds: 30, threshold: 4 } }),
-      up('racc', { window: { seconds: 1.5, threshold: 2 } }),
+      up('hacc', { deepCap: 4 }),
+      up('racc', { deepCap: 2 }),
       up('lite'),
     ],
     [
@@ -71,12 +71,12 @@ function storeWarnings(gw: TestGateway): Record<string, unknown>[] {
   return gw.logLines().filter((l) => l['level'] === 'warn' && /redis|store/i.test(JSON.stringify(l)));
 }
 
-/** In-flight and window ZSET sizes of every upstream, read straight from Redis. */
+/** In-flight and deep ZSET sizes of every upstream, read straight from Redis. */
 async function zsets(r: Redis, prefix: string): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const id of ALL) {
     out[`inflight:${id}`] = await r.zcard(`{${prefix}}:inflight:${id}`);
-    out[`window:${id}`] = await r.zcard(`{${prefix}}:window:${id}`);
+    out[`deep:${id}`] = await r.zcard(`{${prefix}}:deep:${id}`);
   }
   return out;
 }
@@ -255,7 +255,7 @@ describe('Redis killed mid-run, then restarted on the same port', () => {
     assert.ok(allZero(z), `entries left in Redis: ${JSON.stringify(z)}`);
     for (const gw of [a, b]) {
       const text = await gw.metricsText();
-      for (const id of ALL) assert.equal(metricSum(text, 'switchyard_window_occupancy', { upstream: id }), 0, `window occupancy of ${id}`);
+      for (const id of ALL) assert.equal(metricSum(text, 'switchyard_deep_in_flight', { upstream: id }), 0, `window occupancy of ${id}`);
     }
   });
 });
@@ -295,7 +295,7 @@ describe('Redis cut off from a replica with its data kept', () => {
     ];
     await waitFor(() => acc['up']!.count === 2 && acc['dacc']!.count === 2, 3_000, 'held calls');
     assert.deepEqual(
-      await Promise.all([reader.zcard(`{${prefix}}:inflight:up`), reader.zcard(`{${prefix}}:inflight:dacc`), reader.zcard(`{${prefix}}:window:dacc`)]),
+      await Promise.all([reader.zcard(`{${prefix}}:inflight:up`), reader.zcard(`{${prefix}}:inflight:dacc`), reader.zcard(`{${prefix}}:deep:dacc`)]),
       [2, 2, 2],
     );
 
@@ -309,7 +309,7 @@ describe('Redis cut off from a replica with its data kept', () => {
     await sleep(200);
     // The releases could not reach Redis: the entries are still there.
     assert.equal(await reader.zcard(`{${prefix}}:inflight:up`), 2);
-    assert.equal(await reader.zcard(`{${prefix}}:window:dacc`), 2);
+    assert.equal(await reader.zcard(`{${prefix}}:deep:dacc`), 2);
 
     proxy.restore();
     await waitMode(gw, 'redis', 10_000);
@@ -348,14 +348,14 @@ describe('a replica that dies mid-request', () => {
     await redis.stop();
   });
 
-  const racc = () => view.view([{ key: 'racc/racc-model', upstream: 'racc', windowMs: 1_500 }]).then((v) => v[0]!);
+  const racc = () => view.view([{ key: 'racc/racc-model', upstream: 'racc', capacity: { start: 2, min: 1, ceiling: 64 } }]).then((v) => v[0]!);
 
   test('its slots and window places lapse on their own (lease_ms, window seconds)', async () => {
     acc['racc']!.reset();
     const aborts = [new AbortController(), new AbortController()];
     const calls = aborts.map((c) => chat(dying!, 'strict-reasoner', { effort: 'high', stream: true, prompt: 'hold', signal: c.signal }).catch((e: unknown) => e));
     await waitFor(() => acc['racc']!.count === 2, 3_000, 'two deep calls on racc');
-    assert.deepEqual(await racc(), { inFlight: 2, window: 2, coolingUntil: 0 });
+    assert.deepEqual(await racc(), { inFlight: 2, deep: 2, limit: 2, coolingUntil: 0 });
     // The other replica counts them: racc is hot for it.
     const shed = await chat(survivor, 'strict-reasoner', { effort: 'high' });
     assert.equal(shed.status, 429, shed.text);
@@ -366,7 +366,7 @@ describe('a replica that dies mid-request', () => {
     for (const c of aborts) c.abort();
     await Promise.all(calls);
     const right = await racc();
-    assert.ok(right.inFlight === 2 && right.window === 2, `the dead replica's entries should still be counted right after it died: ${JSON.stringify(right)}`);
+    assert.ok(right.inFlight === 2 && right.deep === 2, `the dead replica's entries should still be counted right after it died: ${JSON.stringify(right)}`);
     await dying!.close();
     dying = undefined;
 
@@ -375,11 +375,11 @@ describe('a replica that dies mid-request', () => {
     // and the store is read at least once after that.
     const closedAt = Date.now();
     let v = await racc();
-    while ((v.inFlight > 0 || v.window > 0) && Date.now() - closedAt < 4_000) {
+    while ((v.inFlight > 0 || v.deep > 0) && Date.now() - closedAt < 4_000) {
       await sleep(100);
       v = await racc();
     }
-    assert.deepEqual(v, { inFlight: 0, window: 0, coolingUntil: 0 }, `still counted ${Date.now() - diedAt} ms after the replica died`);
+    assert.deepEqual(v, { inFlight: 0, deep: 0, limit: 2, coolingUntil: 0 }, `still counted ${Date.now() - diedAt} ms after the replica died`);
 
     // The survivor serves deep calls on racc again.
     const n = acc['racc']!.count;
@@ -391,7 +391,7 @@ describe('a replica that dies mid-request', () => {
       await sleep(25);
       after = await racc();
     }
-    assert.deepEqual(after, { inFlight: 0, window: 0, coolingUntil: 0 });
+    assert.deepEqual(after, { inFlight: 0, deep: 0, limit: 2, coolingUntil: 0 });
   });
 });
 

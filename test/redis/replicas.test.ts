@@ -42,17 +42,17 @@ const SPREAD = ['sp1', 'sp2', 'sp3'];
 const STICKY = ['st1', 'st2', 'st3'];
 
 function ups(): UpSpec[] {
-  const w3 = { seconds: 10, threshold: 3 };
-  const w1 = { seconds: 7, threshold: 1 };
+  const w3 = 3;
+  const w1 = 1;
   return [
-    ...BURST.map((id) => ({ id, url: acc[id]!.url, window: w3 })),
-    ...SPREAD.map((id) => ({ id, url: acc[id]!.url, window: w3 })),
+    ...BURST.map((id) => ({ id, url: acc[id]!.url, deepCap: w3 })),
+    ...SPREAD.map((id) => ({ id, url: acc[id]!.url, deepCap: w3 })),
     ...STICKY.map((id) => ({ id, url: acc[id]!.url })),
     { id: 'lite', url: acc['lite']!.url },
-    { id: 'accD', url: acc['accD']!.url, window: w1 },
-    { id: 'accQ', url: acc['accQ']!.url, window: w1 },
-    { id: 'accQS', url: acc['accQS']!.url, window: w1 },
-    { id: 'accR', url: acc['accR']!.url, window: w1 },
+    { id: 'accD', url: acc['accD']!.url, deepCap: w1 },
+    { id: 'accQ', url: acc['accQ']!.url, deepCap: w1 },
+    { id: 'accQS', url: acc['accQS']!.url, deepCap: w1 },
+    { id: 'accR', url: acc['accR']!.url, deepCap: w1 },
     { id: 'lim', url: acc['lim']!.url, maxConcurrency: 2 },
   ];
 }
@@ -113,7 +113,7 @@ describe('the reasoning-burst window is one global count with Redis', () => {
     // While the 9 admitted calls are running, either replica sees every account's window full.
     await waitFor(() => BURST.every((id) => acc[id]!.open() === 3), 3_000, 'three open calls on every account');
     const mid = await redisB.metricsText();
-    for (const id of BURST) assert.equal(metricSum(mid, 'switchyard_window_occupancy', { upstream: id }), 3, `window occupancy of ${id} seen by replica B`);
+    for (const id of BURST) assert.equal(metricSum(mid, 'switchyard_deep_in_flight', { upstream: id }), 3, `window occupancy of ${id} seen by replica B`);
     const res = await pending;
 
     for (const r of res) assert.equal(r.status, 200, r.text);

@@ -3,6 +3,8 @@
  * MemoryStore, RedisStore (its Lua scripts on a real redis-server) and StateStore over Redis
  * (the wrapper the gateway uses). Every store under test gets a key prefix of its own and
  * every test its own upstream names, so nothing one test leaves behind is seen by another.
+ * The learned-capacity law runs in TypeScript (memory) and in Lua (Redis): the same table of
+ * feedback steps must give the same limits on every store.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -11,6 +13,7 @@ import type { Redis } from 'ioredis';
 import { StateStore } from '../../src/store/index.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { RedisStore, createRedisClient } from '../../src/store/redis.js';
+import { PROBE_BASE_MS, type CapacityBounds, type CapacityFeedback } from '../../src/store/capacity.js';
 import type { Lease, SlotRequest, SlotResult, TargetRef, TargetView } from '../../src/store/types.js';
 import { RedisServer } from '../helpers/redis-server.js';
 
@@ -20,7 +23,9 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 interface StoreUnderTest {
   view(targets: readonly TargetRef[]): Promise<TargetView[]>;
   acquire(req: SlotRequest): Promise<SlotResult>;
-  release(lease: Lease): Promise<void>;
+  renew(leases: readonly Lease[]): Promise<void>;
+  release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds): Promise<void>;
+  feedback(upstream: string, feedback: CapacityFeedback, bounds: CapacityBounds): Promise<void>;
   setCooldown(targetKey: string, untilMs: number): Promise<void>;
   getPin(session: string): Promise<string | undefined>;
   setPin(session: string, target: string, ttlMs: number): Promise<void>;
@@ -33,6 +38,8 @@ interface Flavour {
   make(leaseMs: number): Promise<StoreUnderTest>;
   /** Checks after the suite (e.g. that it really ran on Redis). */
   check?(): Promise<void>;
+  /** Renews its own held leases (StateStore's heartbeat): a lease lapses only when its holder stops. */
+  autoRenews?: boolean;
 }
 
 let redis: RedisServer;
@@ -72,6 +79,7 @@ const FLAVOURS: Flavour[] = [
   },
   {
     name: 'StateStore over Redis',
+    autoRenews: true,
     make: async (leaseMs) => {
       const store = new StateStore(
         {
@@ -102,14 +110,19 @@ const FLAVOURS: Flavour[] = [
   },
 ];
 
-/** A slot request with defaults: limit 100, not deep, 10 s window, threshold 100. */
+/** Capacity bounds of the tests: start 100 (not in the way), min 1, ceiling 1000. */
+const WIDE: CapacityBounds = { start: 100, min: 1, ceiling: 1000 };
+
+/** A slot request with defaults: limit 100, not deep, capacity WIDE. */
 function req(upstream: string, o: Partial<SlotRequest> = {}): SlotRequest {
-  return { upstream, limit: 100, deep: false, windowMs: 10_000, threshold: 100, ...o };
+  return { upstream, limit: 100, deep: false, capacity: WIDE, ...o };
 }
 
 function ref(upstream: string, o: Partial<TargetRef> = {}): TargetRef {
-  return { key: `${upstream}/model`, upstream, windowMs: 10_000, ...o };
+  return { key: `${upstream}/model`, upstream, capacity: WIDE, ...o };
 }
+
+const cap = (start: number, ceiling = 1000, min = 1): CapacityBounds => ({ start, min, ceiling });
 
 function leaseOf(r: SlotResult): Lease {
   assert.ok(r.ok, `expected a lease, got ${JSON.stringify(r)}`);
@@ -131,25 +144,26 @@ for (const flavour of FLAVOURS) {
       await flavour.check?.();
     });
 
-    test('view counts in-flight slots and window entries per upstream, one view per target in order', async () => {
+    test('view counts in-flight and deep leases per account, with its learned limit, one view per target in order', async () => {
       const s = await store();
       const [a, b, c] = [up('a'), up('b'), up('c')];
       leaseOf(await s.acquire(req(a)));
       leaseOf(await s.acquire(req(a)));
       leaseOf(await s.acquire(req(a, { deep: true })));
       leaseOf(await s.acquire(req(b, { deep: true })));
-      const v = await s.view([ref(a), ref(b), ref(c), ref(a, { key: `${a}/other-model` })]);
+      const v = await s.view([ref(a), ref(b), ref(c, { capacity: cap(7) }), ref(a, { key: `${a}/other-model` })]);
       assert.deepEqual(v, [
-        { inFlight: 3, window: 1, coolingUntil: 0 },
-        { inFlight: 1, window: 1, coolingUntil: 0 },
-        { inFlight: 0, window: 0, coolingUntil: 0 },
+        { inFlight: 3, deep: 1, limit: 100, coolingUntil: 0 },
+        { inFlight: 1, deep: 1, limit: 100, coolingUntil: 0 },
+        // Nothing learned yet: the starting guess.
+        { inFlight: 0, deep: 0, limit: 7, coolingUntil: 0 },
         // Another target on the same upstream account sees the same account counts.
-        { inFlight: 3, window: 1, coolingUntil: 0 },
+        { inFlight: 3, deep: 1, limit: 100, coolingUntil: 0 },
       ]);
       assert.deepEqual(await s.view([]), []);
     });
 
-    test("acquire refuses with 'full' at the upstream's limit, and a refused acquire takes nothing", async () => {
+    test("acquire refuses with 'full' at the upstream's max_concurrency, and a refused acquire takes nothing", async () => {
       const s = await store();
       const a = up('full');
       leaseOf(await s.acquire(req(a, { limit: 2 })));
@@ -158,99 +172,147 @@ for (const flavour of FLAVOURS) {
       assert.deepEqual(await s.acquire(req(a, { limit: 2, deep: true })), { ok: false, reason: 'full' });
       const [v] = await s.view([ref(a)]);
       assert.equal(v!.inFlight, 2);
-      assert.equal(v!.window, 1);
+      assert.equal(v!.deep, 1);
       // A higher limit (another config) lets the next one in.
       leaseOf(await s.acquire(req(a, { limit: 3 })));
     });
 
-    test("a deep acquire refuses with 'hot' at the window threshold; a non-deep one still gets in", async () => {
+    test("a deep acquire refuses with 'hot' at the learned limit, before 'full'; a non-deep one still gets in; the lease says how many deep calls it found", async () => {
       const s = await store();
       const a = up('hot');
-      const deep = req(a, { deep: true, threshold: 2, limit: 10 });
+      const deep = req(a, { deep: true, capacity: cap(2), limit: 10 });
       const l1 = leaseOf(await s.acquire(deep));
-      leaseOf(await s.acquire(deep));
+      const l2 = leaseOf(await s.acquire(deep));
+      assert.deepEqual([l1.deepInFlight, l2.deepInFlight], [1, 2]);
       assert.deepEqual(await s.acquire(deep), { ok: false, reason: 'hot' });
-      const plain = leaseOf(await s.acquire(req(a, { threshold: 2, limit: 10 })));
+      const plain = leaseOf(await s.acquire(req(a, { capacity: cap(2), limit: 10 })));
       assert.equal(plain.deep, false);
-      assert.equal(l1.deep, true);
-      assert.equal(l1.upstream, a);
-      let [v] = await s.view([ref(a)]);
-      assert.deepEqual(v, { inFlight: 3, window: 2, coolingUntil: 0 });
-      // Releasing a deep lease frees its window place.
+      assert.equal(plain.deepInFlight, 0);
+      // Hot is decided before full: an account at both limits is hot (the call sheds, not queues).
+      assert.deepEqual(await s.acquire(req(a, { deep: true, capacity: cap(2), limit: 3 })), { ok: false, reason: 'hot' });
+      let [v] = await s.view([ref(a, { capacity: cap(2) })]);
+      assert.deepEqual(v, { inFlight: 3, deep: 2, limit: 2, coolingUntil: 0 });
+      // Releasing a deep lease frees its place.
       await s.release(l1);
       leaseOf(await s.acquire(deep));
-      [v] = await s.view([ref(a)]);
-      assert.deepEqual(v, { inFlight: 3, window: 2, coolingUntil: 0 });
+      [v] = await s.view([ref(a, { capacity: cap(2) })]);
+      assert.deepEqual(v, { inFlight: 3, deep: 2, limit: 2, coolingUntil: 0 });
     });
 
-    test('non-deep calls never enter the window', async () => {
+    test('non-deep calls never count against the learned limit', async () => {
       const s = await store();
       const a = up('plain');
-      for (let i = 0; i < 5; i++) leaseOf(await s.acquire(req(a, { threshold: 1 })));
-      const [v] = await s.view([ref(a)]);
-      assert.deepEqual(v, { inFlight: 5, window: 0, coolingUntil: 0 });
-      // The window is still empty for a deep call, threshold 1.
-      leaseOf(await s.acquire(req(a, { deep: true, threshold: 1 })));
-      assert.deepEqual(await s.acquire(req(a, { deep: true, threshold: 1 })), { ok: false, reason: 'hot' });
+      for (let i = 0; i < 5; i++) leaseOf(await s.acquire(req(a, { capacity: cap(1) })));
+      const [v] = await s.view([ref(a, { capacity: cap(1) })]);
+      assert.deepEqual(v, { inFlight: 5, deep: 0, limit: 1, coolingUntil: 0 });
+      leaseOf(await s.acquire(req(a, { deep: true, capacity: cap(1) })));
+      assert.deepEqual(await s.acquire(req(a, { deep: true, capacity: cap(1) })), { ok: false, reason: 'hot' });
     });
 
     test('release is idempotent and counts never go negative', async () => {
       const s = await store();
       const a = up('rel');
-      const r = req(a, { limit: 2, deep: true, threshold: 2 });
+      const r = req(a, { limit: 2, deep: true, capacity: cap(2) });
       const l1 = leaseOf(await s.acquire(r));
       const l2 = leaseOf(await s.acquire(r));
       await s.release(l1);
       await s.release(l1);
       await s.release(l1);
-      let [v] = await s.view([ref(a)]);
-      assert.deepEqual(v, { inFlight: 1, window: 1, coolingUntil: 0 });
+      let [v] = await s.view([ref(a, { capacity: cap(2) })]);
+      assert.deepEqual(v, { inFlight: 1, deep: 1, limit: 2, coolingUntil: 0 });
       // Releasing l1 three times freed one slot, not three.
       const l3 = leaseOf(await s.acquire(r));
-      assert.deepEqual(await s.acquire(r), { ok: false, reason: 'full' });
+      assert.deepEqual(await s.acquire(r), { ok: false, reason: 'hot' });
       // A lease this store never issued changes nothing.
-      await s.release({ id: randomUUID(), upstream: a, deep: true, from: l1.from });
-      [v] = await s.view([ref(a)]);
-      assert.deepEqual(v, { inFlight: 2, window: 2, coolingUntil: 0 });
+      await s.release({ id: randomUUID(), upstream: a, deep: true, from: l1.from, deepInFlight: 1 });
+      [v] = await s.view([ref(a, { capacity: cap(2) })]);
+      assert.deepEqual(v, { inFlight: 2, deep: 2, limit: 2, coolingUntil: 0 });
       for (const l of [l2, l3, l2, l3, l1]) await s.release(l);
-      [v] = await s.view([ref(a)]);
-      assert.deepEqual(v, { inFlight: 0, window: 0, coolingUntil: 0 });
-      // Zero, not below: exactly `limit` new slots are granted.
+      [v] = await s.view([ref(a, { capacity: cap(2) })]);
+      assert.deepEqual(v, { inFlight: 0, deep: 0, limit: 2, coolingUntil: 0 });
+      // Zero, not below: exactly `limit` new places are granted.
       leaseOf(await s.acquire(r));
-      leaseOf(await s.acquire(r));
-      assert.deepEqual(await s.acquire(r), { ok: false, reason: 'full' });
-    });
-
-    test('a window entry stops counting after windowMs even if never released (its in-flight slot stays)', async () => {
-      const s = await store(30_000);
-      const a = up('win');
-      const r = req(a, { deep: true, threshold: 1, windowMs: 300 });
       leaseOf(await s.acquire(r));
       assert.deepEqual(await s.acquire(r), { ok: false, reason: 'hot' });
-      let [v] = await s.view([ref(a, { windowMs: 300 })]);
-      assert.deepEqual(v, { inFlight: 1, window: 1, coolingUntil: 0 });
+    });
+
+    test('a lease lapses after lease_ms unless renewed; renewing keeps it (in flight and deep)', async (t) => {
+      const s = await store(600);
+      const a = up('lease');
+      const r = req(a, { limit: 2, deep: true, capacity: cap(2) });
+      const kept = leaseOf(await s.acquire(r));
+      const other = leaseOf(await s.acquire(r));
+      assert.deepEqual(await s.acquire(r), { ok: false, reason: 'hot' });
+      const counts = async () => {
+        const [v] = await s.view([ref(a, { capacity: cap(2) })]);
+        return [v!.inFlight, v!.deep];
+      };
+      if (flavour.autoRenews) {
+        t.diagnostic('this store renews the leases it holds itself (its heartbeat): they outlive lease_ms until released');
+        await sleep(1_300);
+        assert.deepEqual(await counts(), [2, 2], 'a held lease lapsed although the heartbeat should renew it');
+        await s.release(other);
+        await s.release(kept);
+        assert.deepEqual(await counts(), [0, 0]);
+        return;
+      }
+      await sleep(350);
+      await s.renew([kept]);
+      assert.deepEqual(await counts(), [2, 2], 'a lease lapsed before lease_ms');
       await sleep(400);
-      [v] = await s.view([ref(a, { windowMs: 300 })]);
-      assert.deepEqual(v, { inFlight: 1, window: 0, coolingUntil: 0 });
-      // The window place is free again.
+      assert.deepEqual(await counts(), [1, 1], 'the unrenewed lease outlived lease_ms, or the renewed one lapsed');
+      await sleep(400);
+      assert.deepEqual(await counts(), [0, 0], 'the renewed lease outlived its renewal');
+      // Renewing a lapsed or released lease brings nothing back.
+      await s.renew([kept]);
+      assert.deepEqual(await counts(), [0, 0]);
       leaseOf(await s.acquire(r));
     });
 
-    test('an in-flight slot stops counting after lease_ms even if never released', async () => {
-      const s = await store(600);
-      const a = up('lease');
-      const r = req(a, { limit: 1 });
-      leaseOf(await s.acquire(r));
-      assert.deepEqual(await s.acquire(r), { ok: false, reason: 'full' });
-      let [v] = await s.view([ref(a)]);
-      assert.equal(v!.inFlight, 1);
-      await sleep(250);
-      [v] = await s.view([ref(a)]);
-      assert.equal(v!.inFlight, 1, 'the lease lapsed before lease_ms');
-      await sleep(450);
-      [v] = await s.view([ref(a)]);
-      assert.equal(v!.inFlight, 0, 'the lease outlived lease_ms');
-      leaseOf(await s.acquire(r));
+    test('the learned limit follows one table of feedback steps (the same in TypeScript and Lua)', async () => {
+      const s = await store();
+      const a = up('law');
+      const b = cap(4, 12);
+      const limit = async () => (await s.view([ref(a, { capacity: b })]))[0]!.limit;
+      const steps: [CapacityFeedback, number, string][] = [
+        [{ signal: 'ok', inFlight: 2 }, 4, 'a call below the limit says nothing'],
+        [{ signal: 'ok', inFlight: 4 }, 8, 'served at the limit, nothing learned yet: slow start doubles'],
+        [{ signal: 'ok', inFlight: 8 }, 8, 'no second raise before the probe wait'],
+        [{ signal: 'throttled', inFlight: 6 }, 5, 'throttled with 6 in flight: the account takes 5'],
+        [{ signal: 'throttled', inFlight: 6 }, 5, 'the same refusal again changes nothing'],
+        [{ signal: 'throttled', inFlight: 9 }, 5, 'a refusal above the limit changes nothing'],
+        [{ signal: 'ok', inFlight: 5 }, 5, 'no raise before the probe wait'],
+        [{ signal: 'throttled', inFlight: 3 }, 2, 'cut to 2'],
+        [{ signal: 'throttled', inFlight: 1 }, 1, 'never below min'],
+        [{ signal: 'ok', inFlight: 1 }, 1, 'no raise before the probe wait'],
+      ];
+      for (const [f, want, why] of steps) {
+        await s.feedback(a, f, b);
+        assert.equal(await limit(), want, `${JSON.stringify(f)}: ${why}`);
+      }
+      // Feedback given with a release applies too, once per lease.
+      const c = up('law-release');
+      const lease = leaseOf(await s.acquire(req(c, { deep: true, capacity: cap(3) })));
+      leaseOf(await s.acquire(req(c, { deep: true, capacity: cap(3) })));
+      await s.release(lease, { signal: 'throttled', inFlight: 2 }, cap(3));
+      await s.release(lease, { signal: 'throttled', inFlight: 2 }, cap(3));
+      assert.equal((await s.view([ref(c, { capacity: cap(3) })]))[0]!.limit, 1);
+    });
+
+    test(`after ${PROBE_BASE_MS} ms calm, a call served at the limit raises it by one; the ceiling holds`, async () => {
+      const s = await store();
+      const a = up('probe');
+      const b = cap(4, 4);
+      await s.feedback(a, { signal: 'throttled', inFlight: 3 }, b);
+      const limit = async () => (await s.view([ref(a, { capacity: b })]))[0]!.limit;
+      assert.equal(await limit(), 2);
+      await sleep(PROBE_BASE_MS + 100);
+      await s.feedback(a, { signal: 'ok', inFlight: 2 }, b);
+      assert.equal(await limit(), 3, 'additive raise after the first throttle');
+      await s.feedback(a, { signal: 'ok', inFlight: 3 }, b);
+      assert.equal(await limit(), 3, 'one raise per probe wait');
+      // A bound moved by a reload applies at once.
+      assert.equal((await s.view([ref(a, { capacity: cap(4, 2) })]))[0]!.limit, 2);
     });
 
     test('setCooldown keeps the later value and shows in view until it passes', async () => {
@@ -299,7 +361,7 @@ for (const flavour of FLAVOURS) {
       assert.equal(await s.getPin(session), undefined, 'the pin outlived its TTL');
     });
 
-    test('50 concurrent acquires with limit 10 grant exactly 10; 50 deep ones with threshold 7 grant exactly 7', async () => {
+    test('50 concurrent acquires with limit 10 grant exactly 10; 50 deep ones with a learned limit of 7 grant exactly 7', async () => {
       const s = await store();
       const a = up('race');
       const results = await Promise.all(Array.from({ length: 50 }, () => s.acquire(req(a, { limit: 10 }))));
@@ -311,17 +373,17 @@ for (const flavour of FLAVOURS) {
       assert.equal(v!.inFlight, 10);
 
       const b = up('race-deep');
-      const deep = await Promise.all(Array.from({ length: 50 }, () => s.acquire(req(b, { limit: 100, deep: true, threshold: 7 }))));
+      const deep = await Promise.all(Array.from({ length: 50 }, () => s.acquire(req(b, { limit: 100, deep: true, capacity: cap(7) }))));
       assert.equal(deep.filter((r) => r.ok).length, 7);
       assert.ok(deep.filter((r) => !r.ok).every((r) => !r.ok && r.reason === 'hot'));
-      [v] = await s.view([ref(b)]);
-      assert.deepEqual(v, { inFlight: 7, window: 7, coolingUntil: 0 });
+      [v] = await s.view([ref(b, { capacity: cap(7) })]);
+      assert.deepEqual(v, { inFlight: 7, deep: 7, limit: 7, coolingUntil: 0 });
 
       // And releasing them all concurrently brings both back to zero.
       await Promise.all([...results, ...deep].flatMap((r) => (r.ok ? [s.release(r.lease), s.release(r.lease)] : [])));
-      const [va, vb] = await s.view([ref(a), ref(b)]);
-      assert.deepEqual(va, { inFlight: 0, window: 0, coolingUntil: 0 });
-      assert.deepEqual(vb, { inFlight: 0, window: 0, coolingUntil: 0 });
+      const [va, vb] = await s.view([ref(a), ref(b, { capacity: cap(7) })]);
+      assert.deepEqual(va, { inFlight: 0, deep: 0, limit: 100, coolingUntil: 0 });
+      assert.deepEqual(vb, { inFlight: 0, deep: 0, limit: 7, coolingUntil: 0 });
     });
 
     if (flavour.name !== 'MemoryStore') {
@@ -331,14 +393,17 @@ for (const flavour of FLAVOURS) {
         const l = leaseOf(await s.acquire(req(a, { deep: true })));
         assert.equal(l.from, 'redis');
         const inflight = await reader.keys(`{contract-*}:inflight:${a}`);
-        const window = await reader.keys(`{contract-*}:window:${a}`);
+        const deep = await reader.keys(`{contract-*}:deep:${a}`);
         assert.equal(inflight.length, 1, `inflight key for ${a}`);
-        assert.equal(window.length, 1, `window key for ${a}`);
+        assert.equal(deep.length, 1, `deep key for ${a}`);
         assert.deepEqual(await reader.zrange(inflight[0]!, 0, -1), [l.id]);
-        assert.deepEqual(await reader.zrange(window[0]!, 0, -1), [l.id]);
-        await s.release(l);
+        assert.deepEqual(await reader.zrange(deep[0]!, 0, -1), [l.id]);
+        await s.release(l, { signal: 'throttled', inFlight: 40 }, WIDE);
         assert.equal(await reader.zcard(inflight[0]!), 0);
-        assert.equal(await reader.zcard(window[0]!), 0);
+        assert.equal(await reader.zcard(deep[0]!), 0);
+        const capKey = await reader.keys(`{contract-*}:cap:${a}`);
+        assert.equal(capKey.length, 1, `cap key for ${a}`);
+        assert.equal(await reader.hget(capKey[0]!, 'limit'), '39');
       });
     }
   });

@@ -1,0 +1,78 @@
+/**
+ * Taking a slot for an attempt: the admissible targets in the strategy's order, the first
+ * with a free slot wins; when every one is full (not hot), the request waits in the bounded
+ * queue of the best one.
+ */
+import type { Strategy } from '../config/schema.js';
+import type { Target } from '../config/types.js';
+import type { TargetView } from '../store/types.js';
+import { slotRequest, type Taken } from './attempt.js';
+import { QueueFullError } from './concurrency.js';
+import type { HealthBoard } from './health.js';
+import type { RouterState } from './state.js';
+import { STRATEGIES } from './strategies/index.js';
+
+/**
+ * @returns the slot taken; `hot` when every target refused a deep call as hot (the caller
+ *   sheds); the QueueFullError when the queue is full or timed out.
+ * @throws the abort reason when `signal` fires while queued.
+ */
+export async function takeSlot(
+  state: RouterState,
+  route: { readonly strategy: Strategy; readonly pinned: string | undefined },
+  pool: readonly Target[],
+  views: ReadonlyMap<Target, TargetView>,
+  deep: boolean,
+  signal: AbortSignal,
+): Promise<Taken | 'hot' | QueueFullError> {
+  const candidates = pool.map((t) => ({ target: t, inFlight: views.get(t)!.inFlight, capacity: t.upstream.max_concurrency, latencyMs: state.latency.estimate(t.key) }));
+  const ordered = STRATEGIES[route.strategy](candidates, { random: state.random, tick: state.nextTick(), ...(route.pinned ? { pinned: route.pinned } : {}) });
+  let allHot = deep;
+  for (const c of ordered) {
+    const got = await state.store.acquire(slotRequest(c.target, deep));
+    if (got.ok) return { target: c.target, lease: got.lease, queuedMs: 0 };
+    if (got.reason !== 'hot') allHot = false;
+  }
+  if (allHot) return 'hot';
+  const best = ordered[0]!.target;
+  try {
+    const waited = await state.queue.wait(slotRequest(best, deep), signal);
+    return { target: best, lease: waited.lease, queuedMs: waited.waitedMs };
+  } catch (err) {
+    if (err instanceof QueueFullError) return err;
+    throw err;
+  }
+}
+
+/**
+ * The shed ladder's wait rung: waits up to `ms`, first come first served, for a deep place on
+ * the hot account with the most of them (the likeliest to free one first).
+ * @returns the slot, or null when none freed in time (or the line is full).
+ * @throws the abort reason when `signal` fires while waiting.
+ */
+export async function waitForPlace(state: RouterState, hot: readonly Target[], ms: number, signal: AbortSignal): Promise<Taken | null> {
+  const best = [...hot].sort((a, b) => b.upstream.bounds.ceiling - a.upstream.bounds.ceiling)[0];
+  if (!best) return null;
+  try {
+    const got = await state.queue.wait(slotRequest(best, true), signal, ms);
+    return { target: best, lease: got.lease, queuedMs: got.waitedMs };
+  } catch (err) {
+    if (err instanceof QueueFullError) return null;
+    throw err;
+  }
+}
+
+/**
+ * The targets that may take a request now. When none may and nothing of this model was tried
+ * yet (`triedAny` false), the cooling target whose cooldown ends first, rather than refuse;
+ * never one a long cooldown holds back (a bad key or a refused model does not heal by
+ * waiting: only its probe goes).
+ */
+export function admissible(health: HealthBoard, remaining: Target[], views: ReadonlyMap<Target, TargetView>, triedAny: boolean): Target[] {
+  const pool = remaining.filter((t) => views.get(t)!.coolingUntil === 0 && health.canAdmit(t.key, t.upstream.id));
+  if (pool.length > 0 || triedAny) return pool;
+  const forceable = remaining.filter((t) => !health.longCooling(t.key, t.upstream.id));
+  const endOf = (t: Target): number => Math.max(health.availableAt(t.key, t.upstream.id), views.get(t)!.coolingUntil);
+  const soonest = forceable.sort((a, b) => endOf(a) - endOf(b))[0];
+  return soonest ? [soonest] : [];
+}

@@ -1,0 +1,101 @@
+/**
+ * The learned capacity of one upstream account: how many deep calls it takes in flight
+ * before it throttles, found out from what the provider does, never typed in.
+ *
+ * The control law is additive-increase / cut-to-observation, a variant of AIMD (Chiu and
+ * Jain, "Analysis of the Increase and Decrease Algorithms for Congestion Avoidance in
+ * Computer Networks", 1989; as used for concurrency by Netflix's concurrency-limits
+ * `AIMDLimit` and by TCP congestion avoidance), adapted to what a provider's refusal says:
+ *
+ * - **Cut.** A deep call that started while `n` deep calls (itself included) were in flight
+ *   on the account and was throttled (a 429 rate limit, a stalled first token) says the
+ *   account takes fewer than `n`: the limit drops to `n - 1` (never below `min`). That is
+ *   sharper than a multiplicative cut, because the call's `n` is known; several refusals of
+ *   one burst all cut to the same place instead of collapsing the limit.
+ * - **Probe.** A deep call that succeeded while the account was at its limit (`n >= limit`)
+ *   says the account may take more: once the account has been calm for `probeMs` (no change
+ *   of the limit, no throttle), it rises by one (never above `ceiling`); until the account has throttled
+ *   once, it doubles instead (TCP's slow start, RFC 5681 §3.1), so an account far larger
+ *   than the starting guess is found in a few probes. A raise that a throttle follows
+ *   doubles `probeMs` (up to PROBE_MAX_MS): a saturated account is probed ever more rarely,
+ *   so a provider that stalls instead of refusing is rarely made to stall; a call that
+ *   succeeds at a raised limit resets it to PROBE_BASE_MS, so a provider that grew its
+ *   capacity is followed within seconds.
+ *
+ * One state per account, kept in the shared store so every replica reads and updates the
+ * same estimate (the Redis store runs the same law in Lua: store/redis-capacity.ts; the
+ * store contract test runs both against one table of cases).
+ */
+
+/** The first wait before probing above a limit, ms. */
+export const PROBE_BASE_MS = 2_000;
+/** The longest wait between probes of a saturated account, ms. */
+export const PROBE_MAX_MS = 16_000;
+
+/** An account's learned state. */
+export interface CapacityState {
+  /** Deep calls the account takes in flight. */
+  limit: number;
+  /** Epoch ms of the last change of `limit` or throttle (0: never). */
+  changedAt: number;
+  /** Whether the last change was a raise (a probe). */
+  raised: boolean;
+  /** The wait before the next raise, ms. */
+  probeMs: number;
+  /** No throttle seen yet: raises double the limit. */
+  slowStart: boolean;
+}
+
+/** What the operator may configure per upstream (all optional in the config). */
+export interface CapacityBounds {
+  /** The starting guess. */
+  readonly start: number;
+  readonly min: number;
+  /** Never above this (defaults to the upstream's `max_concurrency`). */
+  readonly ceiling: number;
+}
+
+/** What one finished deep call says about its account. */
+export interface CapacityFeedback {
+  /** `ok`: served without throttling; `throttled`: refused with a rate limit, or stalled. */
+  readonly signal: 'ok' | 'throttled';
+  /** Deep calls in flight on the account when this one started, itself included. */
+  readonly inFlight: number;
+}
+
+/** The state of an account nothing has been learned about yet. */
+export function initialCapacity(b: CapacityBounds): CapacityState {
+  return { limit: clamp(b.start, b), changedAt: 0, raised: false, probeMs: PROBE_BASE_MS, slowStart: true };
+}
+
+function clamp(n: number, b: CapacityBounds): number {
+  return Math.max(b.min, Math.min(b.ceiling, Math.floor(n)));
+}
+
+/**
+ * Applies one call's feedback (in place) and returns the state.
+ * @param now epoch ms (the store's clock).
+ */
+export function applyFeedback(s: CapacityState, f: CapacityFeedback, b: CapacityBounds, now: number): CapacityState {
+  s.limit = clamp(s.limit, b);
+  if (f.signal === 'throttled') {
+    const cut = clamp(f.inFlight - 1, b);
+    if (cut < s.limit) {
+      if (s.raised) s.probeMs = Math.min(PROBE_MAX_MS, s.probeMs * 2);
+      s.limit = cut;
+      s.raised = false;
+    }
+    // Any throttle restarts the calm the next probe waits for.
+    s.changedAt = now;
+    s.slowStart = false;
+    return s;
+  }
+  if (f.inFlight < s.limit) return s;
+  if (s.raised) s.probeMs = PROBE_BASE_MS; // a call at the raised limit was served
+  if (s.limit < b.ceiling && now - s.changedAt >= s.probeMs) {
+    s.limit = s.slowStart ? Math.min(b.ceiling, s.limit * 2) : s.limit + 1;
+    s.changedAt = now;
+    s.raised = true;
+  }
+  return s;
+}

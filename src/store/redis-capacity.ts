@@ -1,0 +1,50 @@
+/**
+ * The learned-capacity law of store/capacity.ts, in Lua, for the Redis store: the same
+ * state (one HASH per account: limit, changedAt, raised, probeMs, slowStart) and the same
+ * steps, so every replica updates one estimate atomically. Keep the two in step: the store
+ * contract test (test/redis/store-contract.test.ts) runs one table of cases on both.
+ */
+import { PROBE_BASE_MS, PROBE_MAX_MS } from './capacity.js';
+
+/**
+ * Defines `cap_limit(key, start, min, ceiling)` (the learned limit, within the bounds) and
+ * `cap_feedback(key, start, min, ceiling, signal, inflight, now)`.
+ */
+export const CAPACITY_LUA = `
+local function cap_clamp(n, mn, ceiling)
+  n = math.floor(n)
+  if n > ceiling then n = ceiling end
+  if n < mn then n = mn end
+  return n
+end
+local function cap_read(key, start, mn, ceiling)
+  local v = redis.call('HMGET', key, 'limit', 'changedAt', 'raised', 'probeMs', 'slowStart')
+  if not v[1] then return { limit = cap_clamp(start, mn, ceiling), changedAt = 0, raised = 0, probeMs = ${PROBE_BASE_MS}, slowStart = 1 } end
+  return { limit = cap_clamp(tonumber(v[1]), mn, ceiling), changedAt = tonumber(v[2]), raised = tonumber(v[3]), probeMs = tonumber(v[4]), slowStart = tonumber(v[5]) }
+end
+local function cap_limit(key, start, mn, ceiling)
+  return cap_read(key, start, mn, ceiling).limit
+end
+local function cap_feedback(key, start, mn, ceiling, signal, inflight, now)
+  local s = cap_read(key, start, mn, ceiling)
+  if signal == 'throttled' then
+    local cut = cap_clamp(inflight - 1, mn, ceiling)
+    if cut < s.limit then
+      if s.raised == 1 then s.probeMs = math.min(${PROBE_MAX_MS}, s.probeMs * 2) end
+      s.limit = cut
+      s.raised = 0
+    end
+    s.changedAt = now
+    s.slowStart = 0
+  elseif inflight >= s.limit then
+    if s.raised == 1 then s.probeMs = ${PROBE_BASE_MS} end
+    if s.limit < ceiling and now - s.changedAt >= s.probeMs then
+      if s.slowStart == 1 then s.limit = math.min(ceiling, s.limit * 2) else s.limit = s.limit + 1 end
+      s.changedAt = now
+      s.raised = 1
+    end
+  end
+  redis.call('HSET', key, 'limit', s.limit, 'changedAt', s.changedAt, 'raised', s.raised, 'probeMs', s.probeMs, 'slowStart', s.slowStart)
+  redis.call('PEXPIRE', key, 86400000)
+end
+`;

@@ -1,0 +1,80 @@
+/**
+ * The learned-capacity law (store/capacity.ts) on a fake clock: slow start until the first
+ * throttle, cuts to what a throttled call saw, one additive raise per probe wait, the probe
+ * wait doubling after a raise that was throttled (up to its maximum) and back to its base
+ * once a call is served at a raised limit, bounds always held.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { applyFeedback, initialCapacity, PROBE_BASE_MS, PROBE_MAX_MS, type CapacityBounds, type CapacityState } from '../../src/store/capacity.js';
+
+const B: CapacityBounds = { start: 4, min: 1, ceiling: 40 };
+
+/** An epoch on the fake clock (the store's clock reads epoch ms). */
+const T0 = 1_760_000_000_000;
+
+function run(steps: [number, 'ok' | 'throttled', number][], b = B): CapacityState[] {
+  const s = initialCapacity(b);
+  return steps.map(([at, signal, inFlight]) => ({ ...applyFeedback(s, { signal, inFlight }, b, T0 + at) }));
+}
+
+describe('learned capacity', () => {
+  test('slow start doubles at each probe until the first throttle, then the cut is what the throttled call saw', () => {
+    const out = run([
+      [1_000, 'ok', 4],
+      [1_500, 'ok', 8],
+      [1_000 + PROBE_BASE_MS - 1, 'ok', 8],
+      [1_000 + PROBE_BASE_MS, 'ok', 8],
+      [1_000 + PROBE_BASE_MS + 100, 'throttled', 13],
+      [1_000 + PROBE_BASE_MS + 200, 'throttled', 20],
+    ]);
+    assert.deepEqual(out.map((s) => s.limit), [8, 8, 8, 16, 12, 12]);
+    assert.equal(out[4]!.slowStart, false);
+    assert.equal(out[4]!.probeMs, PROBE_BASE_MS * 2, 'the throttle came after a raise: probing waits twice as long');
+  });
+
+  test('after the first throttle a raise is +1, at most one per probe wait; a call served at the raised limit resets the wait', () => {
+    const out = run([
+      [0, 'throttled', 5],
+      [PROBE_BASE_MS - 1, 'ok', 4],
+      [PROBE_BASE_MS, 'ok', 4],
+      [PROBE_BASE_MS + 10, 'ok', 5],
+      [2 * PROBE_BASE_MS + 10, 'ok', 5],
+    ]);
+    assert.deepEqual(out.map((s) => s.limit), [4, 4, 5, 5, 6]);
+    assert.equal(out[3]!.probeMs, PROBE_BASE_MS);
+  });
+
+  test('a saturated account that throttles every probe is probed ever more rarely, up to the maximum wait', () => {
+    const s = initialCapacity(B);
+    applyFeedback(s, { signal: 'throttled', inFlight: 5 }, B, T0);
+    const waits: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const now = s.changedAt + s.probeMs;
+      applyFeedback(s, { signal: 'ok', inFlight: s.limit }, B, now); // the probe: +1
+      assert.equal(s.limit, 5);
+      applyFeedback(s, { signal: 'throttled', inFlight: 5 }, B, now + 10); // and it was one too many
+      assert.equal(s.limit, 4);
+      waits.push(s.probeMs);
+    }
+    assert.deepEqual(waits, [4_000, 8_000, 16_000, 16_000, 16_000, 16_000, 16_000, 16_000].map((w) => Math.min(w, PROBE_MAX_MS)));
+  });
+
+  test('bounds hold: never below min, never above the ceiling, a start outside them is clamped', () => {
+    const b: CapacityBounds = { start: 50, min: 2, ceiling: 6 };
+    const s = initialCapacity(b);
+    assert.equal(s.limit, 6);
+    applyFeedback(s, { signal: 'throttled', inFlight: 1 }, b, T0);
+    assert.equal(s.limit, 2);
+    for (let t = 20_000; t < 200_000; t += 20_000) applyFeedback(s, { signal: 'ok', inFlight: s.limit }, b, T0 + t);
+    assert.equal(s.limit, 6);
+  });
+
+  test('calls below the limit teach nothing', () => {
+    const out = run([
+      [10_000, 'ok', 1],
+      [20_000, 'ok', 3],
+    ]);
+    assert.deepEqual(out.map((s) => s.limit), [4, 4]);
+  });
+});
