@@ -42,7 +42,7 @@ export type FailureClass =
   | 'context_length' // prompt too long for the model (OpenAI context_length_exceeded, Anthropic "prompt is too long")
   | 'content_policy' // refused by the provider's safety system (content_policy_violation, content_filter)
   | 'bad_request' // other 400/413/422: the caller's request
-  | 'not_found' // 404 (model not found at this upstream, wrong path): this target cannot serve it
+  | 'not_found' // the model is not served at this upstream (model_not_found, a 404 naming the model): this target cannot serve it
   | 'stream' // a stream broke or carried an error after bytes reached the client
   | 'bad_response' // unreadable upstream answer (bad JSON, wrong content type)
   | 'unknown'; // a thrown error with no known code
@@ -200,15 +200,27 @@ function fromFields(w: Words): FailureClass | null {
   if (isContextLength(w)) return 'context_length';
   if (is(w, 'overloaded_error') || (w.status === 503 && /overloaded/.test(w.message))) return 'overloaded';
   if (is(w, 'rate_limit_error', 'rate_limit_exceeded')) return 'rate_limited';
-  if (is(w, 'not_found_error', 'model_not_found')) return 'not_found';
+  if (isModelNotFound(w)) return 'not_found';
+  // Any other 404 names a resource of the caller's (a previous response, a file, a batch):
+  // the caller's request, never a reason to take the target down for everyone.
+  if (w.status === 404 || is(w, 'not_found_error')) return 'bad_request';
   return null;
+}
+
+/**
+ * The upstream does not serve the model asked of it (the target's config is wrong for this
+ * account): OpenAI and Groq `model_not_found`; a 404 or `not_found_error` whose message names
+ * a model (Anthropic "model: claude-…", Gemini "models/… is not found").
+ */
+function isModelNotFound(w: Words): boolean {
+  if (is(w, 'model_not_found')) return true;
+  return (w.status === 404 || is(w, 'not_found_error')) && /\bmodels?\b/.test(w.message);
 }
 
 /** The class the status alone gives (RFC 9110; 529 is Anthropic's overloaded). */
 function fromStatus(status: number): FailureClass {
   if (status === 429) return 'rate_limited';
   if (status === 529) return 'overloaded';
-  if (status === 404) return 'not_found';
   if (status === 408 || status >= 500) return 'server';
   if (status >= 400) return 'bad_request';
   // A non-error status handed over as a failure: the answer was not what was expected.

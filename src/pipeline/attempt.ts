@@ -112,12 +112,12 @@ export async function runAttempt(env: AttemptEnv, attempt: Attempt): Promise<Att
   }
   let sent;
   try {
-    sent = await relayJson(tr, call.reply, res, headers, target.price, signal);
+    sent = await relayJson(tr, call.reply, res, headers, target.price, signal, call.api.promptMessages(call.body));
   } catch (err) {
     if (signal.aborted) return aborted(signal.reason);
     throw err;
   }
   if ('failure' in sent) return { kind: 'failed', failure: sent.failure };
   env.onCommit();
-  return { kind: 'answered', relayed: { committed: true, failure: null, aborted: null, usage: sent.usage, estimated: false, ttftMs: null } };
+  return { kind: 'answered', relayed: { committed: true, failure: null, aborted: null, usage: sent.usage, estimated: sent.estimated, ttftMs: null } };
 }

@@ -30,6 +30,7 @@ function emit(metrics: Metrics, log: FastifyBaseLogger, rec: RequestRecord): voi
     {
       key: rec.key,
       model: rec.model,
+      requested_model: rec.requestedModel,
       upstream: rec.upstream,
       upstream_model: rec.upstreamModel,
       stream: rec.stream,
@@ -61,6 +62,7 @@ export async function finish(deps: PipelineDeps, call: Call, admission: Admissio
     requestId: req.id,
     key: req.caller?.name ?? null,
     model: end.served?.model ?? end.model,
+    requestedModel: end.model,
     upstream: end.served?.upstream ?? null,
     upstreamModel: end.served?.upstreamModel ?? null,
     stream: call.stream,
@@ -91,6 +93,7 @@ export function recordOutside(metrics: Metrics, req: FastifyRequest, status: num
     requestId: req.id,
     key: req.caller?.name ?? null,
     model: null,
+    requestedModel: null,
     upstream: null,
     upstreamModel: null,
     stream: false,

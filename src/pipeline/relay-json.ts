@@ -2,7 +2,8 @@
  * Relays a non-streaming upstream answer: reads the (decoded) body once, hands it to the
  * attempt's translator (a same-API translator returns the upstream's bytes unchanged), and
  * sends the result with the request's cost (`price`, the serving target's) in
- * `x-switchyard-cost-usd`.
+ * `x-switchyard-cost-usd`. An answer without usage is counted with the tokenizer and marked
+ * estimated; a 2xx body that is an error object is a failure (nothing is sent).
  */
 import type { FastifyReply } from 'fastify';
 import type { PriceConfig } from '../config/schema.js';
@@ -12,6 +13,7 @@ import type { UpstreamResponse } from '../providers/types.js';
 import { unreadable } from '../translate/failure.js';
 import type { Failure, Translator } from '../translate/types.js';
 import { readCapped } from '../upstream/send.js';
+import { estimateUsage } from '../usage/estimate.js';
 import { costUsd, formatCost, ZERO_USAGE, type Usage } from '../usage/usage.js';
 
 /** Largest upstream JSON body accepted (bytes); far above any real answer. */
@@ -29,7 +31,8 @@ export async function relayJson(
   headers: Record<string, string>,
   price: Required<PriceConfig>,
   signal: AbortSignal,
-): Promise<{ readonly usage: Usage | null } | { readonly failure: Failure }> {
+  prompt: unknown,
+): Promise<{ readonly usage: Usage | null; readonly estimated: boolean } | { readonly failure: Failure }> {
   let buf: Buffer;
   let truncated: boolean;
   try {
@@ -52,7 +55,11 @@ export async function relayJson(
     if (err instanceof GatewayError) return { failure: unreadable(err.message) };
     throw err;
   }
-  const cost = costUsd(result.usage ?? ZERO_USAGE, price);
+  if (result.failure) return { failure: result.failure };
+  // An answer without usage is counted with the tokenizer (prompt and generated text), never free.
+  const estimated = result.usage === null;
+  const usage = result.usage ?? (await estimateUsage({ output: [result.text ?? ''], reasoning: [] }, prompt).catch(() => null));
+  const cost = costUsd(usage ?? ZERO_USAGE, price);
   const type = upstream.headers['content-type'];
   void reply
     .status(200)
@@ -60,5 +67,5 @@ export async function relayJson(
     .header('content-type', result.body === buf && typeof type === 'string' ? type : 'application/json')
     .header('x-switchyard-cost-usd', formatCost(cost))
     .send(result.body);
-  return { usage: result.usage };
+  return { usage, estimated };
 }

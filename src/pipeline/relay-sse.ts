@@ -3,8 +3,9 @@
  * bytes into events once, the attempt's translator turns each event into client frames
  * (a same-API translator hands back the event's own bytes), and this writes them.
  *
- * - Response headers are held until the first event with data, so a failure before the
- *   first token can still fail over (or become a JSON error).
+ * - Response headers are held until the first event that carries the answer (a preamble such
+ *   as a response's `created` or a message's `message_start` waits with them), so a failure
+ *   before the first token can still fail over (or become a JSON error).
  * - Until then, an upstream that sends nothing for `firstTokenTimeoutMs` has stalled: it is
  *   abandoned so the request can fail over.
  * - A failure after the first byte (the translator's error or cut-short verdict, a socket
@@ -20,7 +21,7 @@ import { ShuttingDown } from '../errors/aborts.js';
 import { afterFirstByte, classifyFailure } from '../errors/classify.js';
 import { GatewayError } from '../errors/codes.js';
 import type { UpstreamResponse } from '../providers/types.js';
-import { SseFramer } from '../sse/parse.js';
+import { SseFramer, terminated } from '../sse/parse.js';
 import type { Failure, StreamStep, Translator } from '../translate/types.js';
 import { discardBody } from '../upstream/send.js';
 import { estimateUsage } from '../usage/estimate.js';
@@ -104,7 +105,7 @@ export async function relaySse(args: SseRelayArgs): Promise<Relayed> {
     if (step.error) failure = step.error;
     if (!step.frames || step.frames.length === 0) return false;
     for (const f of step.frames) batch.push(f);
-    return hasData;
+    return hasData && step.hold !== true;
   };
 
   const flush = async (batch: Buffer[], hasData: boolean): Promise<void> => {
@@ -138,7 +139,9 @@ export async function relaySse(args: SseRelayArgs): Promise<Relayed> {
     }
     if (!failure) {
       const batch: Buffer[] = [];
-      const tail = framer.end();
+      // An unterminated last event gets its blank line, so a frame added after it stays apart.
+      const flushed = framer.end();
+      const tail = flushed && terminated(flushed);
       let hasData = tail !== null && take(translator.event(tail), tail.data !== null, batch);
       if (!failure && take(translator.end(), true, batch)) hasData = true;
       await flush(batch, hasData);

@@ -14,6 +14,8 @@ export interface RequestRecord {
   readonly key: string | null;
   /** Public model that served (or was last tried); null when the request named no usable model. */
   readonly model: string | null;
+  /** Public model the client asked for (differs from `model` when a fallback or a shed served); null as `model`. */
+  readonly requestedModel: string | null;
   readonly upstream: string | null;
   readonly upstreamModel: string | null;
   readonly stream: boolean;

@@ -23,6 +23,7 @@
 import httpProxy from '@fastify/http-proxy';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
 import { Pool, type Dispatcher } from 'undici';
 import type { LiveUpstream } from '../config/types.js';
 import { classifyFailure, errorCode } from '../errors/classify.js';
@@ -32,6 +33,8 @@ import type { KeyLimits } from '../limits/index.js';
 import { ZERO_USAGE } from '../usage/usage.js';
 import type { Generation } from '../server/live.js';
 import { createPool } from '../upstream/pools.js';
+import { readCapped } from '../upstream/send.js';
+import { redactSecrets } from '../util/redact.js';
 
 /**
  * The routes proxied, below `/v1` (find-my-way syntax; `*` matches the rest of the path). Static
@@ -109,6 +112,35 @@ class PassthroughTransport {
   }
 }
 
+/** Response headers with every value scrubbed of key material (the upstream's key and key-like tokens). */
+function scrubHeaders(headers: IncomingHttpHeaders, secrets: readonly (string | undefined)[]): IncomingHttpHeaders {
+  const out: IncomingHttpHeaders = {};
+  for (const [k, v] of Object.entries(headers)) {
+    out[k] = v === undefined ? v : Array.isArray(v) ? v.map((x) => redactSecrets(x, secrets)) : redactSecrets(String(v), secrets);
+  }
+  return out;
+}
+
+/** Largest upstream error body relayed (bytes); an error body is small. */
+const MAX_ERROR_BODY = 64 * 1024;
+
+/** Relays an upstream error answer scrubbed of key material; a refused provider key is the gateway's 502. */
+async function relayError(reply: FastifyReply, status: number, body: Readable, apiKey: string | undefined): Promise<void> {
+  let text = '';
+  try {
+    text = (await readCapped(body, MAX_ERROR_BODY)).buf.toString('utf8');
+  } catch {
+    // a broken error body: the status alone goes out
+  }
+  reply.removeHeader('content-length');
+  if (status === 401 || status === 403) {
+    reply.removeHeader('content-type');
+    sendError(reply, new GatewayError('GW_ERR_UPSTREAM_AUTH'));
+    return;
+  }
+  void reply.send(redactSecrets(text, [apiKey]));
+}
+
 function lowerCaseKeys(headers: Readonly<Record<string, string>>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(headers)) out[k.toLowerCase()] = v;
@@ -172,7 +204,8 @@ export function registerPassthrough(v1: FastifyInstance, current: () => Generati
           return out;
         },
         rewriteHeaders: (headers, req) => {
-          const out: IncomingHttpHeaders = { ...(headers as IncomingHttpHeaders) };
+          const upstream = req ? targets.get(req) : undefined;
+          const out = scrubHeaders(headers as IncomingHttpHeaders, [upstream?.apiKey]);
           delete out['set-cookie'];
           const upstreamId = out['x-request-id'];
           delete out['x-request-id'];
@@ -183,6 +216,16 @@ export function registerPassthrough(v1: FastifyInstance, current: () => Generati
             if (upstream) out['x-switchyard-upstream'] = upstream.id;
           }
           return out;
+        },
+        // A success streams through untouched. An error answer is read (it is small), scrubbed
+        // of the upstream's key like every relayed upstream error, and a 401/403 (the
+        // gateway's provider key refused) becomes the gateway's 502, never the caller's 401.
+        onResponse: (req, reply, res) => {
+          if (res.statusCode < 400) {
+            void reply.send(res.stream);
+            return;
+          }
+          void relayError(reply as FastifyReply, res.statusCode, res.stream as Readable, targets.get(req)?.apiKey);
         },
         onError: (reply, { error }) => {
           const cause = (error as { cause?: unknown }).cause ?? error;

@@ -28,6 +28,8 @@ export class SseFramer {
   private eventStart = 0;
   /** Where scanning for the next line resumes. */
   private lineStart = 0;
+  /** Reads with no line end, not yet joined to `buf` (see `push`). */
+  private waiting: Buffer[] = [];
   /** The event's data lines so far: the first alone (the common case, no array), the rest joined with `\n`. */
   private data: string | null = null;
   private event: string | null = null;
@@ -37,6 +39,18 @@ export class SseFramer {
    * @param chunk any slice of the stream, split anywhere.
    */
   push(chunk: Buffer): SseEvent[] {
+    // A read with no line end, after a buffer not waiting on a CR, ends no line: it is kept
+    // aside and joined with the others once a line end comes, so a long line arriving in many
+    // reads is copied once, not once per read (which is quadratic in the line's length).
+    if (chunk.indexOf(LF) === -1 && chunk.indexOf(CR) === -1 && this.buf[this.buf.length - 1] !== CR) {
+      if (chunk.length > 0) this.waiting.push(chunk);
+      return [];
+    }
+    if (this.waiting.length > 0) {
+      this.waiting.push(chunk);
+      chunk = Buffer.concat(this.waiting);
+      this.waiting = [];
+    }
     if (this.eventStart === this.buf.length) {
       this.lineStart -= this.eventStart;
       this.eventStart = 0;
@@ -89,6 +103,13 @@ export class SseFramer {
    * drop it, so it is reported for bookkeeping and forwarded as-is).
    */
   end(): SseEvent | null {
+    if (this.waiting.length > 0) {
+      const rest = Buffer.concat(this.waiting);
+      this.waiting = [];
+      this.buf = this.eventStart === this.buf.length ? rest : Buffer.concat([this.buf.subarray(this.eventStart), rest]);
+      this.lineStart -= this.eventStart;
+      this.eventStart = 0;
+    }
     if (this.lineStart < this.buf.length) {
       // A CR held back as a possible CRLF half is, at the end, a line terminator.
       const last = this.buf.length - 1;
@@ -126,4 +147,21 @@ export class SseFramer {
     this.event = null;
     return ev;
   }
+}
+
+/**
+ * The event with the blank line it was missing, if any: an event flushed by `end()` may stop
+ * mid-line or after one line end, and a frame written after it (a gateway's `[DONE]`) must not
+ * run into it. Appends what ends its last line and the blank line, in the event's own
+ * line-end style (CRLF, CR or LF).
+ */
+export function terminated(ev: SseEvent): SseEvent {
+  const raw = ev.raw;
+  const n = raw.length;
+  const last = n > 0 ? raw[n - 1] : undefined;
+  const crlf = n >= 2 && raw[n - 2] === CR && last === LF;
+  if (crlf ? n >= 4 && raw[n - 4] === CR && raw[n - 3] === LF : n >= 2 && last !== undefined && (last === LF || last === CR) && raw[n - 2] === last) return ev;
+  const eol = crlf || (raw.includes(CR) && raw.includes(LF)) ? '\r\n' : raw.includes(CR) ? '\r' : '\n';
+  const missing = last === LF || last === CR ? eol : eol + eol;
+  return { ...ev, raw: Buffer.concat([raw, Buffer.from(missing)]) };
 }

@@ -80,12 +80,17 @@ export function answerFailure(
 export function streamErrorFailure(fields: WireErrorFields | null, secrets: readonly (string | undefined)[], client: ClientErrorShape = {}): Failure {
   const classified = classifyFailure({ type: fields?.type ?? null, code: fields?.code ?? null, message: fields?.message ?? null });
   const message = scrub(fields?.message, secrets) ?? 'The upstream stream reported an error.';
+  const reason = message;
+  // The gateway's key refused: its problem, never the caller's, and the upstream's words stay in the log.
+  if (classified.class === 'credential' || classified.class === 'permission') return { classified, error: new GatewayError('GW_ERR_UPSTREAM_AUTH'), reason };
   const code = client.code !== undefined ? client.code : (scrub(fields?.code, secrets) ?? 'upstream_stream_error');
   if (isCallerFault(classified)) {
-    return { classified, error: new GatewayError('GW_ERR_UPSTREAM_ERROR', { status: 400, message, type: 'invalid_request_error', openaiCode: code }) };
+    return { classified, error: new GatewayError('GW_ERR_UPSTREAM_ERROR', { status: 400, message, type: 'invalid_request_error', openaiCode: code }), reason };
   }
   const type = client.type ?? scrub(fields?.type, secrets) ?? 'server_error';
-  return { classified, error: new GatewayError('GW_ERR_UPSTREAM_STREAM', { message, type, openaiCode: code, param: scrub(fields?.param, secrets) ?? null }) };
+  // A rate limit or an empty account before the first byte is what an HTTP 429 would have said.
+  const status = classified.class === 'rate_limited' || classified.class === 'quota' ? 429 : undefined;
+  return { classified, error: new GatewayError('GW_ERR_UPSTREAM_STREAM', { message, type, openaiCode: code, param: scrub(fields?.param, secrets) ?? null, ...(status ? { status } : {}) }), reason };
 }
 
 function local(kind: NonNullable<FailureFacts['local']>, error: GatewayError): Failure {

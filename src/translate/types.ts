@@ -43,6 +43,12 @@ export interface StreamStep {
   readonly usage?: Usage;
   /** The stream must end here with this failure; nothing after it is forwarded. */
   readonly error?: Failure;
+  /**
+   * The frames are a preamble (a response's `created` / `in_progress`, a message's
+   * `message_start`): written with the first event that carries the answer, not before, so
+   * an error right after a preamble can still fail over.
+   */
+  readonly hold?: boolean;
   /** Generated answer text (content, tool names and arguments), for an estimate when no usage comes. */
   readonly text?: string;
   /** Generated reasoning text, likewise. */
@@ -58,6 +64,10 @@ export interface StreamStep {
 export interface JsonResult {
   readonly body: Buffer;
   readonly usage: Usage | null;
+  /** Generated text of an answer that reported no usage, for an estimate. */
+  readonly text?: string;
+  /** The answer is an error object sent with a 2xx status: nothing is sent, the route may fail over. */
+  readonly failure?: Failure;
 }
 
 export interface Translator {

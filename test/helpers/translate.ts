@@ -5,7 +5,7 @@
  */
 import type { ApiName } from '../../src/apis/names.js';
 import { APIS } from '../../src/apis/index.js';
-import { SseFramer } from '../../src/sse/parse.js';
+import { SseFramer, terminated } from '../../src/sse/parse.js';
 import { translator } from '../../src/translate/table.js';
 import type { StreamStep, Translator, TranslatorContext } from '../../src/translate/types.js';
 import type { Usage } from '../../src/usage/usage.js';
@@ -60,7 +60,8 @@ export function drive(tr: Translator, pieces: readonly Buffer[]): Driven {
     if (stopped) break;
   }
   if (!stopped) {
-    const tail = framer.end();
+    const flushed = framer.end();
+    const tail = flushed && terminated(flushed);
     if (!(tail && take(tr.event(tail)))) take(tr.end());
   }
   if (deferred.length > 0) {

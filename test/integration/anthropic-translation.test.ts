@@ -266,11 +266,13 @@ describe('anthropic upstream behind chat completions', () => {
   });
 
   test('a client that leaves after the stream started is recorded with 499 and estimated input tokens', async () => {
-    const start = anthropicPayloads('anthropic-messages-stream-text.chunks.jsonl')[0]!;
+    // message_start, the first text block and its first delta; then the upstream goes quiet.
+    const head = anthropicPayloads('anthropic-messages-stream-text.chunks.jsonl').filter((p) => p['type'] !== 'ping').slice(0, 3);
+    assert.deepEqual(head.map((p) => p['type']), ['message_start', 'content_block_start', 'content_block_delta']);
     upstream.on(() => ({
       status: 200,
       headers: { 'content-type': 'text/event-stream' },
-      steps: [`event: message_start\ndata: ${JSON.stringify(start)}\n\n`, { delayMs: 3000 }, 'event: ping\ndata: {"type":"ping"}\n\n'],
+      steps: [...head.map((p) => `event: ${String(p['type'])}\ndata: ${JSON.stringify(p)}\n\n`), { delayMs: 3000 }, 'event: ping\ndata: {"type":"ping"}\n\n'],
     }));
     const controller = new AbortController();
     const stream = await client.chat.completions.create(
@@ -278,7 +280,7 @@ describe('anthropic upstream behind chat completions', () => {
       { signal: controller.signal },
     );
     const it = stream[Symbol.asyncIterator]();
-    await it.next(); // the role chunk: the stream has started
+    await it.next(); // the stream has started (the role chunk waits for the first text, and comes with it)
     controller.abort();
     const line = await (async () => {
       for (let i = 0; i < 100; i++) {

@@ -177,3 +177,32 @@ describe('a 401 cools the whole account, and a probe after the delay brings it b
     assertNoKeyInLogs(gw);
   });
 });
+
+describe("a caller's own 404 (a resource it named does not exist) cools nothing", () => {
+  let upstream: FakeUpstream;
+  let gw: TestGateway;
+  before(async () => {
+    ({ upstream, gw } = await startWithUpstream((url) => configYaml(url, 60_000)));
+  });
+  after(() => closeAll(gw, upstream));
+
+  test('a 404 previous_response_not_found goes back to that caller; every later call of every model is served', async () => {
+    upstream.on((req) =>
+      JSON.stringify(req.json).includes('bad_resp_123')
+        ? { status: 404, body: { error: { message: "Previous response with id 'bad_resp_123' not found.", type: 'invalid_request_error', param: 'previous_response_id', code: 'previous_response_not_found' } } }
+        : ok(req.json?.['model']),
+    );
+    const bad = await gw.client().chat.completions.create({ model: 'model-a', messages: [{ role: 'user', content: 'bad_resp_123' }] }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    assert.ok(bad instanceof APIError && bad.status === 404, `the caller gets the upstream's 404: ${String(bad)}`);
+    assert.equal(bad.code, 'previous_response_not_found');
+    for (let i = 0; i < 3; i++) {
+      assert.equal(await chat(gw.client(), 'model-a'), 'from up-a');
+      assert.equal(await chat(gw.client(), 'model-b'), 'from up-b');
+    }
+    assert.equal(cooldownLines(gw).length, 0, 'no cooldown was started');
+    assert.equal(gw.finished().find((l) => l['status'] === 404)?.['outcome'], 'client_error');
+  });
+});

@@ -69,6 +69,10 @@ describe('passthrough to the configured upstream', () => {
       if (path === '/v1/files') return { status: 200, body: FILE_OBJECT };
       if (path === '/v1/chat/completions') return { status: 200, body: fixtureJson('openai-chat-gpt5.json') };
       if (path === '/v1/audio/speech') return { status: 200, headers: { 'content-type': 'audio/mpeg' }, steps: ['ID3-first', { delayMs: 400 }, '-second'] };
+      // Upstreams that echo the key they were sent, in an error body and a header.
+      const echoed = String(req.headers['authorization'] ?? '').replace(/^Bearer /, '');
+      if (path === '/v1/images/generations') return { status: 401, body: { error: { message: `Incorrect API key provided: ${echoed}.`, type: 'invalid_request_error', param: null, code: 'invalid_api_key' } } };
+      if (path === '/v1/images/edits') return { status: 400, headers: { 'x-echo-key': echoed }, body: { error: { message: `bad request for ${echoed}`, type: 'invalid_request_error', param: echoed, code: echoed } } };
       return { status: 404, body: { error: { message: `upstream has no ${path}`, type: 'invalid_request_error', param: null, code: 'unknown_url' } } };
     });
     gw = await startGateway(testConfigYaml(upstream.url) + PASSTHROUGH);
@@ -94,6 +98,22 @@ describe('passthrough to the configured upstream', () => {
     assert.equal(response.headers.get('set-cookie'), null);
     const line = await finishedLine(gw, id);
     assert.equal(line['status'], 200);
+    assertNoUpstreamKey(gw);
+  });
+
+  test('an upstream error never carries the upstream key to the client; a refused provider key is the gateway 502', async () => {
+    const refused = await fetch(`${gw.url}/v1/images/generations`, { method: 'POST', headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json' }, body: '{"prompt":"x"}' });
+    const refusedText = await refused.text();
+    assert.equal(refused.status, 502);
+    assert.equal((JSON.parse(refusedText) as { error: { code: string } }).error.code, 'upstream_auth_failed');
+    const bad = await fetch(`${gw.url}/v1/images/edits`, { method: 'POST', headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json' }, body: '{"prompt":"x"}' });
+    const badText = await bad.text();
+    assert.equal(bad.status, 400);
+    assert.match(badText, /bad request for \[redacted\]/);
+    for (const [text, headers] of [[refusedText, refused.headers], [badText, bad.headers]] as const) {
+      assert.ok(!text.includes(UPSTREAM_KEY), `the upstream key is in a body: ${text}`);
+      assert.ok(![...headers.values()].some((v) => v.includes(UPSTREAM_KEY)), 'the upstream key is in a header');
+    }
     assertNoUpstreamKey(gw);
   });
 

@@ -404,55 +404,38 @@ describe('Responses API (/v1/responses) through the openai client', () => {
     });
   }
 
-  test('stream: a mid-stream insufficient_quota error: the events before it arrive, then the iteration throws APIError', async () => {
+  test('stream: an insufficient_quota error right after the preamble (response.created) is not committed: it comes back as a 429 the SDK raises', async () => {
     upstream.on(replaySse(QUOTA_ERROR, 5));
-    const { data: stream, request_id } = await client.responses.create({ model: REASONING_MODEL.name, input: 'hi', stream: true }).withResponse();
-    const events: ResponseStreamEvent[] = [];
-    let caught: unknown = null;
-    try {
-      for await (const ev of stream) events.push(ev);
-    } catch (err) {
-      caught = err;
-    }
     const recordedError = (QUOTA_ERROR.payloads.find((p) => p['type'] === 'error') as { error: { message: string; code: string; type: string } }).error;
-    assert.ok(caught instanceof APIError, `expected APIError, got ${String(caught)}`);
-    assert.equal(caught.status, undefined, 'an in-stream error has no HTTP status (the response was 200)');
-    assert.equal(caught.code, recordedError.code);
-    assert.equal(caught.type, recordedError.type);
-    assert.equal((caught.error as { message?: string } | undefined)?.message, recordedError.message);
-    // The events before the error went out as recorded; `response.failed` did not.
-    assert.deepEqual(
-      events.map((e) => e.type),
-      ['response.created', 'response.in_progress'],
+    const caught = await client.responses.create({ model: REASONING_MODEL.name, input: 'hi', stream: true }).then(
+      () => null,
+      (e: unknown) => e,
     );
-    assert.deepEqual(events, QUOTA_ERROR.payloads.slice(0, 2));
-
-    const line = await finishedLineOf(request_id);
-    assert.equal(line['status'], 200);
+    assert.ok(caught instanceof APIError, `expected APIError, got ${String(caught)}`);
+    assert.equal(caught.status, 429);
+    assert.equal(caught.code, recordedError.code);
+    assert.equal((caught.error as { message?: string } | undefined)?.message, recordedError.message);
+    const line = gw.finished().at(-1)!;
+    assert.equal(line['status'], 429);
     assert.equal(line['outcome'], 'upstream_error');
-    assert.equal(line['error_class'], 'stream');
-    assert.equal(upstream.requests.length, 1, 'a committed stream is not retried');
+    assert.equal(line['error_class'], 'quota');
   });
 
-  test('stream: the mid-stream error ends the raw stream with one OpenAI-style error frame', async () => {
+  test('stream: nothing of the preamble reaches a raw client before the error, and the key never does', async () => {
     upstream.on(replaySse(QUOTA_ERROR, 5));
     const res = await fetch(`${gw.url}/v1/responses`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${CLIENT_KEY}` },
       body: JSON.stringify({ model: REASONING_MODEL.name, input: 'hi', stream: true }),
     });
-    assert.equal(res.status, 200);
+    assert.equal(res.status, 429);
     const text = await res.text();
-    assert.ok(text.startsWith(QUOTA_ERROR.events[0]!), 'the first event is relayed byte for byte');
-    assert.ok(!text.includes('response.failed'), 'nothing after the error is relayed');
-    const frames = text.split('\n\n').filter((f) => f.trim() !== '');
-    const lastFrame = frames.at(-1)!;
-    const payload = JSON.parse(/^data: (.*)$/m.exec(lastFrame)![1]!) as { error?: { code?: string; message?: string } };
-    assert.equal(payload.error?.code, 'insufficient_quota');
+    assert.ok(!text.includes('response.created'), 'the preamble was held back');
+    assert.equal((JSON.parse(text) as { error: { code: string } }).error.code, 'insufficient_quota');
     assert.ok(!text.includes(UPSTREAM_KEY));
   });
 
-  test('responses.stream(): the mid-stream error rejects finalResponse() with an APIError', async () => {
+  test('responses.stream(): the error rejects finalResponse() with an APIError, with no event before it', async () => {
     upstream.on(replaySse(QUOTA_ERROR, 5));
     const stream = client.responses.stream({ model: REASONING_MODEL.name, input: 'hi' });
     const types: string[] = [];
@@ -463,8 +446,9 @@ describe('Responses API (/v1/responses) through the openai client', () => {
     );
     assert.ok(err instanceof APIError, `expected APIError, got ${String(err)}`);
     assert.equal(err.code, 'insufficient_quota');
-    assert.deepEqual(types, ['response.created', 'response.in_progress']);
+    assert.deepEqual(types, []);
   });
+
 
   test('tools: false: tools and tool_choice are dropped for the Responses API too, and listed', async () => {
     upstream.on(() => ({ status: 200, body: completedEvent(TEXT).response }));

@@ -204,7 +204,7 @@ describe('SSE bytes relay unchanged', () => {
     }
   });
 
-  test('a [DONE] that the upstream writes without its final blank line is still relayed', async () => {
+  test('a [DONE] that the upstream writes without its final blank line is relayed with it', async () => {
     const events = recorded('openai-chat-stream-text-no-usage-2023.sse');
     const sent = upstreamBytes(events);
     const cut = sent.subarray(0, sent.length - 2); // "... data: [DONE]" unterminated
@@ -212,7 +212,7 @@ describe('SSE bytes relay unchanged', () => {
     upstream.on(() => stepsReply([cut]));
     const got = await rawChat(gw, false);
     assert.equal(got.status, 200);
-    sameBytes(got.body, cut, 'unterminated [DONE]');
+    sameBytes(got.body, Buffer.concat([cut, Buffer.from('\n\n')]), 'unterminated [DONE], blank line added');
   });
 
   test('deepseek-reasoner-stream.sse written in 7-byte pieces: bytes and text unchanged', async () => {

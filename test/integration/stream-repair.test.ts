@@ -58,6 +58,29 @@ describe('stream repair and request unwrapping', () => {
     assert.equal(text, 'Hello');
   });
 
+  test('an unterminated last event keeps apart from the [DONE] added after it; the SDK reads the whole answer', async () => {
+    const last = FINISH.slice(0, -2); // no blank line: the connection just closes
+    upstream.on(() => ({ status: 200, headers: SSE, steps: [TEXT, last] }));
+    const raw = await ask();
+    assert.ok(raw.text.endsWith(`${last}\n\ndata: [DONE]\n\n`), JSON.stringify(raw.text.slice(-120)));
+    upstream.on(() => ({ status: 200, headers: SSE, steps: [TEXT, last] }));
+    const s = await client.chat.completions.create({ model: 'gpt-test', stream: true, messages: [{ role: 'user', content: 'hi' }] });
+    let text = '';
+    let finish: string | null = null;
+    for await (const c of s) {
+      text += c.choices[0]?.delta?.content ?? '';
+      finish = c.choices[0]?.finish_reason ?? finish;
+    }
+    assert.deepEqual([text, finish], ['Hello', 'stop']);
+  });
+
+  test('a stream of nothing but [DONE] is not an answer: the call fails (or fails over)', async () => {
+    upstream.on(() => ({ status: 200, headers: SSE, steps: ['data: [DONE]\n\n'] }));
+    const raw = await ask();
+    assert.equal(raw.status, 502, raw.text);
+    assert.equal((JSON.parse(raw.text) as { error: { code: string } }).error.code, 'upstream_stream_error');
+  });
+
   test('a stream cut before any finish_reason ends with one error event, not a silent cut', async () => {
     upstream.on(() => ({ status: 200, headers: SSE, steps: [TEXT] }));
     const raw = await ask();
@@ -105,6 +128,22 @@ describe('stream repair and request unwrapping', () => {
     assert.ok(err instanceof OpenAI.APIError, `the SDK raises: ${String(err)}`);
   });
 
+  test('a JSON answer without usage is counted with the tokenizer (never free); a 200 body that is an error is a failure', async () => {
+    upstream.on(() => ({ status: 200, body: { id: 'c', object: 'chat.completion', created: 1, model: 'up', choices: [{ index: 0, message: { role: 'assistant', content: 'four words of answer' }, finish_reason: 'stop' }] } }));
+    const raw = await postChat(gw, { model: 'gpt-test', messages: [{ role: 'user', content: 'a question of several words' }] });
+    assert.equal(raw.status, 200);
+    assert.ok(Number(raw.headers.get('x-switchyard-cost-usd')) > 0, 'priced');
+    const line = gw.finished().at(-1)!;
+    assert.equal(line['tokens_estimated'], true);
+    const tokens = line['tokens'] as { input: number; output: number };
+    assert.ok(tokens.input > 5 && tokens.output >= 4, JSON.stringify(tokens));
+
+    upstream.on(() => ({ status: 200, body: { error: { message: 'Provider returned error', code: 502 } } }));
+    const failed = await postChat(gw, { model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] });
+    assert.equal(failed.status, 502, failed.text);
+    assert.equal(gw.finished().at(-1)!['outcome'], 'upstream_error');
+  });
+
   test('a literal extra_body object is unwrapped into the body; the key never reaches the upstream', async () => {
     upstream.on(() => ({ status: 200, body: { id: 'c', object: 'chat.completion', created: 1, model: 'up', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: USAGE } }));
     const raw = await postChat(gw, { model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }], temperature: 1, extra_body: { temperature: 0.2, top_k: 5 } });
@@ -114,6 +153,11 @@ describe('stream repair and request unwrapping', () => {
     assert.equal(sent['top_k'], 5);
     assert.equal(sent['temperature'], 0.2, 'extra_body wins, as in the SDKs');
 
+    for (const extra of [{ model: 123 }, { stream: true }, { extra_body: { x: 1 } }]) {
+      const reserved = await postChat(gw, { model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }], extra_body: extra });
+      assert.equal(reserved.status, 400, JSON.stringify(extra));
+      assert.match((JSON.parse(reserved.text) as { error: { message: string } }).error.message, /top level/);
+    }
     const bad = await postChat(gw, { model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }], extra_body: 'top_k=5' });
     assert.equal(bad.status, 400);
     const err = (JSON.parse(bad.text) as { error: { param: string; message: string } }).error;

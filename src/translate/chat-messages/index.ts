@@ -15,6 +15,7 @@ import { mapAnthropicError } from './errors.js';
 import { translationOptions } from './options.js';
 import { toAnthropicRequest } from './request.js';
 import { toChatCompletion } from './response.js';
+import { messagesText } from '../passthrough/messages.js';
 import { MessagesToChatStream } from './stream.js';
 
 export function chatToMessages(ctx: TranslatorContext): Translator {
@@ -30,7 +31,13 @@ export function chatToMessages(ctx: TranslatorContext): Translator {
     },
     json(_raw, parsed) {
       if (!isObj(parsed)) throw new GatewayError('GW_ERR_UPSTREAM_BAD_RESPONSE', { message: 'The upstream answered with JSON that is not an object.' });
-      return { body: Buffer.from(JSON.stringify(toChatCompletion(parsed))), usage: readAnthropicUsage(parsed['usage']) };
+      if (parsed['type'] === 'error') {
+        const mapped = mapAnthropicError(200, parsed['error']).error;
+        return { body: Buffer.alloc(0), usage: null, failure: streamErrorFailure(readAnthropicError(parsed['error']), ctx.secrets, { type: mapped.type, code: mapped.code }) };
+      }
+      const usage = readAnthropicUsage(parsed['usage']);
+      const body = Buffer.from(JSON.stringify(toChatCompletion(parsed)));
+      return usage ? { body, usage } : { body, usage, text: messagesText(parsed) };
     },
     event(ev) {
       if (stream.done || ev.data === null) return NOTHING;

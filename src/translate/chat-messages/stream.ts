@@ -110,7 +110,7 @@ export class MessagesToChatStream {
     if (typeof message['model'] === 'string') this.model = message['model'];
     this.created = this.now();
     foldAnthropicUsage(this.counts, message['usage']);
-    return { frames: [this.chunk({ role: 'assistant', content: '' }, null)], ...this.usage() };
+    return { frames: [this.chunk({ role: 'assistant', content: '' }, null)], hold: true, ...this.usage() };
   }
 
   private onBlockStart(index: unknown, block: unknown): StreamStep {

@@ -25,9 +25,11 @@ import { answerFailure, cutShort, streamErrorFailure } from '../failure.js';
 import { isJsonObjectText } from '../json-check.js';
 import { badFrame, isObj, NOTHING, parseBody, type Obj } from '../read.js';
 import type { StreamStep, Translator, TranslatorContext } from '../types.js';
-import { jsonAnswer } from './json.js';
+import { jsonAnswer, textsOf } from './json.js';
 
 const DONE = Buffer.from('data: [DONE]\n\n');
+/** The keys of a chat answer that hold generated text. */
+const CHAT_TEXT_KEYS = new Set(['content', 'reasoning_content', 'reasoning', 'name', 'arguments']);
 const FINISH = /"finish_reason"\s*:\s*"/;
 /**
  * A frame that must be read: a usage object, or an `error` that is not null. OpenAI sends
@@ -80,8 +82,9 @@ export function chatToChat(ctx: TranslatorContext): Translator {
   /** A frame that must be read: usage, an error, or an `event: error`. Parsed once. */
   function parsed(raw: Buffer, chunk: Obj, isErrorEvent: boolean): StreamStep {
     const usage = chunk['usage'] === undefined ? undefined : (readChatUsage(chunk['usage']) ?? undefined);
-    const inner = chunk['error'] ?? (isErrorEvent ? chunk : undefined);
-    if (inner !== undefined && inner !== null) return { error: streamErrorFailure(readOpenAIError(inner), ctx.secrets), usage };
+    // An error is an object or a message; `"error": false` or `null` says there is none.
+    const inner = isObj(chunk['error']) || typeof chunk['error'] === 'string' ? chunk['error'] : isErrorEvent ? chunk : undefined;
+    if (inner !== undefined) return { error: streamErrorFailure(readOpenAIError(inner), ctx.secrets), usage };
     const choices = chunk['choices'];
     if (!Array.isArray(choices) || choices.length === 0) {
       // The usage-only chunk: the gateway always asks for it; the client gets it if it asked.
@@ -101,14 +104,20 @@ export function chatToChat(ctx: TranslatorContext): Translator {
       const opts = isObj(body['stream_options']) ? body['stream_options'] : {};
       return { body: { ...body, stream_options: { ...opts, include_usage: true } } };
     },
-    json: (raw, parsed) => jsonAnswer(raw, parsed, (o) => readChatUsage(o['usage'])),
+    json: (raw, parsed) =>
+      jsonAnswer(raw, parsed, {
+        usage: (o) => readChatUsage(o['usage']),
+        text: (o) => textsOf(o['choices'], CHAT_TEXT_KEYS),
+        error: (o) => (isObj(o['error']) || typeof o['error'] === 'string') && !Array.isArray(o['choices']) ? streamErrorFailure(readOpenAIError(o['error']), ctx.secrets) : null,
+      }),
     event(ev) {
       // Comments (keep-alives) pass, also after the end; data after the end is dropped.
       if (ev.data === null) return { frames: [ev.raw] };
       if (done) return NOTHING;
       if (ev.data === '[DONE]') {
         done = true;
-        return { frames: [ev.raw] };
+        // An answer that never gave a finish_reason is cut short, whatever its last frame says.
+        return finished ? { frames: [ev.raw] } : { error: cutShort() };
       }
       const data = ev.data;
       const isErrorEvent = ev.event === 'error';

@@ -15,7 +15,18 @@ import { foldAnthropicUsage, readAnthropicError, readAnthropicUsage } from '../.
 import { answerFailure, cutShort, streamErrorFailure } from '../failure.js';
 import { badFrame, eventObject, isObj, NOTHING, parseBody, typeOf } from '../read.js';
 import type { StreamStep, Translator, TranslatorContext } from '../types.js';
-import { jsonAnswer } from './json.js';
+import { jsonAnswer, textsOf } from './json.js';
+
+/** The keys of a Messages answer's content that hold generated text. */
+const MESSAGES_TEXT_KEYS = new Set(['text', 'thinking', 'name']);
+
+/** The generated text of a Messages answer: text, thinking, tool names and inputs. */
+export function messagesText(o: Record<string, unknown>): string {
+  const content = Array.isArray(o['content']) ? o['content'] : [];
+  let out = textsOf(content, MESSAGES_TEXT_KEYS);
+  for (const b of content) if (isObj(b) && b['input'] !== undefined) out += JSON.stringify(b['input']);
+  return out;
+}
 
 const MESSAGE_STOP = Buffer.from('event: message_stop\ndata: {"type":"message_stop"}\n\n');
 
@@ -36,7 +47,12 @@ export function messagesToMessages(ctx: TranslatorContext): Translator {
     client: 'messages',
     wire: 'messages',
     request: (body) => ({ body: { ...body }, ...(ctx.forwardHeaders ? { headers: ctx.forwardHeaders } : {}) }),
-    json: (raw, parsed) => jsonAnswer(raw, parsed, (o) => readAnthropicUsage(o['usage'])),
+    json: (raw, parsed) =>
+      jsonAnswer(raw, parsed, {
+        usage: (o) => readAnthropicUsage(o['usage']),
+        text: (o) => messagesText(o),
+        error: (o) => (o['type'] === 'error' ? streamErrorFailure(readAnthropicError(o['error']), ctx.secrets) : null),
+      }),
     event(ev) {
       // Comments (keep-alives) pass, also after the end; data after the end is dropped.
       if (ev.data === null) return { frames: [ev.raw] };
@@ -58,12 +74,14 @@ export function messagesToMessages(ctx: TranslatorContext): Translator {
           const message = isObj(obj['message']) ? obj['message'] : undefined;
           foldAnthropicUsage(counts, message ? message['usage'] : obj['usage']);
           if (type === 'message_delta') finished = true;
-          const usage = readAnthropicUsage(counts);
-          return usage ? { frames: [ev.raw], usage } : { frames: [ev.raw] };
+          const usage = readAnthropicUsage(counts) ?? undefined;
+          return { frames: [ev.raw], usage, hold: type === 'message_start' };
         }
         case 'message_stop':
           done = true;
           return { frames: [ev.raw] };
+        case 'ping':
+          return { frames: [ev.raw], hold: true };
         case 'error':
           return { error: streamErrorFailure(readAnthropicError(obj['error']), ctx.secrets) };
         default:

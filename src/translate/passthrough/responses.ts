@@ -16,7 +16,10 @@ import { readResponsesUsage } from '../../apis/responses.js';
 import { answerFailure, cutShort, streamErrorFailure } from '../failure.js';
 import { badFrame, eventObject, isObj, NOTHING, parseBody, typeOf } from '../read.js';
 import type { Translator, TranslatorContext } from '../types.js';
-import { jsonAnswer } from './json.js';
+import { jsonAnswer, textsOf } from './json.js';
+
+/** The keys of a Responses answer's output that hold generated text. */
+const RESPONSES_TEXT_KEYS = new Set(['text', 'arguments', 'name']);
 
 const TEXT_DELTAS = new Set(['response.output_text.delta', 'response.function_call_arguments.delta', 'response.refusal.delta']);
 const REASONING_DELTAS = new Set(['response.reasoning_summary_text.delta', 'response.reasoning_text.delta']);
@@ -27,7 +30,12 @@ export function responsesToResponses(ctx: TranslatorContext): Translator {
     client: 'responses',
     wire: 'responses',
     request: (body) => ({ body: { ...body } }),
-    json: (raw, parsed) => jsonAnswer(raw, parsed, (o) => readResponsesUsage(o['usage'])),
+    json: (raw, parsed) =>
+      jsonAnswer(raw, parsed, {
+        usage: (o) => readResponsesUsage(o['usage']),
+        text: (o) => textsOf(o['output'], RESPONSES_TEXT_KEYS),
+        error: (o) => (isObj(o['error']) && o['status'] !== 'completed' && !Array.isArray(o['output']) ? streamErrorFailure(readOpenAIError(o['error']), ctx.secrets) : null),
+      }),
     event(ev) {
       // Comments (keep-alives) pass, also after the end; data after the end is dropped.
       if (ev.data === null) return { frames: [ev.raw] };
@@ -41,6 +49,9 @@ export function responsesToResponses(ctx: TranslatorContext): Translator {
       const response = isObj(obj['response']) ? obj['response'] : undefined;
       const usage = readResponsesUsage(response?.['usage']) ?? undefined;
       switch (type) {
+        case 'response.created':
+        case 'response.in_progress':
+          return { frames: [ev.raw], hold: true };
         case 'response.output_item.added': {
           // A function call's name is generated text too (its arguments come as deltas).
           const item = isObj(obj['item']) ? obj['item'] : undefined;
