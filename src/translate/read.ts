@@ -51,3 +51,18 @@ export function parseBody(body: Buffer): unknown {
     return undefined;
   }
 }
+
+/**
+ * The start of a typed-event translator's `event()` (Responses, Messages): a comment passes
+ * (also after the end), data after the end is dropped, the data is parsed once (a frame that
+ * is not a JSON object fails the stream). Returns the step to give back, or the event's
+ * object and type to read further.
+ */
+export function typedEvent(ev: SseEvent, done: boolean): StreamStep | { readonly obj: Obj; readonly type: string | null } {
+  if (ev.data === null) return { frames: [ev.raw] };
+  if (done) return NOTHING;
+  const obj = eventObject(ev);
+  if (obj === null) return NOTHING;
+  if (obj === false) return badFrame();
+  return { obj, type: typeOf(obj, ev) };
+}

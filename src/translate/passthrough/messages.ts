@@ -13,7 +13,7 @@
  */
 import { foldAnthropicUsage, readAnthropicError, readAnthropicUsage } from '../../apis/messages.js';
 import { answerFailure, cutShort, streamErrorFailure } from '../failure.js';
-import { badFrame, eventObject, isObj, NOTHING, parseBody, typeOf } from '../read.js';
+import { isObj, NOTHING, parseBody, typedEvent } from '../read.js';
 import type { StreamStep, Translator, TranslatorContext } from '../types.js';
 import { jsonAnswer, textsOf } from './json.js';
 
@@ -54,13 +54,9 @@ export function messagesToMessages(ctx: TranslatorContext): Translator {
         error: (o) => (o['type'] === 'error' ? streamErrorFailure(readAnthropicError(o['error']), ctx.secrets) : null),
       }),
     event(ev) {
-      // Comments (keep-alives) pass, also after the end; data after the end is dropped.
-      if (ev.data === null) return { frames: [ev.raw] };
-      if (done) return NOTHING;
-      const obj = eventObject(ev);
-      if (obj === null) return NOTHING;
-      if (obj === false) return badFrame();
-      const type = typeOf(obj, ev);
+      const read = typedEvent(ev, done);
+      if (!('obj' in read)) return read;
+      const { obj, type } = read;
       switch (type) {
         case 'content_block_delta':
           return deltaStep(ev.raw, obj['delta']);

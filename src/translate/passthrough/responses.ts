@@ -14,7 +14,7 @@
 import { readOpenAIError } from '../../apis/chat.js';
 import { readResponsesUsage } from '../../apis/responses.js';
 import { answerFailure, cutShort, streamErrorFailure } from '../failure.js';
-import { badFrame, eventObject, isObj, NOTHING, parseBody, typeOf } from '../read.js';
+import { isObj, NOTHING, parseBody, typedEvent } from '../read.js';
 import type { Translator, TranslatorContext } from '../types.js';
 import { jsonAnswer, textsOf } from './json.js';
 
@@ -37,13 +37,9 @@ export function responsesToResponses(ctx: TranslatorContext): Translator {
         error: (o) => (isObj(o['error']) && o['status'] !== 'completed' && !Array.isArray(o['output']) ? streamErrorFailure(readOpenAIError(o['error']), ctx.secrets) : null),
       }),
     event(ev) {
-      // Comments (keep-alives) pass, also after the end; data after the end is dropped.
-      if (ev.data === null) return { frames: [ev.raw] };
-      if (done) return NOTHING;
-      const obj = eventObject(ev);
-      if (obj === null) return NOTHING;
-      if (obj === false) return badFrame();
-      const type = typeOf(obj, ev);
+      const read = typedEvent(ev, done);
+      if (!('obj' in read)) return read;
+      const { obj, type } = read;
       if (type !== null && TEXT_DELTAS.has(type)) return typeof obj['delta'] === 'string' ? { frames: [ev.raw], text: obj['delta'] } : { frames: [ev.raw] };
       if (type !== null && REASONING_DELTAS.has(type)) return typeof obj['delta'] === 'string' ? { frames: [ev.raw], reasoning: obj['delta'] } : { frames: [ev.raw] };
       const response = isObj(obj['response']) ? obj['response'] : undefined;
