@@ -136,13 +136,14 @@ export async function startThrottledProvider(options = {}) {
     const id = `chatcmpl-${++seq}`;
     const events = planEvents(o, body, id);
     try {
+      // A stream's headers go out at once (as providers do); its first event is what is late.
+      if (body.stream === true) res.writeHead(200, { 'content-type': 'text/event-stream' });
       await sleep(o.ttft_ms + (over ? o.stall_ms : 0));
       if (body.stream !== true) {
         const content = events.length;
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ id, object: 'chat.completion', created: Math.floor(Date.now() / 1000), model: body.model, choices: [{ index: 0, message: { role: 'assistant', content: `answer of ${content} events` }, finish_reason: 'stop' }], usage: { prompt_tokens: 200, completion_tokens: content, total_tokens: 200 + content } }));
       } else {
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
         for (let i = 0; i < events.length && !res.destroyed; i++) {
           if (i > 0 && o.event_ms > 0) await sleep(o.event_ms);
           res.write(events[i]);

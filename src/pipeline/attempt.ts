@@ -59,8 +59,28 @@ function shape(env: AttemptEnv, attempt: Attempt): { tr: Translator; wire: WireB
   }
 }
 
-/** Runs one attempt. Never throws for upstream trouble; unexpected bugs propagate. */
+/**
+ * Runs one attempt. Never throws for upstream trouble; unexpected bugs propagate. A deep
+ * streamed attempt is watched for a stall from the moment it is sent: no first event by its
+ * account's stall threshold tells the account's capacity at once (the call goes on).
+ */
 export async function runAttempt(env: AttemptEnv, attempt: Attempt): Promise<AttemptOutcome> {
+  const watch = env.call.stream ? env.route.stallWatch(attempt) : null;
+  if (!watch) return attemptOnce(env, attempt);
+  const timer = setTimeout(() => watch.onStall(), watch.afterMs);
+  const onCommit = env.onCommit;
+  try {
+    const committed = (): void => {
+      clearTimeout(timer);
+      onCommit();
+    };
+    return await attemptOnce({ ...env, onCommit: committed }, attempt);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function attemptOnce(env: AttemptEnv, attempt: Attempt): Promise<AttemptOutcome> {
   const { call } = env;
   const { target } = attempt;
   const signal = call.abort.signal;

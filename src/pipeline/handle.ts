@@ -72,10 +72,15 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
     recordAttemptStart(deps.metrics, attempt);
     const onCommit = (): void => {
       recordAttemptOk(deps.metrics, attempt.target.upstream.id);
-      route.report(attempt, { ok: true, latencyMs: Date.now() - attempt.startedAt });
+      const latencyMs = Date.now() - attempt.startedAt;
+      route.report(attempt, { ok: true, latencyMs, firstEventMs: call.stream ? latencyMs : null });
     };
     const env: AttemptEnv = { call, primary: model, strategy, route, onCommit };
-    const outcome = await runAttempt(env, attempt).finally(() => attempt.release());
+    // The slot goes back once the outcome is reported, with what it says about the account.
+    const outcome = await runAttempt(env, attempt).catch((err: unknown) => {
+      attempt.release();
+      throw err;
+    });
     if (outcome.kind === 'failed') {
       recordUpstreamError(deps.metrics, attempt.target.upstream.id, outcome.failure.classified.class);
       const retry = outcome.retryAfterMs !== undefined ? { retryAfterMs: outcome.retryAfterMs } : {};
@@ -85,6 +90,7 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
     // An answer was reported at its first byte (onCommit); anything else frees the target.
     if (outcome.kind !== 'answered') route.report(attempt, { ok: 'aborted' });
     else if (outcome.relayed.failure) recordUpstreamError(deps.metrics, attempt.target.upstream.id, outcome.relayed.failure.classified.class);
+    attempt.release();
     return ended(call, progress, outcome);
   }
 }

@@ -30,12 +30,15 @@ export interface Attempt {
    * only): `ok` once served, `throttled` when refused with a rate limit or stalled.
    */
   signal: CapacityFeedback['signal'] | null;
+  /** Its first event is late past the account's stall threshold (router/feedback.ts). */
+  stalled: boolean;
   /** Returns the slot (with the capacity signal, if any); safe to call more than once. */
   release(): void;
 }
 
 export type AttemptResult =
-  | { readonly ok: true; readonly latencyMs: number }
+  /** `firstEventMs`: time to the first event of a stream (null for a JSON answer). */
+  | { readonly ok: true; readonly latencyMs: number; readonly firstEventMs?: number | null }
   | {
       readonly ok: false;
       readonly classified: Classified;
@@ -74,6 +77,7 @@ export function makeAttempt(
     deepInFlight: lease.deepInFlight,
     ...(fields.fallbackFrom !== undefined ? { fallbackFrom: fields.fallbackFrom } : {}),
     signal: null,
+    stalled: false,
     release: () => {
       if (released) return;
       released = true;

@@ -8,6 +8,7 @@ import type { StateStore } from '../store/index.js';
 import { SlotQueue } from './concurrency.js';
 import { HealthBoard } from './health.js';
 import { LatencyBoard } from './latency.js';
+import { StallDetector } from './stalls.js';
 import { RetryBudget } from './retry-budget.js';
 import { RouteRun, type RouteOptions } from './run.js';
 import type { RouterState } from './state.js';
@@ -17,6 +18,7 @@ export type { RouterState } from './state.js';
 export class Router implements RouterState {
   readonly health: HealthBoard;
   readonly latency: LatencyBoard;
+  readonly stalls = new StallDetector();
   readonly budget: RetryBudget;
   readonly queue: SlotQueue;
   onBudgetExhausted?: () => void;

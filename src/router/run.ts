@@ -19,6 +19,7 @@ import { classifiedAs, type Classified } from '../errors/classify.js';
 import type { TargetView } from '../store/types.js';
 import { isThrottle, makeAttempt, type Attempt, type AttemptResult, type Next, type Taken } from './attempt.js';
 import { fullJitter } from './backoff.js';
+import { answered, stallWatch, type StallWatch } from './feedback.js';
 import { QueueFullError } from './concurrency.js';
 import { isDeep } from './deep.js';
 import type { RouterState } from './state.js';
@@ -142,17 +143,15 @@ export class RouteRun {
   }
 
   /**
-   * Feeds an attempt's outcome back into health, latency, pins, the account's learned
-   * capacity and the stop decision. A deep call throttled by its account (a 429 rate limit
-   * or a stall after others were in flight) is a routing signal, not a failure of the
-   * account: it cuts the account's capacity and the request moves on at once, without a
-   * circuit-breaker trip or a retry-budget draw.
+   * Feeds an attempt's outcome back into health, latency, pins, the account's capacity and
+   * the stop decision. A deep call throttled by its account is a routing signal, not a
+   * failure: it cuts the capacity and the request moves on, with no circuit trip or retry draw.
    */
   report(attempt: Attempt, result: AttemptResult): void {
     const { target } = attempt;
     const { health } = this.state;
     if (result.ok === true) {
-      attempt.signal = 'ok';
+      answered(this.state, attempt, result.firstEventMs ?? null);
       health.success(target.key, target.upstream.id);
       this.state.latency.observe(target.key, result.latencyMs);
       if (this.opts.strategy === 'sticky' && this.opts.session) void this.state.store.setPin(this.opts.session, target.key, this.cfg.sticky_ttl_ms);
@@ -178,6 +177,9 @@ export class RouteRun {
     this.lastFailure = { classified, error: result.error };
     if (!classified.retryable) this.stopNow = true;
   }
+
+  /** The stall watch of a running deep attempt (router/feedback.ts), or null. */
+  stallWatch = (attempt: Attempt): StallWatch | null => stallWatch(this.state, attempt);
 
   /** `sticky`: reads the session's pin once per request. */
   private async loadPin(): Promise<void> {

@@ -8,10 +8,12 @@ import type { SlotQueue } from './concurrency.js';
 import type { HealthBoard } from './health.js';
 import type { LatencyBoard } from './latency.js';
 import type { RetryBudget } from './retry-budget.js';
+import type { StallDetector } from './stalls.js';
 
 export interface RouterState {
   readonly health: HealthBoard;
   readonly latency: LatencyBoard;
+  readonly stalls: StallDetector;
   readonly budget: RetryBudget;
   readonly queue: SlotQueue;
   readonly store: StateStore;

@@ -1,0 +1,41 @@
+/**
+ * What one deep attempt tells its account's learned capacity beyond refusals: a stalled
+ * first event (router/stalls.ts), sent to the store the moment the stall is seen, and the
+ * uncongested first-event times that make the stall baseline.
+ */
+import type { Attempt } from './attempt.js';
+import type { RouterState } from './state.js';
+
+/** A running attempt's stall watch: call `onStall` if no first event came `afterMs` after it was sent. */
+export interface StallWatch {
+  readonly afterMs: number;
+  onStall(): void;
+}
+
+/**
+ * The stall watch of a deep streamed attempt whose account has a baseline, else null (a
+ * lone call on its account says nothing about concurrency: it is never counted as a throttle).
+ */
+export function stallWatch(state: RouterState, attempt: Attempt): StallWatch | null {
+  if (!attempt.deep || attempt.deepInFlight <= 1) return null;
+  const { upstream } = attempt.target;
+  const afterMs = state.stalls.thresholdMs(upstream.id);
+  if (afterMs === null) return null;
+  return {
+    afterMs,
+    onStall: () => {
+      if (attempt.stalled) return;
+      attempt.stalled = true;
+      // Cut now; the release sends nothing more (the late success is no sign of headroom).
+      attempt.signal = null;
+      void state.store.feedback(upstream.id, { signal: 'throttled', inFlight: attempt.deepInFlight }, upstream.bounds).catch(() => {});
+    },
+  };
+}
+
+/** A deep attempt answered: its first event time feeds the baseline (unless it stalled), its success the capacity. */
+export function answered(state: RouterState, attempt: Attempt, firstEventMs: number | null): void {
+  if (attempt.stalled) return;
+  attempt.signal = 'ok';
+  if (attempt.deep && firstEventMs !== null) state.stalls.observe(attempt.target.upstream.id, firstEventMs);
+}

@@ -1,0 +1,201 @@
+/**
+ * Learned capacity against a provider whose limit the gateway is never told: the
+ * throttling provider of the benchmark (scripts/throttled-provider.mjs) answers 429 above
+ * its own cap of deep calls in flight, and the cap changes mid-run (4 -> 8 -> 2). The
+ * learned limit (`switchyard_capacity_limit`) follows: down at once, up within the probe
+ * waits. Then a real replica process is killed with SIGKILL in the middle of a burst: the
+ * places its calls held in Redis free within the lease time.
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { hashKey } from '../../src/auth/keys.js';
+import { RedisStore, createRedisClient } from '../../src/store/redis.js';
+import { CLIENT_KEY, postChat, startGateway, UPSTREAM_KEY, type TestGateway } from '../helpers/gateway.js';
+import { metricValue } from '../helpers/metrics-text.js';
+import { freePort, RedisServer } from '../helpers/redis-server.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const ROOT = join(here, '..', '..', '..');
+const MAIN = join(ROOT, '.test-build', 'src', 'main.js');
+
+interface Provider {
+  url: string;
+  accountUrl(i: number): string;
+  stats(): Record<string, { requests: number; throttled: number; served: number; peak_in_flight: number; in_flight: number; cap: number }>;
+  setCap(account: string, cap: number): void;
+  close(): Promise<void>;
+}
+
+async function startProvider(o: Record<string, unknown>): Promise<Provider> {
+  const mod = (await import(join(ROOT, 'scripts', 'throttled-provider.mjs'))) as { startThrottledProvider(o: Record<string, unknown>): Promise<Provider> };
+  return mod.startThrottledProvider(o);
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** A config with one reasoning model on one account of the provider; nothing about its limit. */
+function config(accountUrl: string, store: string): string {
+  return `
+server: { log_level: warn }
+${store}
+routing: { max_attempts: 3 }
+upstreams:
+  - { id: acct, provider: openai-compatible, base_url: "${accountUrl}", api_key: "\${TEST_UPSTREAM_KEY}" }
+models:
+  - name: deep
+    reasoning: true
+    price: { input: 1, output: 1 }
+    shed: { policy: reject }
+    targets: [{ upstream: acct, model: deep-model }]
+keys:
+  - { name: team-a, key_sha256: ${hashKey(CLIENT_KEY)} }
+`;
+}
+
+const DEEP = { model: 'deep', stream: true, reasoning_effort: 'high', messages: [{ role: 'user', content: 'think' }] };
+
+/** Keeps `n` deep calls going until `stop()`; counts the answers by status. */
+function load(gw: { url: string }, n: number): { stop(): Promise<Record<string, number>> } {
+  let running = true;
+  const statuses: Record<string, number> = {};
+  const workers = Array.from({ length: n }, async () => {
+    while (running) {
+      const r = await postChat(gw, DEEP).catch(() => null);
+      const k = r ? String(r.status) : 'error';
+      statuses[k] = (statuses[k] ?? 0) + 1;
+      if (r?.status !== 200) await sleep(20);
+    }
+  });
+  return {
+    stop: async () => {
+      running = false;
+      await Promise.all(workers);
+      return statuses;
+    },
+  };
+}
+
+describe('the learned limit follows a provider whose cap changes (4 -> 8 -> 2), never typed in', () => {
+  let provider: Provider;
+  let gw: TestGateway;
+
+  before(async () => {
+    provider = await startProvider({ accounts: 1, cap: 4, shape: '429', ttft_ms: 40, event_ms: 4, reasoning_events: 8, content_events: 4 });
+    gw = await startGateway(config(provider.accountUrl(1), ''), { TEST_UPSTREAM_KEY: UPSTREAM_KEY });
+  });
+  after(async () => {
+    await gw.close();
+    await provider.close();
+  });
+
+  const limit = async () => metricValue(await gw.metricsText(), 'switchyard_capacity_limit', { upstream: 'acct' }) ?? Number.NaN;
+
+  /** Polls until `ok(limit)` or `ms` pass; returns the limit and how long it took. */
+  async function until(ok: (l: number) => boolean, ms: number): Promise<{ limit: number; ms: number }> {
+    const t0 = Date.now();
+    let l = await limit();
+    while (!ok(l) && Date.now() - t0 < ms) {
+      await sleep(100);
+      l = await limit();
+    }
+    return { limit: l, ms: Date.now() - t0 };
+  }
+
+  test('cap 4: the limit settles at 4 (slow start overshoots once, the refusals cut it back)', async () => {
+    const running = load(gw, 12);
+    const settled = await until((l) => l === 4, 8_000);
+    await sleep(1_500);
+    const held = await limit();
+    const statuses = await running.stop();
+    assert.equal(settled.limit, 4, `limit ${settled.limit} after ${settled.ms} ms (${JSON.stringify(statuses)})`);
+    // At most one probe above the cap; one below when a first event came late on a busy machine (a stall signal).
+    assert.ok(held >= 3 && held <= 5, `held ${held}`);
+    assert.ok(provider.stats()['acct-1']!.served > 20, JSON.stringify(provider.stats()));
+  });
+
+  test('cap 8: the limit rises to 8 within the probe waits (each probe served at the new cap shortens the next wait)', async () => {
+    provider.setCap('acct-1', 8);
+    const running = load(gw, 14);
+    const risen = await until((l) => l >= 8, 40_000);
+    const statuses = await running.stop();
+    assert.ok(risen.limit >= 8, `limit ${risen.limit} after ${risen.ms} ms (${JSON.stringify(statuses)})`);
+  });
+
+  test('cap 2: the limit falls to 2 within seconds of the first refusals', async () => {
+    provider.setCap('acct-1', 2);
+    const running = load(gw, 10);
+    const fallen = await until((l) => l <= 2, 5_000);
+    const statuses = await running.stop();
+    assert.ok(fallen.limit <= 2 && fallen.limit >= 1, `limit ${fallen.limit} after ${fallen.ms} ms (${JSON.stringify(statuses)})`);
+    assert.ok(fallen.ms < 3_000, `took ${fallen.ms} ms`);
+    assert.equal(statuses['503'] ?? 0, 0, 'no retry_budget_exhausted: throttles are routing, not retries');
+  });
+});
+
+describe('a replica killed with SIGKILL mid-burst frees its places within the lease time', () => {
+  let redis: RedisServer;
+  let provider: Provider;
+  let dir: string;
+  let replica: ChildProcess | null = null;
+
+  before(async () => {
+    redis = await RedisServer.start();
+    // Calls that hold their place for a long time (a slow reasoning stream), no throttling.
+    provider = await startProvider({ accounts: 1, cap: 100, shape: '429', ttft_ms: 50, event_ms: 500, reasoning_events: 60, content_events: 4 });
+    dir = mkdtempSync(join(tmpdir(), 'switchyard-kill-'));
+  });
+  after(async () => {
+    replica?.kill('SIGKILL');
+    await provider.close();
+    await redis.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('4 deep calls in flight on a replica; SIGKILL; their places lapse within lease_ms (3 s)', async () => {
+    const prefix = 'kill-test';
+    const file = join(dir, 'switchyard.yaml');
+    writeFileSync(file, config(provider.accountUrl(1), `store: { redis_url: "${redis.url}", key_prefix: ${prefix}, lease_ms: 3000 }`));
+    const port = await freePort();
+    replica = spawn(process.execPath, [MAIN, '--config', file], { env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', TEST_UPSTREAM_KEY: UPSTREAM_KEY }, stdio: 'ignore' });
+    const url = `http://127.0.0.1:${port}`;
+    for (let i = 0; i < 100; i++) {
+      const ready = await fetch(`${url}/readyz`).then((r) => r.text(), () => '');
+      if (ready.includes('"mode":"redis"')) break;
+      await sleep(100);
+    }
+    const client = createRedisClient({ url: redis.url, clusterNodes: [], options: {}, prefix, commandTimeoutMs: 500, leaseMs: 3_000 });
+    await new Promise<void>((resolve, reject) => {
+      client.once('ready', () => resolve());
+      setTimeout(() => reject(new Error('ioredis client not ready within 3 s')), 3_000);
+    });
+    const view = new RedisStore(client, { prefix, leaseMs: 3_000 });
+    const deep = async () => (await view.view([{ key: 'acct/deep-model', upstream: 'acct', capacity: { start: 4, min: 1, ceiling: 64 } }]))[0]!.deep;
+    try {
+      const calls = Array.from({ length: 4 }, () => postChat({ url }, DEEP).catch(() => null));
+      for (let i = 0; i < 50 && (await deep()) < 4; i++) await sleep(100);
+      assert.equal(await deep(), 4, 'four places held in Redis');
+      // Held past the lease time: the live replica renews them.
+      await sleep(3_500);
+      assert.equal(await deep(), 4, 'a live replica keeps renewing its places');
+
+      const killedAt = Date.now();
+      replica.kill('SIGKILL');
+      await Promise.all(calls);
+      let n = await deep();
+      while (n > 0 && Date.now() - killedAt < 8_000) {
+        await sleep(100);
+        n = await deep();
+      }
+      const freedMs = Date.now() - killedAt;
+      assert.equal(n, 0, `places still held ${freedMs} ms after the kill`);
+      assert.ok(freedMs <= 3_000 + 1_500, `freed after ${freedMs} ms (lease 3 s)`);
+    } finally {
+      await view.close();
+    }
+  });
+});
