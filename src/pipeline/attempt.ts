@@ -59,31 +59,55 @@ function shape(env: AttemptEnv, attempt: Attempt): { tr: Translator; wire: WireB
   }
 }
 
+/** The abort reason of an attempt left because it stalled. */
+const STALL_ABANDONED = Symbol('stall abandoned');
+
 /**
  * Runs one attempt. Never throws for upstream trouble; unexpected bugs propagate. A deep
  * streamed attempt is watched for a stall from the moment it is sent: no first event by its
- * account's stall threshold tells the account's capacity at once (the call goes on).
+ * account's stall threshold tells the account's capacity at once and, while nothing has
+ * reached the client and the route has somewhere else to go, the attempt is left (its
+ * upstream request cancelled) and fails as a `stall`, so the route moves the call on.
  */
 export async function runAttempt(env: AttemptEnv, attempt: Attempt): Promise<AttemptOutcome> {
+  const parent = env.call.abort.signal;
   const watch = env.call.stream ? env.route.stallWatch(attempt) : null;
-  if (!watch) return attemptOnce(env, attempt);
-  const timer = setTimeout(() => watch.onStall(), watch.afterMs);
-  const onCommit = env.onCommit;
-  try {
-    const committed = (): void => {
-      clearTimeout(timer);
-      onCommit();
-    };
-    return await attemptOnce({ ...env, onCommit: committed }, attempt);
-  } finally {
+  if (!watch) return attemptOnce(env, attempt, parent);
+  const ctl = new AbortController();
+  const onParent = (): void => ctl.abort(parent.reason);
+  parent.addEventListener('abort', onParent, { once: true });
+  let committed = false;
+  let settled = false;
+  // Decided in the check phase after the timer: a first event that arrived while this
+  // process itself was busy (a long GC, a blocked loop) is read in the poll phase between,
+  // so the gateway's own lag is not taken for the provider's stall.
+  const timer = setTimeout(() => {
+    setImmediate(() => {
+      if (committed || settled) return;
+      watch.onStall();
+      if (watch.abandon) ctl.abort(STALL_ABANDONED);
+    });
+  }, watch.afterMs);
+  const onCommit = (): void => {
+    committed = true;
     clearTimeout(timer);
+    env.onCommit();
+  };
+  try {
+    const outcome = await attemptOnce({ ...env, onCommit }, attempt, ctl.signal);
+    if (outcome.kind !== 'aborted' || ctl.signal.reason !== STALL_ABANDONED || parent.aborted) return outcome;
+    const message = `The upstream sent no first event within ${watch.afterMs} ms while other calls were in flight on its account (a stall); the call moved on.`;
+    return { kind: 'failed', failure: { classified: classifyFailure({ local: 'stall' }), error: new GatewayError('GW_ERR_UPSTREAM_TIMEOUT', { message }) } };
+  } finally {
+    settled = true;
+    clearTimeout(timer);
+    parent.removeEventListener('abort', onParent);
   }
 }
 
-async function attemptOnce(env: AttemptEnv, attempt: Attempt): Promise<AttemptOutcome> {
+async function attemptOnce(env: AttemptEnv, attempt: Attempt, signal: AbortSignal): Promise<AttemptOutcome> {
   const { call } = env;
   const { target } = attempt;
-  const signal = call.abort.signal;
   const shaped = shape(env, attempt);
   if (shaped instanceof GatewayError) return { kind: 'refused', error: shaped };
   const { tr, wire } = shaped;

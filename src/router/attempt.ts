@@ -9,6 +9,7 @@ import type { CapacityFeedback } from '../store/capacity.js';
 import type { Lease, SlotRequest } from '../store/types.js';
 import type { SlotQueue } from './concurrency.js';
 import type { StateStore } from '../store/index.js';
+import type { DeepTimes } from './deep.js';
 
 export interface Attempt {
   readonly target: Target;
@@ -63,7 +64,7 @@ export interface Taken {
 export function makeAttempt(
   taken: Taken,
   fields: { model: Model; number: number; deep: boolean; fallbackFrom?: string },
-  state: { store: StateStore; queue: SlotQueue },
+  state: { store: StateStore; queue: SlotQueue; deepTimes?: DeepTimes },
 ): Attempt {
   const { target, lease, queuedMs } = taken;
   let released = false;
@@ -82,6 +83,7 @@ export function makeAttempt(
       if (released) return;
       released = true;
       const feedback = attempt.deep && attempt.signal ? { signal: attempt.signal, inFlight: lease.deepInFlight } : undefined;
+      if (attempt.deep && attempt.signal === 'ok') state.deepTimes?.observe(attempt.model.name, Date.now() - attempt.startedAt);
       void state.store.release(lease, feedback, target.upstream.bounds).then(() => state.queue.notify(target.upstream.id));
     },
   };

@@ -15,8 +15,10 @@ export class QueueFullError extends Error {
 }
 
 export class SlotQueue {
-  /** upstream -> wake-up callbacks of the requests waiting for it, oldest first. */
+  /** line -> wake-up callbacks of the requests waiting in it, oldest first. */
   private readonly waiters = new Map<string, (() => void)[]>();
+  /** upstream -> the lines a slot released on it may serve. */
+  private readonly linesOf = new Map<string, Set<string>>();
 
   constructor(
     private readonly store: StateStore,
@@ -37,24 +39,43 @@ export class SlotQueue {
    *         when `signal` fires first.
    */
   async wait(req: SlotRequest, signal: AbortSignal, timeoutMs: number = this.queueTimeoutMs): Promise<{ lease: Lease; waitedMs: number }> {
+    const got = await this.waitAny(req.upstream, [req], signal, timeoutMs);
+    return { lease: got.lease, waitedMs: got.waitedMs };
+  }
+
+  /**
+   * Waits in the line `line` for a slot on any of `reqs` (tried in order by the head of the
+   * line whenever a slot on one of their upstreams is released here, and every `pollMs` for
+   * releases on other replicas), at most `timeoutMs`.
+   * @returns the lease, the request it was taken for (index into `reqs`) and the time waited, ms.
+   * @throws QueueFullError when the line is full or the wait times out; the abort reason when `signal` fires first.
+   */
+  async waitAny(line: string, reqs: readonly SlotRequest[], signal: AbortSignal, timeoutMs: number): Promise<{ lease: Lease; index: number; waitedMs: number }> {
     if (signal.aborted) throw signal.reason;
-    let line = this.waiters.get(req.upstream);
-    if (!line) {
-      line = [];
-      this.waiters.set(req.upstream, line);
+    let queue = this.waiters.get(line);
+    if (!queue) {
+      queue = [];
+      this.waiters.set(line, queue);
     }
-    if (line.length >= this.queueMax) throw new QueueFullError('full');
+    if (queue.length >= this.queueMax) throw new QueueFullError('full');
+    for (const r of reqs) {
+      let lines = this.linesOf.get(r.upstream);
+      if (!lines) this.linesOf.set(r.upstream, (lines = new Set()));
+      lines.add(line);
+    }
     const started = Date.now();
     const deadline = started + timeoutMs;
     let wake: () => void = () => {};
     const entry = () => wake();
-    line.push(entry);
+    queue.push(entry);
     try {
       for (;;) {
-        // Only the head of the line takes a slot, so the queue stays first in, first out.
-        if (line[0] === entry) {
-          const got = await this.store.acquire(req);
-          if (got.ok) return { lease: got.lease, waitedMs: Date.now() - started };
+        // Only the head of the line takes a slot, so the line stays first in, first out.
+        if (queue[0] === entry) {
+          for (let i = 0; i < reqs.length; i++) {
+            const got = await this.store.acquire(reqs[i]!);
+            if (got.ok) return { lease: got.lease, index: i, waitedMs: Date.now() - started };
+          }
         }
         const left = deadline - Date.now();
         if (left <= 0) throw new QueueFullError('timeout');
@@ -74,14 +95,21 @@ export class SlotQueue {
         });
       }
     } finally {
-      const i = line.indexOf(entry);
-      if (i !== -1) line.splice(i, 1);
-      line[0]?.();
+      const i = queue.indexOf(entry);
+      if (i !== -1) queue.splice(i, 1);
+      if (queue.length === 0) this.waiters.delete(line);
+      queue[0]?.();
     }
   }
 
-  /** A slot on `upstream` was released here: wake the head of its line. */
+  /** A slot on `upstream` was released here: wake the head of every line it may serve. */
   notify(upstream: string): void {
-    this.waiters.get(upstream)?.[0]?.();
+    const lines = this.linesOf.get(upstream);
+    if (!lines) return;
+    for (const line of lines) {
+      const queue = this.waiters.get(line);
+      if (queue) queue[0]?.();
+      else lines.delete(line);
+    }
   }
 }

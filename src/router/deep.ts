@@ -18,3 +18,33 @@ export function isDeep(model: Model, effort: string | null | undefined): boolean
   if (!model.reasoning) return false;
   return rank(effort ?? model.defaultEffort) >= rank(model.deepEffort);
 }
+
+/** Weight of a new sample in a model's typical deep call time. */
+const ALPHA = 0.1;
+/** Served deep calls before a model's typical time is trusted. */
+const MIN_SAMPLES = 5;
+
+/**
+ * How long a served deep call of each model typically takes, send to last byte (an EWMA per
+ * model, per replica), for the shed ladder's wait rung: a place is waited for at most half a
+ * typical call, so a wait never costs more than the call it saves.
+ */
+export class DeepTimes {
+  private readonly est = new Map<string, { ms: number; n: number }>();
+
+  /** One served deep call of `model` took `ms`. */
+  observe(model: string, ms: number): void {
+    const e = this.est.get(model);
+    if (!e) this.est.set(model, { ms, n: 1 });
+    else {
+      e.ms += (ms - e.ms) * ALPHA;
+      e.n++;
+    }
+  }
+
+  /** The typical time, ms; null until MIN_SAMPLES calls were served. */
+  typicalMs(model: string): number | null {
+    const e = this.est.get(model);
+    return e && e.n >= MIN_SAMPLES ? e.ms : null;
+  }
+}

@@ -9,6 +9,8 @@ import type { RouterState } from './state.js';
 /** A running attempt's stall watch: call `onStall` if no first event came `afterMs` after it was sent. */
 export interface StallWatch {
   readonly afterMs: number;
+  /** Whether a stalled attempt that sent nothing yet is left for another account or model (the route has somewhere to go). */
+  readonly abandon: boolean;
   onStall(): void;
 }
 
@@ -16,13 +18,18 @@ export interface StallWatch {
  * The stall watch of a deep streamed attempt whose account has a baseline, else null (a
  * lone call on its account says nothing about concurrency: it is never counted as a throttle).
  */
-export function stallWatch(state: RouterState, attempt: Attempt): StallWatch | null {
+/**
+ * @param laterModels whether the route has fallback models left; with them, another account
+ *   of the model or a shed fallback, a stalled attempt may be left (`abandon`).
+ */
+export function stallWatch(state: RouterState, attempt: Attempt, laterModels: boolean): StallWatch | null {
   if (!attempt.deep || attempt.deepInFlight <= 1) return null;
   const { upstream } = attempt.target;
   const afterMs = state.stalls.thresholdMs(upstream.id);
   if (afterMs === null) return null;
   return {
     afterMs,
+    abandon: laterModels || attempt.model.targets.length > 1 || (attempt.model.shed.fallback ?? attempt.model.name) !== attempt.model.name,
     onStall: () => {
       if (attempt.stalled) return;
       attempt.stalled = true;

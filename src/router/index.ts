@@ -9,6 +9,7 @@ import { SlotQueue } from './concurrency.js';
 import { HealthBoard } from './health.js';
 import { LatencyBoard } from './latency.js';
 import { StallDetector } from './stalls.js';
+import { DeepTimes } from './deep.js';
 import { RetryBudget } from './retry-budget.js';
 import { RouteRun, type RouteOptions } from './run.js';
 import type { RouterState } from './state.js';
@@ -19,6 +20,7 @@ export class Router implements RouterState {
   readonly health: HealthBoard;
   readonly latency: LatencyBoard;
   readonly stalls = new StallDetector();
+  readonly deepTimes = new DeepTimes();
   readonly budget: RetryBudget;
   readonly queue: SlotQueue;
   onBudgetExhausted?: () => void;

@@ -13,7 +13,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Model, Target } from '../config/types.js';
-import type { RoutingConfig, Strategy } from '../config/schema.js';
+import type { RoutingConfig } from '../config/schema.js';
 import { GatewayError } from '../errors/codes.js';
 import { classifiedAs, type Classified } from '../errors/classify.js';
 import type { TargetView } from '../store/types.js';
@@ -22,25 +22,13 @@ import { fullJitter } from './backoff.js';
 import { answered, stallWatch, type StallWatch } from './feedback.js';
 import { QueueFullError } from './concurrency.js';
 import { isDeep } from './deep.js';
-import type { RouterState } from './state.js';
+import type { RouteOptions, RouterState } from './state.js';
 import { shedDecision } from './shed.js';
 import { budgetStop, cooledStop, queueFullError, retryAfterSeconds } from './stops.js';
 import { admissible, takeSlot, waitForPlace } from './take.js';
 
 export type { Attempt, AttemptResult, Next } from './attempt.js';
-
-export interface RouteOptions {
-  readonly model: Model;
-  readonly strategy: Strategy;
-  /** Session key for `sticky`. */
-  readonly session?: string;
-  /** The request's `reasoning_effort`, for deep detection. */
-  readonly effort?: string | null;
-  /** Resolves fallback model names to served models. */
-  readonly lookup: (name: string) => Model | undefined;
-  /** The key's priority: `background` calls skip the shed ladder's wait (absent: interactive). */
-  readonly priority?: 'interactive' | 'background';
-}
+export type { RouteOptions } from './state.js';
 
 type Views = ReadonlyMap<Target, TargetView>;
 
@@ -65,7 +53,9 @@ export class RouteRun {
   private pinned: string | undefined;
   private pinLoaded = false;
   private shedQueueSince = 0;
-  /** Time spent on the shed ladder's wait rung so far, ms. */
+  /** Epoch ms the route began (the shed ladder's wait counts from it). */
+  private readonly began = Date.now();
+  /** Time waited on the shed ladder's wait rung, ms (infinite once a wait ended without a place). */
   private shedWaitedMs = 0;
   /** Shed rungs already counted for this request. */
   private readonly shedCounted = new Set<string>();
@@ -179,7 +169,7 @@ export class RouteRun {
   }
 
   /** The stall watch of a running deep attempt (router/feedback.ts), or null. */
-  stallWatch = (attempt: Attempt): StallWatch | null => stallWatch(this.state, attempt);
+  stallWatch = (attempt: Attempt): StallWatch | null => stallWatch(this.state, attempt, this.chainIdx + 1 < this.chain.length);
 
   /** `sticky`: reads the session's pin once per request. */
   private async loadPin(): Promise<void> {
@@ -268,13 +258,17 @@ export class RouteRun {
    */
   private async applyShed(model: Model, hot: Target[], signal: AbortSignal): Promise<Next | Taken | null> {
     const later = this.chain.slice(this.chainIdx + 1);
-    const d = shedDecision(model, { lookup: this.opts.lookup, later, priority: this.opts.priority ?? 'interactive', waitedMs: this.shedWaitedMs });
+    const waitedMs = model.shed.policy === 'queue' ? this.shedWaitedMs : Math.max(this.shedWaitedMs, Date.now() - this.began);
+    const d = shedDecision(model, { lookup: this.opts.lookup, later, priority: this.opts.priority ?? 'interactive', waitedMs, typicalMs: this.state.deepTimes.typicalMs(model.name) });
     if (!this.shedCounted.has(d.notify)) this.state.onShed?.(model.name, d.notify);
     this.shedCounted.add(d.notify);
     if (d.kind === 'wait') {
       if (this.shedQueueSince === 0) this.shedQueueSince = Date.now();
+      const t0 = Date.now();
       const got = await waitForPlace(this.state, hot, d.ms, signal);
-      if (!got) this.shedWaitedMs += d.ms;
+      this.shedWaitedMs += Date.now() - t0;
+      // Nothing freed in time (or the line was full): the next pass takes the next rung.
+      if (!got) this.shedWaitedMs = Number.POSITIVE_INFINITY;
       return got;
     }
     if (d.kind === 'reject') {

@@ -3,7 +3,12 @@
  * flight at the account's learned capacity), by the model's `shed.policy`:
  *
  * - `ladder` (default), rung by rung: wait for a place on the model's own accounts, first
- *   come first served, up to `wait_ms` (interactive keys only: background keys skip it); the
+ *   come first served (interactive keys only: background keys skip it), while the request is
+ *   younger than half the model's typical deep call time (router/deep.ts DeepTimes) and
+ *   `wait_ms`: a wait never costs more than half the call it saves, and a request that already
+ *   spent that long (a refusal, a stall abandoned) waits no more; no wait before the model's
+ *   typical time is known (the first burst of a cold replica sheds at once); when no model is
+ *   left to move to (only the 429 below), up to the whole `wait_ms` instead; the
  *   next reasoning model among the model's fallbacks; the non-reasoning `shed.fallback`; 429
  *   with `Retry-After: 1` (a place frees as soon as one running call ends).
  * - `downgrade`: straight to `shed.fallback` (else the first fallback), else 429;
@@ -30,8 +35,10 @@ export interface ShedContext {
   /** The models after this one in the route's chain (its fallbacks not yet tried). */
   readonly later: readonly Model[];
   readonly priority: 'interactive' | 'background';
-  /** Time this request already waited on the ladder's wait rung, ms. */
+  /** Time since this request's route began, ms (what it waited for a place, and any attempt it spent throttled). */
   readonly waitedMs: number;
+  /** The model's typical served deep call time, ms (null: not known yet). */
+  readonly typicalMs: number | null;
 }
 
 function reject(model: Model): ShedDecision {
@@ -56,11 +63,14 @@ export function shedDecision(model: Model, ctx: ShedContext): ShedDecision {
       return to && to !== model ? { kind: 'downgrade', to, notify: 'downgrade' } : reject(model);
     }
     default: {
-      if (ctx.priority === 'interactive' && ctx.waitedMs < shed.wait_ms) return { kind: 'wait', ms: shed.wait_ms - ctx.waitedMs, notify: 'wait' };
       const reasoning = ctx.later.find((m) => m.reasoning && m !== model);
+      const fallback = shed.fallback === undefined ? undefined : ctx.lookup(shed.fallback);
+      const downgrade = fallback && fallback !== model ? fallback : undefined;
+      // With only a 429 left below, the whole wait_ms is worth it; with a model to move to, half a typical call at most.
+      const waitFor = !reasoning && !downgrade ? shed.wait_ms : ctx.typicalMs === null ? 0 : Math.min(shed.wait_ms, ctx.typicalMs / 2);
+      if (ctx.priority === 'interactive' && ctx.waitedMs < waitFor) return { kind: 'wait', ms: Math.ceil(waitFor - ctx.waitedMs), notify: 'wait' };
       if (reasoning) return { kind: 'reasoning', to: reasoning, notify: 'fallback' };
-      const to = shed.fallback === undefined ? undefined : ctx.lookup(shed.fallback);
-      return to && to !== model ? { kind: 'downgrade', to, notify: 'downgrade' } : reject(model);
+      return downgrade ? { kind: 'downgrade', to: downgrade, notify: 'downgrade' } : reject(model);
     }
   }
 }

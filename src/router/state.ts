@@ -3,17 +3,22 @@
  * latency estimates, the retry budget, the local slot queue and the shared store (the
  * `Router` in index.ts is the one implementation).
  */
+import type { Model } from '../config/types.js';
+import type { Strategy } from '../config/schema.js';
 import type { StateStore } from '../store/index.js';
 import type { SlotQueue } from './concurrency.js';
 import type { HealthBoard } from './health.js';
 import type { LatencyBoard } from './latency.js';
 import type { RetryBudget } from './retry-budget.js';
 import type { StallDetector } from './stalls.js';
+import type { DeepTimes } from './deep.js';
 
 export interface RouterState {
   readonly health: HealthBoard;
   readonly latency: LatencyBoard;
   readonly stalls: StallDetector;
+  /** Typical served deep call time per model (the shed ladder's wait). */
+  readonly deepTimes: DeepTimes;
   readonly budget: RetryBudget;
   readonly queue: SlotQueue;
   readonly store: StateStore;
@@ -21,4 +26,18 @@ export interface RouterState {
   nextTick(): number;
   onBudgetExhausted?: () => void;
   onShed?: (model: string, policy: string) => void;
+}
+
+/** What one request asks of its route. */
+export interface RouteOptions {
+  readonly model: Model;
+  readonly strategy: Strategy;
+  /** Session key for `sticky`. */
+  readonly session?: string;
+  /** The request's `reasoning_effort`, for deep detection. */
+  readonly effort?: string | null;
+  /** Resolves fallback model names to served models. */
+  readonly lookup: (name: string) => Model | undefined;
+  /** The key's priority: `background` calls skip the shed ladder's wait (absent: interactive). */
+  readonly priority?: 'interactive' | 'background';
 }

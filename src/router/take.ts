@@ -46,16 +46,17 @@ export async function takeSlot(
 
 /**
  * The shed ladder's wait rung: waits up to `ms`, first come first served, for a deep place on
- * the hot account with the most of them (the likeliest to free one first).
+ * any of the model's hot accounts (one line per set of accounts; its head takes the first
+ * place released on any of them).
  * @returns the slot, or null when none freed in time (or the line is full).
  * @throws the abort reason when `signal` fires while waiting.
  */
 export async function waitForPlace(state: RouterState, hot: readonly Target[], ms: number, signal: AbortSignal): Promise<Taken | null> {
-  const best = [...hot].sort((a, b) => b.upstream.bounds.ceiling - a.upstream.bounds.ceiling)[0];
-  if (!best) return null;
+  if (hot.length === 0 || ms <= 0) return null;
+  const line = `\u0000deep:${hot.map((t) => t.key).join('\u0000')}`;
   try {
-    const got = await state.queue.wait(slotRequest(best, true), signal, ms);
-    return { target: best, lease: got.lease, queuedMs: got.waitedMs };
+    const got = await state.queue.waitAny(line, hot.map((t) => slotRequest(t, true)), signal, ms);
+    return { target: hot[got.index]!, lease: got.lease, queuedMs: got.waitedMs };
   } catch (err) {
     if (err instanceof QueueFullError) return null;
     throw err;

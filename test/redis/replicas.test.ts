@@ -236,7 +236,9 @@ describe('shed policies (one replica)', () => {
     const m = /^queued:(\d+)(?:ms)?$/.exec(shedOf(r) ?? '');
     assert.ok(m, `x-switchyard-shed: ${shedOf(r)}`);
     const waited = Number(m[1]);
-    assert.ok(waited >= freedAt - t0 - 50 && waited <= Date.now() - t0, `queued ${waited} ms; freed after ${freedAt - t0} ms`);
+    // Lower bound: it waited until the place freed, less the time the call took to reach the
+    // queue (auth, view, acquire; slow on a loaded 2-core CI machine).
+    assert.ok(waited >= freedAt - t0 - 250 && waited <= Date.now() - t0, `queued ${waited} ms; freed after ${freedAt - t0} ms`);
     assert.equal(acc['accQ']!.count, 2);
     const [first, second] = acc['accQ']!.fake.requests;
     assert.ok(first!.finished && second!.receivedAt >= freedAt);
