@@ -9,7 +9,7 @@ import { KeyStore } from './auth/keys.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import type { GatewayConfig } from './config/types.js';
 import { useGatewayErrors } from './errors/reply.js';
-import { recordBudgetExhausted, recordShed } from './metrics/record.js';
+import { recordBudgetExhausted, recordShed, recordWindowSpent } from './metrics/record.js';
 import { createMetrics } from './metrics/registry.js';
 import { countPromptTokens } from './usage/estimate.js';
 import type { PipelineDeps } from './pipeline/handle.js';
@@ -65,6 +65,7 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
     const router = new Router(c.routing, store);
     router.onBudgetExhausted = () => recordBudgetExhausted(metrics);
     router.onShed = (model, policy) => recordShed(metrics, model, policy);
+    router.onWindowSpent = (upstream) => recordWindowSpent(metrics, upstream);
     // One line per long cooldown (bad key, empty account, refused or unknown model). The
     // reason is the upstream's message, scrubbed of key material; the key is never logged.
     router.health.onCooldown = (ev) =>

@@ -79,3 +79,7 @@ export function trackInFlight(m: Metrics, model: string, delta: 1 | -1): void {
 export function recordShed(m: Metrics, model: string, policy: string): void {
   m.sheds.inc({ model, policy });
 }
+
+export function recordWindowSpent(m: Metrics, upstream: string): void {
+  m.windowsSpent.inc({ upstream });
+}

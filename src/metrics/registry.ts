@@ -27,6 +27,8 @@ export interface Metrics {
   readonly targetState: Gauge<'target' | 'upstream' | 'state'>;
   readonly queueDepth: Gauge<'upstream'>;
   readonly sheds: Counter<'model' | 'policy'>;
+  /** Answers whose rate-limit headers said the account's window is spent (the target cools until it refills). */
+  readonly windowsSpent: Counter<'upstream'>;
   /** Deep calls in flight per upstream account, across replicas. */
   readonly deepInFlight: Gauge<'upstream'>;
   /** The learned capacity for deep calls per upstream account (shared by the replicas). */
@@ -178,6 +180,12 @@ export function createMetrics(): Metrics {
       name: 'switchyard_sheds_total',
       help: 'Deep-reasoning calls shed because every account was hot, by policy (downgrade, queue, reject).',
       labelNames: ['model', 'policy'],
+      registers,
+    }),
+    windowsSpent: new Counter({
+      name: 'switchyard_rate_window_spent_total',
+      help: "Answers whose rate-limit headers said the account's request or token window is spent; the target cools until it refills.",
+      labelNames: ['upstream'],
       registers,
     }),
     deepInFlight: new Gauge({

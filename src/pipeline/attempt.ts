@@ -112,15 +112,18 @@ async function attemptOnce(env: AttemptEnv, attempt: Attempt, signal: AbortSigna
   if (shaped instanceof GatewayError) return { kind: 'refused', error: shaped };
   const { tr, wire } = shaped;
 
+  const provider = call.gen.providers.get(target.upstream.id)!;
   let res;
   try {
-    res = await call.gen.providers.get(target.upstream.id)!.send({ api: tr.wire, body: wire.body, ...(wire.headers ? { headers: wire.headers } : {}), stream: call.stream, requestId: call.req.id, signal });
+    res = await provider.send({ api: tr.wire, body: wire.body, ...(wire.headers ? { headers: wire.headers } : {}), stream: call.stream, requestId: call.req.id, signal });
   } catch (err) {
     if (signal.aborted) return aborted(signal.reason);
     const classified = classifyFailure({ thrown: err });
     return { kind: 'failed', failure: { classified, error: new GatewayError(classified.class === 'timeout' ? 'GW_ERR_UPSTREAM_TIMEOUT' : 'GW_ERR_UPSTREAM_UNREACHABLE') } };
   }
 
+  const windows = provider.rateWindows?.(res.headers);
+  if (windows) env.route.rateWindows(attempt, windows);
   if (res.statusCode >= 400) {
     const body = await readCapped(res.body, MAX_ERROR_BODY).then((r) => r.buf, () => Buffer.alloc(0));
     if (signal.aborted) return aborted(signal.reason);

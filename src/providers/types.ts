@@ -27,9 +27,30 @@ export interface WireRequest {
   readonly signal: AbortSignal;
 }
 
+/** One rate-limit window of an account, as its provider's headers state it. */
+export interface Allowance {
+  /** The window's size (requests or tokens), null when not sent. */
+  readonly limit: number | null;
+  /** What is left of it. */
+  readonly remaining: number;
+  /** Time until the window refills, ms; null when not sent or unreadable. */
+  readonly resetInMs: number | null;
+}
+
+/** What an answer's rate-limit headers say about the account's windows (each absent when not sent). */
+export interface RateWindows {
+  readonly requests?: Allowance;
+  readonly tokens?: Allowance;
+}
+
 export interface Provider {
   /** The wire APIs the account speaks. */
   readonly wireApis: ReadonlySet<ApiName>;
+  /**
+   * Reads the vendor's rate-limit headers of an answer (any status); absent for providers
+   * whose vendor sends none.
+   */
+  readonly rateWindows?: (headers: Readonly<Record<string, string | string[] | undefined>>) => RateWindows;
   /**
    * Sends one wire request and returns the upstream's answer as it is (status, headers,
    * decoded body stream).

@@ -3,7 +3,9 @@
  * first event (router/stalls.ts), sent to the store the moment the stall is seen, and the
  * uncongested first-event times that make the stall baseline.
  */
+import type { RateWindows } from '../providers/types.js';
 import type { Attempt } from './attempt.js';
+import { spentForMs } from './rate-windows.js';
 import type { RouterState } from './state.js';
 
 /** A running attempt's stall watch: call `onStall` if no first event came `afterMs` after it was sent. */
@@ -17,8 +19,6 @@ export interface StallWatch {
 /**
  * The stall watch of a deep streamed attempt whose account has a baseline, else null (a
  * lone call on its account says nothing about concurrency: it is never counted as a throttle).
- */
-/**
  * @param laterModels whether the route has fallback models left; with them, another account
  *   of the model or a shed fallback, a stalled attempt may be left (`abandon`).
  */
@@ -45,4 +45,15 @@ export function answered(state: RouterState, attempt: Attempt, firstEventMs: num
   if (attempt.stalled) return;
   attempt.signal = 'ok';
   if (attempt.deep && firstEventMs !== null) state.stalls.observe(attempt.target.upstream.id, firstEventMs);
+}
+
+/**
+ * An answer's rate-limit headers (any status): a window all but spent puts the target in a
+ * shared cooldown until it refills (router/rate-windows.ts), at most `capMs`.
+ */
+export function windowsSeen(state: RouterState, attempt: Attempt, w: RateWindows, capMs: number): void {
+  const ms = spentForMs(w, capMs);
+  if (ms <= 0) return;
+  void state.store.setCooldown(attempt.target.key, Date.now() + ms);
+  state.onWindowSpent?.(attempt.target.upstream.id);
 }

@@ -25,6 +25,7 @@ export class Router implements RouterState {
   readonly queue: SlotQueue;
   onBudgetExhausted?: () => void;
   onShed?: (model: string, policy: string) => void;
+  onWindowSpent?: (upstream: string) => void;
   private tick = 0;
 
   constructor(

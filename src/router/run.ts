@@ -19,7 +19,8 @@ import { classifiedAs, type Classified } from '../errors/classify.js';
 import type { TargetView } from '../store/types.js';
 import { isThrottle, makeAttempt, type Attempt, type AttemptResult, type Next, type Taken } from './attempt.js';
 import { fullJitter } from './backoff.js';
-import { answered, stallWatch, type StallWatch } from './feedback.js';
+import { answered, stallWatch, windowsSeen, type StallWatch } from './feedback.js';
+import type { RateWindows } from '../providers/types.js';
 import { QueueFullError } from './concurrency.js';
 import { isDeep } from './deep.js';
 import type { RouteOptions, RouterState } from './state.js';
@@ -170,6 +171,9 @@ export class RouteRun {
 
   /** The stall watch of a running deep attempt (router/feedback.ts), or null. */
   stallWatch = (attempt: Attempt): StallWatch | null => stallWatch(this.state, attempt, this.chainIdx + 1 < this.chain.length);
+
+  /** An answer's rate-limit headers (router/feedback.ts windowsSeen). */
+  rateWindows = (attempt: Attempt, w: RateWindows): void => windowsSeen(this.state, attempt, w, this.cfg.retry_after_cap_ms);
 
   /** `sticky`: reads the session's pin once per request. */
   private async loadPin(): Promise<void> {

@@ -26,6 +26,8 @@ export interface RouterState {
   nextTick(): number;
   onBudgetExhausted?: () => void;
   onShed?: (model: string, policy: string) => void;
+  /** A provider's rate-limit headers said an account's window is spent (router/rate-windows.ts). */
+  onWindowSpent?: (upstream: string) => void;
 }
 
 /** What one request asks of its route. */

@@ -7,11 +7,15 @@
  * Computer Networks", 1989; as used for concurrency by Netflix's concurrency-limits
  * `AIMDLimit` and by TCP congestion avoidance), adapted to what a provider's refusal says:
  *
- * - **Cut.** A deep call that started while `n` deep calls (itself included) were in flight
- *   on the account and was throttled (a 429 rate limit, a stalled first token) says the
- *   account takes fewer than `n`: the limit drops to `n - 1` (never below `min`). That is
- *   sharper than a multiplicative cut, because the call's `n` is known; several refusals of
- *   one burst all cut to the same place instead of collapsing the limit.
+ * - **Cut.** A deep call throttled (a 429 rate limit, a stalled first token) while `n` deep
+ *   calls (itself included) were in flight on the account says the account takes fewer
+ *   than `n`: the limit drops to `n - 1` (never below `min`). `n` is the larger of the count
+ *   when the call took its place and the count when the refusal is reported: calls that
+ *   took their places after it may have reached the provider before it, so the count at
+ *   its start alone can understate what the provider saw (a burst's refusals, reported out
+ *   of order, would otherwise ratchet the limit down to 1). That is sharper than a
+ *   multiplicative cut, because `n` is known; several refusals of one burst all cut to about
+ *   the same place instead of collapsing the limit.
  * - **Probe.** A deep call that succeeded while the account was at its limit (`n >= limit`)
  *   says the account may take more: once the account has been calm for `probeMs` (no change
  *   of the limit, no throttle), it rises by one (never above `ceiling`); until the account has throttled
@@ -75,11 +79,14 @@ function clamp(n: number, b: CapacityBounds): number {
 /**
  * Applies one call's feedback (in place) and returns the state.
  * @param now epoch ms (the store's clock).
+ * @param liveNow deep calls in flight on the account as the feedback arrives (the call itself
+ *   included while it holds its place); the law reads the larger of it and `f.inFlight`.
  */
-export function applyFeedback(s: CapacityState, f: CapacityFeedback, b: CapacityBounds, now: number): CapacityState {
+export function applyFeedback(s: CapacityState, f: CapacityFeedback, b: CapacityBounds, now: number, liveNow = 0): CapacityState {
   s.limit = clamp(s.limit, b);
+  const n = Math.max(f.inFlight, liveNow);
   if (f.signal === 'throttled') {
-    const cut = clamp(f.inFlight - 1, b);
+    const cut = clamp(n - 1, b);
     if (cut < s.limit) {
       if (s.raised) s.probeMs = Math.min(PROBE_MAX_MS, s.probeMs * 2);
       s.limit = cut;
@@ -90,7 +97,7 @@ export function applyFeedback(s: CapacityState, f: CapacityFeedback, b: Capacity
     s.slowStart = false;
     return s;
   }
-  if (f.inFlight < s.limit) return s;
+  if (n < s.limit) return s;
   if (s.raised) s.probeMs = PROBE_BASE_MS; // a call at the raised limit was served
   if (s.limit < b.ceiling && now - s.changedAt >= s.probeMs) {
     s.limit = s.slowStart ? Math.min(b.ceiling, s.limit * 2) : s.limit + 1;

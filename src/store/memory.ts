@@ -89,12 +89,14 @@ export class MemoryStore implements SharedStore {
 
   async release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds): Promise<void> {
     this.inflight.get(lease.upstream)?.delete(lease.id);
-    const held = this.deep.get(lease.upstream)?.delete(lease.id) ?? false;
-    if (held && feedback && bounds) applyFeedback(this.state(lease.upstream, bounds), feedback, bounds, this.now());
+    const deep = this.live(this.deep, lease.upstream);
+    const liveNow = deep.size;
+    const held = deep.delete(lease.id);
+    if (held && feedback && bounds) applyFeedback(this.state(lease.upstream, bounds), feedback, bounds, this.now(), liveNow);
   }
 
   async feedback(upstream: string, feedback: CapacityFeedback, bounds: CapacityBounds): Promise<void> {
-    applyFeedback(this.state(upstream, bounds), feedback, bounds, this.now());
+    applyFeedback(this.state(upstream, bounds), feedback, bounds, this.now(), this.live(this.deep, upstream).size);
   }
 
   async setCooldown(targetKey: string, untilMs: number): Promise<void> {

@@ -8,7 +8,8 @@ import { PROBE_BASE_MS, PROBE_MAX_MS } from './capacity.js';
 
 /**
  * Defines `cap_limit(key, start, min, ceiling)` (the learned limit, within the bounds) and
- * `cap_feedback(key, start, min, ceiling, signal, inflight, now)`.
+ * `cap_feedback(key, start, min, ceiling, signal, inflight, now, live)` (`live`: the deep
+ * calls in flight as the feedback arrives; the law reads the larger of it and `inflight`).
  */
 export const CAPACITY_LUA = `
 local function cap_clamp(n, mn, ceiling)
@@ -25,8 +26,9 @@ end
 local function cap_limit(key, start, mn, ceiling)
   return cap_read(key, start, mn, ceiling).limit
 end
-local function cap_feedback(key, start, mn, ceiling, signal, inflight, now)
+local function cap_feedback(key, start, mn, ceiling, signal, inflight, now, live)
   local s = cap_read(key, start, mn, ceiling)
+  if live > inflight then inflight = live end
   if signal == 'throttled' then
     local cut = cap_clamp(inflight - 1, mn, ceiling)
     if cut < s.limit then

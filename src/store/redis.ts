@@ -80,15 +80,18 @@ return 1`;
 /** KEYS: inflight, deep, cap; ARGV: id, signal ('' for none), deep in flight, start, min, ceiling. */
 const RELEASE = `${NOW}${CAPACITY_LUA}
 redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+local live = redis.call('ZCARD', KEYS[2])
 local held = redis.call('ZREM', KEYS[2], ARGV[1])
 if held == 1 and ARGV[2] ~= '' then
-  cap_feedback(KEYS[3], tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[2], tonumber(ARGV[3]), now)
+  cap_feedback(KEYS[3], tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[2], tonumber(ARGV[3]), now, live)
 end
 return 1`;
 
-/** KEYS: cap; ARGV: signal, deep in flight, start, min, ceiling. */
+/** KEYS: cap, deep; ARGV: signal, deep in flight, start, min, ceiling. */
 const FEEDBACK = `${NOW}${CAPACITY_LUA}
-cap_feedback(KEYS[1], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[1], tonumber(ARGV[2]), now)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+cap_feedback(KEYS[1], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[1], tonumber(ARGV[2]), now, redis.call('ZCARD', KEYS[2]))
 return 1`;
 
 /** KEYS: cool; ARGV: until ms. Keeps the later cooldown. */
@@ -105,7 +108,7 @@ interface Scripts {
   syAcquire(k1: string, k2: string, k3: string, ...args: (string | number)[]): Promise<[number, string, number]>;
   syRenew(keys: number, ...args: (string | number)[]): Promise<number>;
   syRelease(k1: string, k2: string, k3: string, ...args: (string | number)[]): Promise<number>;
-  syFeedback(k1: string, ...args: (string | number)[]): Promise<number>;
+  syFeedback(k1: string, k2: string, ...args: (string | number)[]): Promise<number>;
   syCool(k1: string, until: number): Promise<number>;
 }
 
@@ -158,7 +161,7 @@ export class RedisStore implements SharedStore {
     client.defineCommand('syAcquire', { lua: ACQUIRE, numberOfKeys: 3 });
     client.defineCommand('syRenew', { lua: RENEW });
     client.defineCommand('syRelease', { lua: RELEASE, numberOfKeys: 3 });
-    client.defineCommand('syFeedback', { lua: FEEDBACK, numberOfKeys: 1 });
+    client.defineCommand('syFeedback', { lua: FEEDBACK, numberOfKeys: 2 });
     client.defineCommand('syCool', { lua: COOL, numberOfKeys: 1 });
     this.r = client as Client & Scripts;
     this.p = `{${o.prefix}}`;
@@ -207,7 +210,7 @@ export class RedisStore implements SharedStore {
   }
 
   async feedback(upstream: string, feedback: CapacityFeedback, bounds: CapacityBounds): Promise<void> {
-    await this.r.syFeedback(this.key('cap', upstream), feedback.signal, feedback.inFlight, ...boundsArgs(bounds));
+    await this.r.syFeedback(this.key('cap', upstream), this.key('deep', upstream), feedback.signal, feedback.inFlight, ...boundsArgs(bounds));
   }
 
   async setCooldown(targetKey: string, untilMs: number): Promise<void> {

@@ -297,6 +297,21 @@ for (const flavour of FLAVOURS) {
       await s.release(lease, { signal: 'throttled', inFlight: 2 }, cap(3));
       await s.release(lease, { signal: 'throttled', inFlight: 2 }, cap(3));
       assert.equal((await s.view([ref(c, { capacity: cap(3) })]))[0]!.limit, 1);
+
+      // A refusal reported while more deep calls hold places than when it took its own (they
+      // may have reached the provider first) cuts to the count at the refusal, not to 1.
+      const d = up('law-late');
+      const early = leaseOf(await s.acquire(req(d, { deep: true, capacity: cap(8) })));
+      assert.equal(early.deepInFlight, 1);
+      for (let i = 0; i < 4; i++) leaseOf(await s.acquire(req(d, { deep: true, capacity: cap(8) })));
+      await s.release(early, { signal: 'throttled', inFlight: early.deepInFlight }, cap(8));
+      assert.equal((await s.view([ref(d, { capacity: cap(8) })]))[0]!.limit, 4, 'five in flight at the refusal: the account takes 4');
+      // The same for a stall reported while the call runs.
+      const e = up('law-late-stall');
+      const first = leaseOf(await s.acquire(req(e, { deep: true, capacity: cap(8) })));
+      for (let i = 0; i < 2; i++) leaseOf(await s.acquire(req(e, { deep: true, capacity: cap(8) })));
+      await s.feedback(e, { signal: 'throttled', inFlight: first.deepInFlight }, cap(8));
+      assert.equal((await s.view([ref(e, { capacity: cap(8) })]))[0]!.limit, 2, 'three in flight at the stall: the account takes 2');
     });
 
     test(`after ${PROBE_BASE_MS} ms calm, a call served at the limit raises it by one; the ceiling holds`, async () => {

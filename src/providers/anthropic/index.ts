@@ -9,6 +9,7 @@ import { createPool } from '../../upstream/pools.js';
 import { sendUpstream } from '../../upstream/send.js';
 import type { ApiName, Provider, ProviderKind, UpstreamResponse, WireRequest } from '../types.js';
 import { AnthropicOptionsSchema, resolveAnthropicOptions } from './options.js';
+import { anthropicRateWindows } from './rate-limits.js';
 
 const WIRE_APIS: ReadonlySet<ApiName> = new Set<ApiName>(['messages']);
 
@@ -45,6 +46,7 @@ export function createAnthropic(upstream: LiveUpstream): Provider {
 
   return {
     wireApis: WIRE_APIS,
+    rateWindows: (h) => anthropicRateWindows(h),
     send(req: WireRequest): Promise<UpstreamResponse> {
       return sendUpstream(pool, {
         path: `${prefix}/messages`,

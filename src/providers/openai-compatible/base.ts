@@ -8,6 +8,7 @@ import type { LiveUpstream } from '../../config/types.js';
 import { createPool } from '../../upstream/pools.js';
 import { sendUpstream } from '../../upstream/send.js';
 import type { ApiName, Provider, WireRequest, UpstreamResponse } from '../types.js';
+import { openAIRateWindows } from './rate-limits.js';
 
 export interface OpenAIStyleOptions {
   /** The wire APIs the upstream speaks. */
@@ -34,6 +35,7 @@ export function createOpenAIStyle(upstream: LiveUpstream, opts: OpenAIStyleOptio
   };
   return {
     wireApis: opts.wireApis,
+    rateWindows: openAIRateWindows,
     send(req: WireRequest): Promise<UpstreamResponse> {
       return sendUpstream(pool, {
         path: `${prefix}${opts.path(req)}`,
