@@ -10,6 +10,7 @@ import { classifyFailure } from '../errors/classify.js';
 import { GatewayError } from '../errors/codes.js';
 import { retryAfterMs } from '../router/backoff.js';
 import type { Attempt, RouteRun } from '../router/run.js';
+import type { StallWatch } from '../router/feedback.js';
 import { translator as makeTranslator, wireFor } from '../translate/table.js';
 import type { Translator, WireBody } from '../translate/types.js';
 import { discardBody, readCapped } from '../upstream/send.js';
@@ -61,6 +62,38 @@ function shape(env: AttemptEnv, attempt: Attempt): { tr: Translator; wire: WireB
 
 /** The abort reason of an attempt left because it stalled. */
 const STALL_ABANDONED = Symbol('stall abandoned');
+/** How often a watch whose account has no stall threshold yet looks again, ms. */
+const RECHECK_MS = 250;
+
+/**
+ * Arms `watch` for an attempt sent at `sentAt`: `fire` runs once when no first event came by
+ * the account's threshold. Decided in the check phase after the timer: a first event that
+ * arrived while this process itself was busy (a long GC, a blocked loop) is read in the poll
+ * phase between, so the gateway's own lag is not taken for the provider's stall.
+ * @returns `stop` (the first event came, or the attempt ended) and the threshold it fired at.
+ */
+function armStallWatch(watch: StallWatch, sentAt: number, fire: () => void): { stop(): void; firedAfterMs(): number } {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let after = 0;
+  const arm = (): void => {
+    const t = watch.thresholdMs();
+    if (t === null) {
+      timer = setTimeout(arm, RECHECK_MS);
+      return;
+    }
+    after = t;
+    timer = setTimeout(() => setImmediate(() => !stopped && fire()), Math.max(0, sentAt + t - Date.now()));
+  };
+  arm();
+  return {
+    stop: () => {
+      stopped = true;
+      clearTimeout(timer);
+    },
+    firedAfterMs: () => after,
+  };
+}
 
 /**
  * Runs one attempt. Never throws for upstream trouble; unexpected bugs propagate. A deep
@@ -76,31 +109,21 @@ export async function runAttempt(env: AttemptEnv, attempt: Attempt): Promise<Att
   const ctl = new AbortController();
   const onParent = (): void => ctl.abort(parent.reason);
   parent.addEventListener('abort', onParent, { once: true });
-  let committed = false;
-  let settled = false;
-  // Decided in the check phase after the timer: a first event that arrived while this
-  // process itself was busy (a long GC, a blocked loop) is read in the poll phase between,
-  // so the gateway's own lag is not taken for the provider's stall.
-  const timer = setTimeout(() => {
-    setImmediate(() => {
-      if (committed || settled) return;
-      watch.onStall();
-      if (watch.abandon) ctl.abort(STALL_ABANDONED);
-    });
-  }, watch.afterMs);
+  const armed = armStallWatch(watch, Date.now(), () => {
+    watch.onStall();
+    if (watch.abandon) ctl.abort(STALL_ABANDONED);
+  });
   const onCommit = (): void => {
-    committed = true;
-    clearTimeout(timer);
+    armed.stop();
     env.onCommit();
   };
   try {
     const outcome = await attemptOnce({ ...env, onCommit }, attempt, ctl.signal);
     if (outcome.kind !== 'aborted' || ctl.signal.reason !== STALL_ABANDONED || parent.aborted) return outcome;
-    const message = `The upstream sent no first event within ${watch.afterMs} ms while other calls were in flight on its account (a stall); the call moved on.`;
+    const message = `The upstream sent no first event within ${armed.firedAfterMs()} ms while other calls were in flight on its account (a stall); the call moved on.`;
     return { kind: 'failed', failure: { classified: classifyFailure({ local: 'stall' }), error: new GatewayError('GW_ERR_UPSTREAM_TIMEOUT', { message }) } };
   } finally {
-    settled = true;
-    clearTimeout(timer);
+    armed.stop();
     parent.removeEventListener('abort', onParent);
   }
 }

@@ -10,6 +10,7 @@ import type { Lease, SlotRequest } from '../store/types.js';
 import type { SlotQueue } from './concurrency.js';
 import type { StateStore } from '../store/index.js';
 import type { DeepTimes } from './deep.js';
+import type { ProbeGate } from './probes.js';
 
 export interface Attempt {
   readonly target: Target;
@@ -24,6 +25,8 @@ export interface Attempt {
   readonly deep: boolean;
   /** Deep calls in flight on the account when this one took its place, itself included. */
   readonly deepInFlight: number;
+  /** The slot's lease id (the probe gate's name for the call). */
+  readonly leaseId: string;
   /** Set on the first attempt of a fallback model: the primary model's name. */
   readonly fallbackFrom?: string;
   /**
@@ -33,8 +36,11 @@ export interface Attempt {
   signal: CapacityFeedback['signal'] | null;
   /** Its first event is late past the account's stall threshold (router/feedback.ts). */
   stalled: boolean;
-  /** Returns the slot (with the capacity signal, if any); safe to call more than once. */
-  release(): void;
+  /**
+   * Returns the slot (with the capacity signal, if any), after `lingerMs` when given; safe to
+   * call more than once.
+   */
+  release(lingerMs?: number): void;
 }
 
 export type AttemptResult =
@@ -64,7 +70,7 @@ export interface Taken {
 export function makeAttempt(
   taken: Taken,
   fields: { model: Model; number: number; deep: boolean; fallbackFrom?: string },
-  state: { store: StateStore; queue: SlotQueue; deepTimes?: DeepTimes },
+  state: { store: StateStore; queue: SlotQueue; deepTimes?: DeepTimes; probes?: ProbeGate },
 ): Attempt {
   const { target, lease, queuedMs } = taken;
   let released = false;
@@ -76,15 +82,19 @@ export function makeAttempt(
     queuedMs,
     deep: fields.deep,
     deepInFlight: lease.deepInFlight,
+    leaseId: lease.id,
     ...(fields.fallbackFrom !== undefined ? { fallbackFrom: fields.fallbackFrom } : {}),
     signal: null,
     stalled: false,
-    release: () => {
+    release: (lingerMs = 0) => {
       if (released) return;
       released = true;
+      if (attempt.deep) state.probes?.ended(target.upstream.id, lease.id);
       const feedback = attempt.deep && attempt.signal ? { signal: attempt.signal, inFlight: lease.deepInFlight } : undefined;
       if (attempt.deep && attempt.signal === 'ok') state.deepTimes?.observe(attempt.model.name, Date.now() - attempt.startedAt);
-      void state.store.release(lease, feedback, target.upstream.bounds).then(() => state.queue.notify(target.upstream.id));
+      const give = (): void => void state.store.release(lease, feedback, target.upstream.bounds).then(() => state.queue.notify(target.upstream.id));
+      if (lingerMs > 0) setTimeout(give, lingerMs);
+      else give();
     },
   };
   return attempt;

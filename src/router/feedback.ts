@@ -8,28 +8,39 @@ import type { Attempt } from './attempt.js';
 import { spentForMs } from './rate-windows.js';
 import type { RouterState } from './state.js';
 
-/** A running attempt's stall watch: call `onStall` if no first event came `afterMs` after it was sent. */
+/**
+ * How long a stalled attempt's place is held after it was left, ms: the provider counts the
+ * call until it sees the cancel, and a call sent in its place at once would find it still there.
+ */
+export const STALL_LINGER_MS = 100;
+
+/**
+ * A running attempt's stall watch: call `onStall` if no first event came `thresholdMs()`
+ * after it was sent. The threshold is read again until the account has one (a cold
+ * account's first calls teach it while an early call may still be waiting).
+ */
 export interface StallWatch {
-  readonly afterMs: number;
+  /** The account's stall threshold now, ms; null while it has too few samples. */
+  thresholdMs(): number | null;
   /** Whether a stalled attempt that sent nothing yet is left for another account or model (the route has somewhere to go). */
   readonly abandon: boolean;
   onStall(): void;
 }
 
 /**
- * The stall watch of a deep streamed attempt whose account has a baseline, else null (a
- * lone call on its account says nothing about concurrency: it is never counted as a throttle).
- * @param laterModels whether the route has fallback models left; with them, another account
- *   of the model or a shed fallback, a stalled attempt may be left (`abandon`).
+ * The stall watch of a deep streamed attempt, else null (a lone call on its account says
+ * nothing about concurrency: it is never counted as a throttle).
+ * @param route `laterModels`: the route has fallback models left; with them, another account
+ *   of the model or a shed fallback, a stalled attempt may be left (`abandon`); `moved`: the
+ *   request already left one stalled attempt, so this one runs to its end (a legitimately
+ *   slow reasoning call is sent again at most once).
  */
-export function stallWatch(state: RouterState, attempt: Attempt, laterModels: boolean): StallWatch | null {
+export function stallWatch(state: RouterState, attempt: Attempt, route: { laterModels: boolean; moved: boolean }): StallWatch | null {
   if (!attempt.deep || attempt.deepInFlight <= 1) return null;
   const { upstream } = attempt.target;
-  const afterMs = state.stalls.thresholdMs(upstream.id);
-  if (afterMs === null) return null;
   return {
-    afterMs,
-    abandon: laterModels || attempt.model.targets.length > 1 || (attempt.model.shed.fallback ?? attempt.model.name) !== attempt.model.name,
+    thresholdMs: () => state.stalls.thresholdMs(upstream.id),
+    abandon: !route.moved && (route.laterModels || attempt.model.targets.length > 1 || (attempt.model.shed.fallback ?? attempt.model.name) !== attempt.model.name),
     onStall: () => {
       if (attempt.stalled) return;
       attempt.stalled = true;
@@ -44,7 +55,9 @@ export function stallWatch(state: RouterState, attempt: Attempt, laterModels: bo
 export function answered(state: RouterState, attempt: Attempt, firstEventMs: number | null): void {
   if (attempt.stalled) return;
   attempt.signal = 'ok';
-  if (attempt.deep && firstEventMs !== null) state.stalls.observe(attempt.target.upstream.id, firstEventMs);
+  if (!attempt.deep) return;
+  state.probes.answered(attempt.target.upstream.id, attempt.leaseId, attempt.deepInFlight);
+  if (firstEventMs !== null) state.stalls.observe(attempt.target.upstream.id, firstEventMs);
 }
 
 /**

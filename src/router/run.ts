@@ -19,14 +19,14 @@ import { classifiedAs, type Classified } from '../errors/classify.js';
 import type { TargetView } from '../store/types.js';
 import { isThrottle, makeAttempt, type Attempt, type AttemptResult, type Next, type Taken } from './attempt.js';
 import { fullJitter } from './backoff.js';
-import { answered, stallWatch, windowsSeen, type StallWatch } from './feedback.js';
+import { answered, STALL_LINGER_MS, stallWatch, windowsSeen, type StallWatch } from './feedback.js';
 import type { RateWindows } from '../providers/types.js';
 import { QueueFullError } from './concurrency.js';
 import { isDeep } from './deep.js';
 import type { RouteOptions, RouterState } from './state.js';
 import { shedDecision } from './shed.js';
 import { budgetStop, cooledStop, queueFullError, retryAfterSeconds } from './stops.js';
-import { admissible, takeSlot, waitForPlace } from './take.js';
+import { admissible, expectedPlaceWaitMs, takeSlot, waitForPlace } from './take.js';
 
 export type { Attempt, AttemptResult, Next } from './attempt.js';
 export type { RouteOptions } from './state.js';
@@ -62,6 +62,8 @@ export class RouteRun {
   private readonly shedCounted = new Set<string>();
   /** The last attempt was throttled by its account: the next one is routing, not a retry. */
   private throttled = false;
+  /** An attempt of this request was left because it stalled (router/feedback.ts). */
+  private stallMoved = false;
 
   constructor(
     private readonly state: RouterState,
@@ -108,7 +110,7 @@ export class RouteRun {
       const deep = isDeep(model, this.opts.effort);
       if (deep) pool = pool.filter((t) => views.get(t)!.deep < views.get(t)!.limit);
       if (pool.length === 0) {
-        const shed = await this.applyShed(model, admissible(this.state.health, remaining, views, this.tried.size > 0), signal);
+        const shed = await this.applyShed(model, admissible(this.state.health, remaining, views, this.tried.size > 0), views, signal);
         if (shed && 'target' in shed) return { attempt: this.open(model, shed, deep) };
         if (shed) return shed;
         continue;
@@ -119,7 +121,7 @@ export class RouteRun {
       const taken = await this.take(model, pool, views, deep, signal);
       if (taken === 'hot') {
         // Every account filled up between the view and the acquire (other requests, other replicas).
-        const shed = await this.applyShed(model, pool, signal);
+        const shed = await this.applyShed(model, pool, views, signal);
         if (shed && 'target' in shed) return { attempt: this.open(model, shed, deep) };
         if (shed) return shed;
         continue;
@@ -156,13 +158,15 @@ export class RouteRun {
     const { classified } = result;
     const throttle = isThrottle(attempt, classified);
     if (throttle) attempt.signal = 'throttled';
-    attempt.release();
+    // A stalled call just cancelled still counts at the provider until it sees the cancel.
+    attempt.release(classified.class === 'stall' ? STALL_LINGER_MS : 0);
     if (throttle) {
       health.release(target.key, target.upstream.id);
       this.throttled = true;
     } else {
       health.failure(target.key, target.upstream.id, classified, result.reason ?? result.error.message, result.retryAfterMs);
     }
+    if (classified.class === 'stall') this.stallMoved = true;
     if (classified.class === 'timeout' || classified.class === 'stall') this.state.latency.observe(target.key, result.latencyMs);
     if (result.retryAfterMs !== undefined) this.retryHintMs = Math.max(this.retryHintMs, result.retryAfterMs);
     this.lastFailure = { classified, error: result.error };
@@ -170,7 +174,7 @@ export class RouteRun {
   }
 
   /** The stall watch of a running deep attempt (router/feedback.ts), or null. */
-  stallWatch = (attempt: Attempt): StallWatch | null => stallWatch(this.state, attempt, this.chainIdx + 1 < this.chain.length);
+  stallWatch = (attempt: Attempt): StallWatch | null => stallWatch(this.state, attempt, { laterModels: this.chainIdx + 1 < this.chain.length, moved: this.stallMoved });
 
   /** An answer's rate-limit headers (router/feedback.ts windowsSeen). */
   rateWindows = (attempt: Attempt, w: RateWindows): void => windowsSeen(this.state, attempt, w, this.cfg.retry_after_cap_ms);
@@ -226,7 +230,7 @@ export class RouteRun {
     }
     if (this.attempts === 0 || this.state.budget.tryRetry()) return null;
     this.state.onBudgetExhausted?.();
-    return { stop: budgetStop(this.lastFailure?.error, this.retryAfterSeconds(model)) };
+    return { stop: budgetStop(this.lastFailure?.error, retryAfterSeconds(model, this.state.health, this.retryHintMs)) };
   }
 
   /** Takes a slot (router/take.ts); a full queue becomes this route's last failure. */
@@ -260,10 +264,12 @@ export class RouteRun {
    * on its accounts (the slot it got), a move to another model, or a stop (429).
    * @param hot the model's admissible (hot) targets, for the wait rung.
    */
-  private async applyShed(model: Model, hot: Target[], signal: AbortSignal): Promise<Next | Taken | null> {
+  private async applyShed(model: Model, hot: Target[], views: Views, signal: AbortSignal): Promise<Next | Taken | null> {
     const later = this.chain.slice(this.chainIdx + 1);
     const waitedMs = model.shed.policy === 'queue' ? this.shedWaitedMs : Math.max(this.shedWaitedMs, Date.now() - this.began);
-    const d = shedDecision(model, { lookup: this.opts.lookup, later, priority: this.opts.priority ?? 'interactive', waitedMs, typicalMs: this.state.deepTimes.typicalMs(model.name) });
+    const typicalMs = this.state.deepTimes.typicalMs(model.name);
+    const expectedWaitMs = expectedPlaceWaitMs(this.state, hot, views, typicalMs);
+    const d = shedDecision(model, { lookup: this.opts.lookup, later, priority: this.opts.priority ?? 'interactive', waitedMs, typicalMs, expectedWaitMs });
     if (!this.shedCounted.has(d.notify)) this.state.onShed?.(model.name, d.notify);
     this.shedCounted.add(d.notify);
     if (d.kind === 'wait') {
@@ -288,10 +294,5 @@ export class RouteRun {
 
   private finalError(): GatewayError {
     return this.lastFailure?.error ?? new GatewayError('GW_ERR_NO_TARGET');
-  }
-
-  /** Seconds until a target of `model` may take traffic, else the upstreams' Retry-After hint. */
-  private retryAfterSeconds(model: Model): string {
-    return retryAfterSeconds(model, this.state.health, this.retryHintMs);
   }
 }

@@ -4,9 +4,11 @@
  *
  * - `ladder` (default), rung by rung: wait for a place on the model's own accounts, first
  *   come first served (interactive keys only: background keys skip it), while the request is
- *   younger than half the model's typical deep call time (router/deep.ts DeepTimes) and
- *   `wait_ms`: a wait never costs more than half the call it saves, and a request that already
- *   spent that long (a refusal, a stall abandoned) waits no more; no wait before the model's
+ *   younger than 3/4 of the model's typical deep call time (router/deep.ts DeepTimes) and
+ *   `wait_ms`, and only when a place is expected within that time (the waiters ahead, served
+ *   as running calls end: router/take.ts): a wait never costs more than most of the call it
+ *   saves, a request that already spent that long (a refusal, a stall abandoned) waits no
+ *   more, and a call that would wait in vain moves on at once; no wait before the model's
  *   typical time is known (the first burst of a cold replica sheds at once); when no model is
  *   left to move to (only the 429 below), up to the whole `wait_ms` instead; the
  *   next reasoning model among the model's fallbacks; the non-reasoning `shed.fallback`; 429
@@ -39,7 +41,16 @@ export interface ShedContext {
   readonly waitedMs: number;
   /** The model's typical served deep call time, ms (null: not known yet). */
   readonly typicalMs: number | null;
+  /** How long a call joining the wait rung's line now would wait for a place, ms (router/take.ts; null: not known). */
+  readonly expectedWaitMs: number | null;
 }
+
+/**
+ * The longest wait for a place, as a share of the model's typical deep call time, when a
+ * model to move to is left: a step that waited this long and then ran still ends within
+ * 1 + WAIT_SHARE typical calls, and the reasoning model keeps the call.
+ */
+const WAIT_SHARE = 0.75;
 
 function reject(model: Model): ShedDecision {
   const stop = new GatewayError('GW_ERR_SHED_REJECTED', {
@@ -66,9 +77,13 @@ export function shedDecision(model: Model, ctx: ShedContext): ShedDecision {
       const reasoning = ctx.later.find((m) => m.reasoning && m !== model);
       const fallback = shed.fallback === undefined ? undefined : ctx.lookup(shed.fallback);
       const downgrade = fallback && fallback !== model ? fallback : undefined;
-      // With only a 429 left below, the whole wait_ms is worth it; with a model to move to, half a typical call at most.
-      const waitFor = !reasoning && !downgrade ? shed.wait_ms : ctx.typicalMs === null ? 0 : Math.min(shed.wait_ms, ctx.typicalMs / 2);
-      if (ctx.priority === 'interactive' && ctx.waitedMs < waitFor) return { kind: 'wait', ms: Math.ceil(waitFor - ctx.waitedMs), notify: 'wait' };
+      // With only a 429 left below, the whole wait_ms is worth it; with a model to move to,
+      // WAIT_SHARE of a typical call at most, and only when a place is expected that soon.
+      const last = !reasoning && !downgrade;
+      const waitFor = last ? shed.wait_ms : ctx.typicalMs === null ? 0 : Math.min(shed.wait_ms, ctx.typicalMs * WAIT_SHARE);
+      const left = waitFor - ctx.waitedMs;
+      const worth = last || (ctx.expectedWaitMs !== null && ctx.expectedWaitMs <= left);
+      if (ctx.priority === 'interactive' && left > 0 && worth) return { kind: 'wait', ms: Math.ceil(left), notify: 'wait' };
       if (reasoning) return { kind: 'reasoning', to: reasoning, notify: 'fallback' };
       return downgrade ? { kind: 'downgrade', to: downgrade, notify: 'downgrade' } : reject(model);
     }

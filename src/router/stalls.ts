@@ -1,49 +1,54 @@
 /**
- * Stall detection per upstream account: each account's uncongested time to first event,
- * and the time past which a deep call still waiting for its first event counts as stalled.
+ * Stall detection per upstream account: each account's recent first-event times, and the
+ * time past which a deep call still waiting for its first event counts as stalled.
  * A provider that stalls instead of refusing (its first tokens late by seconds when too many
  * calls are in flight) is throttling all the same: the stall cuts the account's learned
  * capacity as a 429 would (store/capacity.ts), as soon as it is seen, not when the late first
  * event finally comes.
  *
- * The baseline is a slowly rising minimum of the first-event times of calls that did not
- * stall (it falls at once to a faster sample and climbs 2% of the gap per sample, so a
- * provider that really got slower is followed, and a few slow calls do not raise the bar).
+ * The threshold is FACTOR × the median of the account's last WINDOW first-event times of
+ * calls that did not stall, and at least FLOOR_MS. A median, not a minimum or a mean: a few
+ * fast outliers do not lower the bar, and late ones (stalls that came before the account
+ * had enough samples to be watched) do not raise it, as long as they are fewer than half.
  * Per replica: each replica measures its own calls (no store round trip).
  */
 
-/** Samples before an account's baseline is trusted. */
-const MIN_SAMPLES = 5;
-/** A first event later than FACTOR × the baseline, and at least FLOOR_MS, is a stall. */
-const FACTOR = 4;
+/** Samples before an account's threshold is trusted. */
+const MIN_SAMPLES = 3;
+/** Recent samples kept per account. */
+const WINDOW = 64;
+/** A first event later than FACTOR × the recent median, and at least FLOOR_MS, is a stall. */
+const FACTOR = 3;
 const FLOOR_MS = 1_000;
-/** Share of the gap a slower sample moves the baseline up. */
-const RISE = 0.02;
+
+/** The q-quantile (0..1) of `xs` (nearest rank); `xs` is not modified. */
+function quantile(xs: readonly number[], q: number): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+}
 
 export class StallDetector {
-  private readonly base = new Map<string, { ms: number; samples: number }>();
+  /** upstream -> ring of recent first-event times (ms) and the next slot to write. */
+  private readonly recent = new Map<string, { ms: number[]; next: number; threshold: number | null }>();
 
   /** A deep call's first event came `ms` after it was sent, without a stall. */
   observe(upstream: string, ms: number): void {
-    const b = this.base.get(upstream);
-    if (!b) {
-      this.base.set(upstream, { ms, samples: 1 });
-      return;
-    }
-    b.samples++;
-    b.ms = ms < b.ms ? ms : b.ms + (ms - b.ms) * RISE;
+    let r = this.recent.get(upstream);
+    if (!r) this.recent.set(upstream, (r = { ms: [], next: 0, threshold: null }));
+    if (r.ms.length < WINDOW) r.ms.push(ms);
+    else r.ms[r.next] = ms;
+    r.next = (r.next + 1) % WINDOW;
+    r.threshold = r.ms.length >= MIN_SAMPLES ? Math.max(FLOOR_MS, Math.ceil(FACTOR * quantile(r.ms, 0.5))) : null;
   }
 
-  /** Time after sending past which a call with no first event has stalled, ms; null while the baseline is not yet known. */
+  /** Time after sending past which a call with no first event has stalled, ms; null while too few samples are known. */
   thresholdMs(upstream: string): number | null {
-    const b = this.base.get(upstream);
-    if (!b || b.samples < MIN_SAMPLES) return null;
-    return Math.max(FLOOR_MS, Math.ceil(b.ms * FACTOR));
+    return this.recent.get(upstream)?.threshold ?? null;
   }
 
-  /** The account's baseline first-event time, ms (null: not enough samples), for the admin view. */
+  /** The account's median first-event time, ms (null: too few samples), for the admin view. */
   baselineMs(upstream: string): number | null {
-    const b = this.base.get(upstream);
-    return b && b.samples >= MIN_SAMPLES ? Math.round(b.ms) : null;
+    const r = this.recent.get(upstream);
+    return r && r.ms.length >= MIN_SAMPLES ? Math.round(quantile(r.ms, 0.5)) : null;
   }
 }

@@ -5,7 +5,7 @@
  */
 import type { Strategy } from '../config/schema.js';
 import type { Target } from '../config/types.js';
-import type { TargetView } from '../store/types.js';
+import type { Lease, TargetView } from '../store/types.js';
 import { slotRequest, type Taken } from './attempt.js';
 import { QueueFullError } from './concurrency.js';
 import type { HealthBoard } from './health.js';
@@ -30,8 +30,8 @@ export async function takeSlot(
   let allHot = deep;
   for (const c of ordered) {
     const got = await state.store.acquire(slotRequest(c.target, deep));
-    if (got.ok) return { target: c.target, lease: got.lease, queuedMs: 0 };
-    if (got.reason !== 'hot') allHot = false;
+    if (got.ok && (!deep || probeGate(state, got.lease))) return { target: c.target, lease: got.lease, queuedMs: 0 };
+    if (!got.ok && got.reason !== 'hot') allHot = false;
   }
   if (allHot) return 'hot';
   const best = ordered[0]!.target;
@@ -45,6 +45,31 @@ export async function takeSlot(
 }
 
 /**
+ * Whether a deep call that took its place may go past the account's probe gate
+ * (router/probes.ts); when not, the place goes back at once and the account counts as hot.
+ */
+function probeGate(state: RouterState, lease: Lease): boolean {
+  if (state.probes.admit(lease.upstream, lease.id, lease.deepInFlight, lease.deepLimit) !== 'wait') return true;
+  void state.store.release(lease);
+  return false;
+}
+
+/** The line of the shed ladder's wait rung for a set of hot accounts. */
+const placeLine = (hot: readonly Target[]): string => `\u0000deep:${hot.map((t) => t.key).join('\u0000')}`;
+
+/**
+ * How long a deep call joining the wait rung's line now would wait for a place, ms: the
+ * waiters ahead of it and itself, each served as one running call ends, calls ending at the
+ * accounts' learned limits per typical call time (Little's law). Null when the typical time
+ * is not known. Waiters on other replicas are not seen, so this is a lower bound there.
+ */
+export function expectedPlaceWaitMs(state: RouterState, hot: readonly Target[], views: ReadonlyMap<Target, TargetView>, typicalMs: number | null): number | null {
+  if (typicalMs === null || hot.length === 0) return null;
+  const places = hot.reduce((n, t) => n + Math.max(1, views.get(t)?.limit ?? 1), 0);
+  return ((state.queue.waiting(placeLine(hot)) + 1) * typicalMs) / places;
+}
+
+/**
  * The shed ladder's wait rung: waits up to `ms`, first come first served, for a deep place on
  * any of the model's hot accounts (one line per set of accounts; its head takes the first
  * place released on any of them).
@@ -53,9 +78,9 @@ export async function takeSlot(
  */
 export async function waitForPlace(state: RouterState, hot: readonly Target[], ms: number, signal: AbortSignal): Promise<Taken | null> {
   if (hot.length === 0 || ms <= 0) return null;
-  const line = `\u0000deep:${hot.map((t) => t.key).join('\u0000')}`;
+  const line = placeLine(hot);
   try {
-    const got = await state.queue.waitAny(line, hot.map((t) => slotRequest(t, true)), signal, ms);
+    const got = await state.queue.waitAny(line, hot.map((t) => slotRequest(t, true)), signal, ms, (lease) => probeGate(state, lease));
     return { target: hot[got.index]!, lease: got.lease, queuedMs: got.waitedMs };
   } catch (err) {
     if (err instanceof QueueFullError) return null;

@@ -9,18 +9,24 @@
  *
  * - **Cut.** A deep call throttled (a 429 rate limit, a stalled first token) while `n` deep
  *   calls (itself included) were in flight on the account says the account takes fewer
- *   than `n`: the limit drops to `n - 1` (never below `min`). `n` is the larger of the count
- *   when the call took its place and the count when the refusal is reported: calls that
- *   took their places after it may have reached the provider before it, so the count at
- *   its start alone can understate what the provider saw (a burst's refusals, reported out
- *   of order, would otherwise ratchet the limit down to 1). That is sharper than a
+ *   than `n`: the limit drops to `n - 1` (never below `min`). For a refusal (answered at
+ *   once) `n` is the larger of the count when the call took its place and the count when
+ *   the refusal is reported: calls that took their places after it may have reached the
+ *   provider before it, so the count at its start alone can understate what the provider
+ *   saw (a burst's refusals, reported out of order, would otherwise ratchet the limit down
+ *   to 1). For a stall (seen a second or more after the call took its place) `n` is the
+ *   count at its start: the calls admitted since say nothing of what it found. That is sharper than a
  *   multiplicative cut, because `n` is known; several refusals of one burst all cut to about
  *   the same place instead of collapsing the limit.
- * - **Probe.** A deep call that succeeded while the account was at its limit (`n >= limit`)
- *   says the account may take more: once the account has been calm for `probeMs` (no change
- *   of the limit, no throttle), it rises by one (never above `ceiling`); until the account has throttled
- *   once, it doubles instead (TCP's slow start, RFC 5681 §3.1), so an account far larger
- *   than the starting guess is found in a few probes. A raise that a throttle follows
+ * - **Probe.** A deep call that succeeded while the account was at its limit (`n >= limit`,
+ *   `n` the count when it took its place: that is what it proved the account takes) says the
+ *   account may take more: once the account has been calm for `probeMs` (no change of the
+ *   limit, no throttle; the calm starts with the first feedback the account ever gives, so
+ *   no account is raised before its first calls have shown how it answers), it rises by one
+ *   (never above `ceiling`); until the account has throttled once, it grows by half instead
+ *   (a gentler slow start than TCP's doubling, RFC 5681 §3.1: an overshoot costs stalled or
+ *   refused calls, not dropped packets), so an account far larger than the starting guess is
+ *   found in a few probes. A raise that a throttle follows
  *   doubles `probeMs` (up to PROBE_MAX_MS): a saturated account is probed ever more rarely,
  *   so a provider that stalls instead of refusing is rarely made to stall; a call that
  *   succeeds at a raised limit resets it to PROBE_BASE_MS, so a provider that grew its
@@ -40,13 +46,13 @@ export const PROBE_MAX_MS = 16_000;
 export interface CapacityState {
   /** Deep calls the account takes in flight. */
   limit: number;
-  /** Epoch ms of the last change of `limit` or throttle (0: never). */
+  /** Epoch ms of the last change of `limit` or throttle, or of the first feedback (0: none yet). */
   changedAt: number;
   /** Whether the last change was a raise (a probe). */
   raised: boolean;
   /** The wait before the next raise, ms. */
   probeMs: number;
-  /** No throttle seen yet: raises double the limit. */
+  /** No throttle seen yet: raises grow the limit by half. */
   slowStart: boolean;
 }
 
@@ -80,13 +86,13 @@ function clamp(n: number, b: CapacityBounds): number {
  * Applies one call's feedback (in place) and returns the state.
  * @param now epoch ms (the store's clock).
  * @param liveNow deep calls in flight on the account as the feedback arrives (the call itself
- *   included while it holds its place); the law reads the larger of it and `f.inFlight`.
+ *   included while it holds its place); a throttle is read against the larger of it and
+ *   `f.inFlight`, a success against `f.inFlight` alone.
  */
 export function applyFeedback(s: CapacityState, f: CapacityFeedback, b: CapacityBounds, now: number, liveNow = 0): CapacityState {
   s.limit = clamp(s.limit, b);
-  const n = Math.max(f.inFlight, liveNow);
   if (f.signal === 'throttled') {
-    const cut = clamp(n - 1, b);
+    const cut = clamp(Math.max(f.inFlight, liveNow) - 1, b);
     if (cut < s.limit) {
       if (s.raised) s.probeMs = Math.min(PROBE_MAX_MS, s.probeMs * 2);
       s.limit = cut;
@@ -97,10 +103,14 @@ export function applyFeedback(s: CapacityState, f: CapacityFeedback, b: Capacity
     s.slowStart = false;
     return s;
   }
-  if (n < s.limit) return s;
+  if (s.changedAt === 0) {
+    s.changedAt = now; // the first word from the account starts the calm
+    return s;
+  }
+  if (f.inFlight < s.limit) return s;
   if (s.raised) s.probeMs = PROBE_BASE_MS; // a call at the raised limit was served
   if (s.limit < b.ceiling && now - s.changedAt >= s.probeMs) {
-    s.limit = s.slowStart ? Math.min(b.ceiling, s.limit * 2) : s.limit + 1;
+    s.limit = s.slowStart ? Math.min(b.ceiling, s.limit + Math.max(1, Math.floor(s.limit / 2))) : s.limit + 1;
     s.changedAt = now;
     s.raised = true;
   }

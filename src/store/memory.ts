@@ -68,13 +68,14 @@ export class MemoryStore implements SharedStore {
   async acquire(req: SlotRequest): Promise<SlotResult> {
     const all = this.live(this.inflight, req.upstream);
     const deep = this.live(this.deep, req.upstream);
-    if (req.deep && deep.size >= this.limitOf(req.upstream, req.capacity)) return { ok: false, reason: 'hot' };
+    const limit = req.deep ? this.limitOf(req.upstream, req.capacity) : 0;
+    if (req.deep && deep.size >= limit) return { ok: false, reason: 'hot' };
     if (all.size >= req.limit) return { ok: false, reason: 'full' };
     const id = randomUUID();
     const expires = this.now() + this.leaseMs;
     all.set(id, expires);
     if (req.deep) deep.set(id, expires);
-    return { ok: true, lease: { id, upstream: req.upstream, deep: req.deep, from: 'memory', deepInFlight: req.deep ? deep.size : 0 } };
+    return { ok: true, lease: { id, upstream: req.upstream, deep: req.deep, from: 'memory', deepInFlight: req.deep ? deep.size : 0, deepLimit: limit } };
   }
 
   async renew(leases: readonly Lease[]): Promise<void> {
@@ -96,7 +97,7 @@ export class MemoryStore implements SharedStore {
   }
 
   async feedback(upstream: string, feedback: CapacityFeedback, bounds: CapacityBounds): Promise<void> {
-    applyFeedback(this.state(upstream, bounds), feedback, bounds, this.now(), this.live(this.deep, upstream).size);
+    applyFeedback(this.state(upstream, bounds), feedback, bounds, this.now());
   }
 
   async setCooldown(targetKey: string, untilMs: number): Promise<void> {

@@ -9,7 +9,8 @@ import { PROBE_BASE_MS, PROBE_MAX_MS } from './capacity.js';
 /**
  * Defines `cap_limit(key, start, min, ceiling)` (the learned limit, within the bounds) and
  * `cap_feedback(key, start, min, ceiling, signal, inflight, now, live)` (`live`: the deep
- * calls in flight as the feedback arrives; the law reads the larger of it and `inflight`).
+ * calls in flight as the feedback arrives; a throttle is read against the larger of it and
+ * `inflight`, a success against `inflight` alone).
  */
 export const CAPACITY_LUA = `
 local function cap_clamp(n, mn, ceiling)
@@ -28,9 +29,10 @@ local function cap_limit(key, start, mn, ceiling)
 end
 local function cap_feedback(key, start, mn, ceiling, signal, inflight, now, live)
   local s = cap_read(key, start, mn, ceiling)
-  if live > inflight then inflight = live end
   if signal == 'throttled' then
-    local cut = cap_clamp(inflight - 1, mn, ceiling)
+    local seen = inflight
+    if live > seen then seen = live end
+    local cut = cap_clamp(seen - 1, mn, ceiling)
     if cut < s.limit then
       if s.raised == 1 then s.probeMs = math.min(${PROBE_MAX_MS}, s.probeMs * 2) end
       s.limit = cut
@@ -38,10 +40,12 @@ local function cap_feedback(key, start, mn, ceiling, signal, inflight, now, live
     end
     s.changedAt = now
     s.slowStart = 0
+  elseif s.changedAt == 0 then
+    s.changedAt = now
   elseif inflight >= s.limit then
     if s.raised == 1 then s.probeMs = ${PROBE_BASE_MS} end
     if s.limit < ceiling and now - s.changedAt >= s.probeMs then
-      if s.slowStart == 1 then s.limit = math.min(ceiling, s.limit * 2) else s.limit = s.limit + 1 end
+      if s.slowStart == 1 then s.limit = math.min(ceiling, s.limit + math.max(1, math.floor(s.limit / 2))) else s.limit = s.limit + 1 end
       s.changedAt = now
       s.raised = 1
     end

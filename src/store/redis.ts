@@ -40,18 +40,20 @@ return out`;
 
 /**
  * KEYS: inflight, deep, cap; ARGV: max_concurrency, lease ms, id, deep (0/1), start, min, ceiling.
- * Returns {ok, reason, deep in flight}. Hot is decided before full.
+ * Returns {ok, reason, deep in flight, learned limit}. Hot is decided before full.
  */
 const ACQUIRE = `${NOW}${CAPACITY_LUA}
 local limit, lease, id, deep = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], ARGV[4] == '1'
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local n = 0
+local cap = 0
 if deep then
   redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
   n = redis.call('ZCARD', KEYS[2])
-  if n >= cap_limit(KEYS[3], tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])) then return {0, 'hot', n} end
+  cap = cap_limit(KEYS[3], tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]))
+  if n >= cap then return {0, 'hot', n, cap} end
 end
-if redis.call('ZCARD', KEYS[1]) >= limit then return {0, 'full', n} end
+if redis.call('ZCARD', KEYS[1]) >= limit then return {0, 'full', n, cap} end
 if deep then
   redis.call('ZADD', KEYS[2], now + lease, id)
   redis.call('PEXPIRE', KEYS[2], lease * 2)
@@ -59,7 +61,7 @@ if deep then
 end
 redis.call('ZADD', KEYS[1], now + lease, id)
 redis.call('PEXPIRE', KEYS[1], lease * 2)
-return {1, 'ok', n}`;
+return {1, 'ok', n, cap}`;
 
 /** KEYS: (inflight, deep) per lease; ARGV: lease ms, then the lease ids. Extends live leases only. */
 const RENEW = `${NOW}
@@ -88,10 +90,9 @@ if held == 1 and ARGV[2] ~= '' then
 end
 return 1`;
 
-/** KEYS: cap, deep; ARGV: signal, deep in flight, start, min, ceiling. */
+/** KEYS: cap; ARGV: signal, deep in flight, start, min, ceiling. */
 const FEEDBACK = `${NOW}${CAPACITY_LUA}
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-cap_feedback(KEYS[1], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[1], tonumber(ARGV[2]), now, redis.call('ZCARD', KEYS[2]))
+cap_feedback(KEYS[1], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[1], tonumber(ARGV[2]), now, 0)
 return 1`;
 
 /** KEYS: cool; ARGV: until ms. Keeps the later cooldown. */
@@ -105,10 +106,10 @@ type Client = Redis | Cluster;
 
 interface Scripts {
   syView(keys: number, ...args: (string | number)[]): Promise<number[]>;
-  syAcquire(k1: string, k2: string, k3: string, ...args: (string | number)[]): Promise<[number, string, number]>;
+  syAcquire(k1: string, k2: string, k3: string, ...args: (string | number)[]): Promise<[number, string, number, number]>;
   syRenew(keys: number, ...args: (string | number)[]): Promise<number>;
   syRelease(k1: string, k2: string, k3: string, ...args: (string | number)[]): Promise<number>;
-  syFeedback(k1: string, k2: string, ...args: (string | number)[]): Promise<number>;
+  syFeedback(k1: string, ...args: (string | number)[]): Promise<number>;
   syCool(k1: string, until: number): Promise<number>;
 }
 
@@ -161,7 +162,7 @@ export class RedisStore implements SharedStore {
     client.defineCommand('syAcquire', { lua: ACQUIRE, numberOfKeys: 3 });
     client.defineCommand('syRenew', { lua: RENEW });
     client.defineCommand('syRelease', { lua: RELEASE, numberOfKeys: 3 });
-    client.defineCommand('syFeedback', { lua: FEEDBACK, numberOfKeys: 2 });
+    client.defineCommand('syFeedback', { lua: FEEDBACK, numberOfKeys: 1 });
     client.defineCommand('syCool', { lua: COOL, numberOfKeys: 1 });
     this.r = client as Client & Scripts;
     this.p = `{${o.prefix}}`;
@@ -184,7 +185,7 @@ export class RedisStore implements SharedStore {
 
   async acquire(req: SlotRequest): Promise<SlotResult> {
     const id = randomUUID();
-    const [ok, reason, n] = await this.r.syAcquire(
+    const [ok, reason, n, cap] = await this.r.syAcquire(
       this.key('inflight', req.upstream),
       this.key('deep', req.upstream),
       this.key('cap', req.upstream),
@@ -194,7 +195,7 @@ export class RedisStore implements SharedStore {
       req.deep ? '1' : '0',
       ...boundsArgs(req.capacity),
     );
-    if (ok === 1) return { ok: true, lease: { id, upstream: req.upstream, deep: req.deep, from: 'redis', deepInFlight: Number(n) } };
+    if (ok === 1) return { ok: true, lease: { id, upstream: req.upstream, deep: req.deep, from: 'redis', deepInFlight: Number(n), deepLimit: Number(cap) } };
     return { ok: false, reason: reason === 'hot' ? 'hot' : 'full' };
   }
 
@@ -210,7 +211,7 @@ export class RedisStore implements SharedStore {
   }
 
   async feedback(upstream: string, feedback: CapacityFeedback, bounds: CapacityBounds): Promise<void> {
-    await this.r.syFeedback(this.key('cap', upstream), this.key('deep', upstream), feedback.signal, feedback.inFlight, ...boundsArgs(bounds));
+    await this.r.syFeedback(this.key('cap', upstream), feedback.signal, feedback.inFlight, ...boundsArgs(bounds));
   }
 
   async setCooldown(targetKey: string, untilMs: number): Promise<void> {

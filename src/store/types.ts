@@ -47,6 +47,8 @@ export interface Lease {
   readonly from: 'memory' | 'redis';
   /** Deep calls in flight on the account when this one took its place, itself included (0 for other calls). */
   readonly deepInFlight: number;
+  /** The account's learned limit when this deep call took its place (0 for other calls). */
+  readonly deepLimit: number;
 }
 
 export type SlotResult = { readonly ok: true; readonly lease: Lease } | { readonly ok: false; readonly reason: 'full' | 'hot' };
@@ -65,10 +67,16 @@ export interface SharedStore {
   renew(leases: readonly Lease[]): Promise<void>;
   /**
    * Returns a slot. Idempotent. With `feedback`, a deep call's outcome updates its account's
-   * learned capacity in the same round trip.
+   * learned capacity in the same round trip, read against the larger of `feedback.inFlight`
+   * and the deep calls holding places as it arrives (a refusal answered at once: calls that
+   * took their places after it may have reached the provider before it).
    */
   release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds): Promise<void>;
-  /** Updates an account's learned capacity now (a throttle seen while the call still runs). */
+  /**
+   * Updates an account's learned capacity now, read against `feedback.inFlight` alone (a
+   * stall seen while the call still runs: the calls that took places since say nothing of
+   * what it found).
+   */
   feedback(upstream: string, feedback: CapacityFeedback, bounds: CapacityBounds): Promise<void>;
   /** Records that a target cools until `untilMs` (epoch ms); replicas see it in `view`. */
   setCooldown(targetKey: string, untilMs: number): Promise<void>;

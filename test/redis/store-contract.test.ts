@@ -224,7 +224,7 @@ for (const flavour of FLAVOURS) {
       const l3 = leaseOf(await s.acquire(r));
       assert.deepEqual(await s.acquire(r), { ok: false, reason: 'hot' });
       // A lease this store never issued changes nothing.
-      await s.release({ id: randomUUID(), upstream: a, deep: true, from: l1.from, deepInFlight: 1 });
+      await s.release({ id: randomUUID(), upstream: a, deep: true, from: l1.from, deepInFlight: 1, deepLimit: 1 });
       [v] = await s.view([ref(a, { capacity: cap(2) })]);
       assert.deepEqual(v, { inFlight: 2, deep: 2, limit: 2, coolingUntil: 0 });
       for (const l of [l2, l3, l2, l3, l1]) await s.release(l);
@@ -272,12 +272,11 @@ for (const flavour of FLAVOURS) {
     test('the learned limit follows one table of feedback steps (the same in TypeScript and Lua)', async () => {
       const s = await store();
       const a = up('law');
-      const b = cap(4, 12);
+      const b = cap(8, 12);
       const limit = async () => (await s.view([ref(a, { capacity: b })]))[0]!.limit;
       const steps: [CapacityFeedback, number, string][] = [
-        [{ signal: 'ok', inFlight: 2 }, 4, 'a call below the limit says nothing'],
-        [{ signal: 'ok', inFlight: 4 }, 8, 'served at the limit, nothing learned yet: slow start doubles'],
-        [{ signal: 'ok', inFlight: 8 }, 8, 'no second raise before the probe wait'],
+        [{ signal: 'ok', inFlight: 2 }, 8, 'a call below the limit says nothing (its word starts the calm)'],
+        [{ signal: 'ok', inFlight: 8 }, 8, 'served at the limit within the first calm: no raise yet'],
         [{ signal: 'throttled', inFlight: 6 }, 5, 'throttled with 6 in flight: the account takes 5'],
         [{ signal: 'throttled', inFlight: 6 }, 5, 'the same refusal again changes nothing'],
         [{ signal: 'throttled', inFlight: 9 }, 5, 'a refusal above the limit changes nothing'],
@@ -306,12 +305,13 @@ for (const flavour of FLAVOURS) {
       for (let i = 0; i < 4; i++) leaseOf(await s.acquire(req(d, { deep: true, capacity: cap(8) })));
       await s.release(early, { signal: 'throttled', inFlight: early.deepInFlight }, cap(8));
       assert.equal((await s.view([ref(d, { capacity: cap(8) })]))[0]!.limit, 4, 'five in flight at the refusal: the account takes 4');
-      // The same for a stall reported while the call runs.
+      // A stall reported while the call runs reads the count at its start alone.
       const e = up('law-late-stall');
-      const first = leaseOf(await s.acquire(req(e, { deep: true, capacity: cap(8) })));
       for (let i = 0; i < 2; i++) leaseOf(await s.acquire(req(e, { deep: true, capacity: cap(8) })));
-      await s.feedback(e, { signal: 'throttled', inFlight: first.deepInFlight }, cap(8));
-      assert.equal((await s.view([ref(e, { capacity: cap(8) })]))[0]!.limit, 2, 'three in flight at the stall: the account takes 2');
+      const third = leaseOf(await s.acquire(req(e, { deep: true, capacity: cap(8) })));
+      for (let i = 0; i < 3; i++) leaseOf(await s.acquire(req(e, { deep: true, capacity: cap(8) })));
+      await s.feedback(e, { signal: 'throttled', inFlight: third.deepInFlight }, cap(8));
+      assert.equal((await s.view([ref(e, { capacity: cap(8) })]))[0]!.limit, 2, 'stalled as the third in flight: the account takes 2 (the three admitted since say nothing)');
     });
 
     test(`after ${PROBE_BASE_MS} ms calm, a call served at the limit raises it by one; the ceiling holds`, async () => {
@@ -326,6 +326,14 @@ for (const flavour of FLAVOURS) {
       assert.equal(await limit(), 3, 'additive raise after the first throttle');
       await s.feedback(a, { signal: 'ok', inFlight: 3 }, b);
       assert.equal(await limit(), 3, 'one raise per probe wait');
+      // Slow start: an account that never throttled grows by half, after its first calm.
+      const c = up('slow-start');
+      const wide = cap(4, 40);
+      await s.feedback(c, { signal: 'ok', inFlight: 4 }, wide);
+      assert.equal((await s.view([ref(c, { capacity: wide })]))[0]!.limit, 4, 'the first word starts the calm');
+      await sleep(PROBE_BASE_MS + 100);
+      await s.feedback(c, { signal: 'ok', inFlight: 4 }, wide);
+      assert.equal((await s.view([ref(c, { capacity: wide })]))[0]!.limit, 6, 'slow start: 4 + 2');
       // A bound moved by a reload applies at once.
       assert.equal((await s.view([ref(a, { capacity: cap(4, 2) })]))[0]!.limit, 2);
     });

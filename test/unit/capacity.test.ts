@@ -1,6 +1,6 @@
 /**
- * The learned-capacity law (store/capacity.ts) on a fake clock: slow start until the first
- * throttle, cuts to what a throttled call saw, one additive raise per probe wait, the probe
+ * The learned-capacity law (store/capacity.ts) on a fake clock: no raise before the first
+ * calm, slow start (growth by half) until the first throttle, cuts to what a throttled call saw, one additive raise per probe wait, the probe
  * wait doubling after a raise that was throttled (up to its maximum) and back to its base
  * once a call is served at a raised limit, bounds always held.
  */
@@ -19,18 +19,28 @@ function run(steps: [number, 'ok' | 'throttled', number][], b = B): CapacityStat
 }
 
 describe('learned capacity', () => {
-  test('slow start doubles at each probe until the first throttle, then the cut is what the throttled call saw', () => {
+  test('the first word starts the calm; slow start grows by half at each probe until the first throttle, then the cut is what the throttled call saw', () => {
     const out = run([
       [1_000, 'ok', 4],
-      [1_500, 'ok', 8],
-      [1_000 + PROBE_BASE_MS - 1, 'ok', 8],
-      [1_000 + PROBE_BASE_MS, 'ok', 8],
-      [1_000 + PROBE_BASE_MS + 100, 'throttled', 13],
-      [1_000 + PROBE_BASE_MS + 200, 'throttled', 20],
+      [1_500, 'ok', 4],
+      [1_000 + PROBE_BASE_MS - 1, 'ok', 4],
+      [1_000 + PROBE_BASE_MS, 'ok', 4],
+      [1_000 + 2 * PROBE_BASE_MS, 'ok', 6],
+      [1_000 + 2 * PROBE_BASE_MS + 100, 'throttled', 8],
+      [1_000 + 2 * PROBE_BASE_MS + 200, 'throttled', 12],
     ]);
-    assert.deepEqual(out.map((s) => s.limit), [8, 8, 8, 16, 12, 12]);
-    assert.equal(out[4]!.slowStart, false);
-    assert.equal(out[4]!.probeMs, PROBE_BASE_MS * 2, 'the throttle came after a raise: probing waits twice as long');
+    assert.deepEqual(out.map((s) => s.limit), [4, 4, 4, 6, 9, 7, 7]);
+    assert.equal(out[5]!.slowStart, false);
+    assert.equal(out[5]!.probeMs, PROBE_BASE_MS * 2, 'the throttle came after a raise: probing waits twice as long');
+  });
+
+  test('a success proves the count at its start; a refusal is read against the count as it comes back', () => {
+    const s = initialCapacity(B);
+    applyFeedback(s, { signal: 'ok', inFlight: 1 }, B, T0);
+    applyFeedback(s, { signal: 'ok', inFlight: 2 }, B, T0 + PROBE_BASE_MS, 9);
+    assert.equal(s.limit, 4, 'served after starting second: no sign the account takes 4, whatever runs now');
+    applyFeedback(s, { signal: 'throttled', inFlight: 2 }, B, T0 + PROBE_BASE_MS + 1, 4);
+    assert.equal(s.limit, 3, 'refused with 4 in flight as it came back: the account takes 3, not 1');
   });
 
   test('after the first throttle a raise is +1, at most one per probe wait; a call served at the raised limit resets the wait', () => {
