@@ -6,6 +6,7 @@
 // measured against it has to find the limits out.
 //
 //   node scripts/throttled-provider.mjs --port 9300 --accounts 3 --cap 4 --shape 429
+//   node scripts/throttled-provider.mjs --port 9300 --accounts 3 --caps 3,4,6 --shape stall
 //
 // Accounts are path prefixes: http://127.0.0.1:<port>/acct-1/v1/chat/completions …
 // Each account counts its own calls in flight. A call that arrives while `cap` calls are
@@ -70,7 +71,12 @@ function planEvents(o, body, id) {
 export async function startThrottledProvider(options = {}) {
   const o = { ...DEFAULTS, ...options };
   const accounts = new Map();
-  for (let i = 1; i <= o.accounts; i++) accounts.set(`acct-${i}`, { cap: o.cap, inFlight: 0, requests: 0, throttled: 0, stalled: 0, served: 0, peak: 0 });
+  // `caps` ("3,4,6" or [3, 4, 6]) gives each account its own cap; accounts past its end take `cap`.
+  const caps = (Array.isArray(o.caps) ? o.caps : String(o.caps ?? '').split(','))
+    .filter((c) => String(c).trim() !== '')
+    .map(Number)
+    .filter((n) => Number.isInteger(n) && n >= 0);
+  for (let i = 1; i <= o.accounts; i++) accounts.set(`acct-${i}`, { cap: caps[i - 1] ?? o.cap, inFlight: 0, requests: 0, throttled: 0, stalled: 0, served: 0, peak: 0 });
   const sockets = new Set();
   let seq = 0;
 
@@ -187,6 +193,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       host: { type: 'string', default: '127.0.0.1' },
       accounts: { type: 'string', default: String(DEFAULTS.accounts) },
       cap: { type: 'string', default: String(DEFAULTS.cap) },
+      caps: { type: 'string', default: '' },
       shape: { type: 'string', default: DEFAULTS.shape },
       'stall-ms': { type: 'string', default: String(DEFAULTS.stall_ms) },
       'retry-after': { type: 'string', default: String(DEFAULTS.retry_after_s) },
@@ -200,13 +207,14 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     host: v.host,
     accounts: Number(v.accounts),
     cap: Number(v.cap),
+    caps: v.caps,
     shape: v.shape,
     stall_ms: Number(v['stall-ms']),
     retry_after_s: Number(v['retry-after']),
     ttft_ms: Number(v['ttft-ms']),
     event_ms: Number(v['event-ms']),
   });
-  process.stdout.write(`throttled provider on ${p.url} (accounts acct-1..acct-${v.accounts}, cap ${v.cap}, shape ${v.shape})\n`);
+  process.stdout.write(`throttled provider on ${p.url} (accounts acct-1..acct-${v.accounts}, caps ${Object.values(p.stats()).map((a) => a.cap).join('/')}, shape ${v.shape})\n`);
   const stop = () => p.close().then(() => process.exit(0));
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);

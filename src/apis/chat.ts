@@ -68,6 +68,7 @@ export const chatApi: InboundApi = {
   name: 'chat',
   path: '/v1/chat/completions',
   effort: (body) => str(body['reasoning_effort']) ?? null,
+  withEffort: (body, effort) => ({ ...body, reasoning_effort: effort }),
   wantsUsage: (body) => body['stream'] === true && (body['stream_options'] as { include_usage?: unknown } | null | undefined)?.include_usage === true,
   sessionHint: (body) => str(body['prompt_cache_key']) ?? str(body['user']),
   hasImages: (body) => hasImages(body['messages']),

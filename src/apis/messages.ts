@@ -104,10 +104,27 @@ function effort(body: Record<string, unknown>): string | null {
 }
 
 
+/** The thinking budget, tokens, that `effort` reads back as (the floors of `effort` above). */
+const BUDGET_OF: Readonly<Record<string, number>> = { minimal: 1_024, low: 1_024, medium: 4_096, high: 16_384 };
+
+/**
+ * A Messages body at `effort`: `output_config.effort` when the client set one, else a
+ * `thinking.budget_tokens` no larger than the level's floor (never raised); a body without
+ * either has no effort to lower.
+ */
+function withEffort(body: Record<string, unknown>, level: string): Record<string, unknown> {
+  const config = body['output_config'] as Record<string, unknown> | null | undefined;
+  if (config && typeof config['effort'] === 'string') return { ...body, output_config: { ...config, effort: level } };
+  const thinking = body['thinking'] as { type?: unknown; budget_tokens?: unknown } | null | undefined;
+  if (!thinking || thinking.type !== 'enabled' || typeof thinking.budget_tokens !== 'number') return body;
+  return { ...body, thinking: { ...thinking, budget_tokens: Math.min(thinking.budget_tokens, BUDGET_OF[level] ?? thinking.budget_tokens) } };
+}
+
 export const messagesApi: InboundApi = {
   name: 'messages',
   path: '/v1/messages',
   effort,
+  withEffort,
   wantsUsage: () => true,
   sessionHint: (body) => str((body['metadata'] as { user_id?: unknown } | null | undefined)?.user_id),
   hasImages: (body) => hasImages(body['messages']),

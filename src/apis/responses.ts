@@ -43,6 +43,7 @@ export const responsesApi: InboundApi = {
   name: 'responses',
   path: '/v1/responses',
   effort: (body) => str((body['reasoning'] as { effort?: unknown } | null | undefined)?.effort) ?? null,
+  withEffort: (body, effort) => ({ ...body, reasoning: { ...((body['reasoning'] as Record<string, unknown> | null | undefined) ?? {}), effort } }),
   wantsUsage: () => true,
   sessionHint: (body) => str(body['prompt_cache_key']) ?? str(body['previous_response_id']) ?? str(body['user']),
   hasImages: (body) => Array.isArray(body['input']) && hasImages(body['input']),

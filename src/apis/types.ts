@@ -22,6 +22,11 @@ export interface InboundApi {
   readonly path: string;
   /** The request's `reasoning_effort` equivalent (`minimal` … `xhigh`), for deep-call detection; null when none. */
   effort(body: Record<string, unknown>): string | null;
+  /**
+   * The body with its reasoning effort set to `effort` (the shed ladder's lower-effort rung),
+   * in this API's own field; the body itself is not modified.
+   */
+  withEffort(body: Record<string, unknown>, effort: string): Record<string, unknown>;
   /** Whether the client asked to receive the usage event (chat's `stream_options.include_usage`). */
   wantsUsage(body: Record<string, unknown>): boolean;
   /** Client-supplied session hint for `sticky` routing (before hashing), if any. */

@@ -5,6 +5,7 @@
  * models (duplicates, unknown upstreams and models, fallback cycles).
  */
 import type { ModelConfig, PriceConfig, RawConfig } from './schema.js';
+import { EFFORT_LEVELS } from './schema-model.js';
 import type { LiveUpstream, Model } from './types.js';
 
 /** Where the checks put what they find: errors stop the load, warnings are logged. */
@@ -59,6 +60,9 @@ function checkChains(entries: readonly ModelConfig[], found: Findings): void {
     }
     if (m.shed.policy === 'downgrade' && m.reasoning && m.shed.fallback === undefined && m.fallbacks.length === 0) {
       found.warnings.push(`model "${m.name}" sheds by downgrade but names no shed.fallback; its hot calls will be rejected`);
+    }
+    if (m.shed.lower_effort !== undefined && EFFORT_LEVELS.indexOf(m.shed.lower_effort) >= EFFORT_LEVELS.indexOf(m.deep_effort)) {
+      found.problems.push(`/models/${i}/shed/lower_effort: "${m.shed.lower_effort}" is not below the model's deep_effort "${m.deep_effort}" (a lowered call must no longer be deep)`);
     }
     const cycle = findCycle(m.name, (n) => declaredModels.get(n)?.m.fallbacks ?? []);
     if (cycle) found.problems.push(`/models/${i}/fallbacks: fallback cycle ${cycle.join(' -> ')}`);

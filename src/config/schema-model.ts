@@ -41,7 +41,10 @@ export const TargetSchema = Type.Object(
 
 export const StrategySchema = Type.Union([Type.Literal('fast'), Type.Literal('balanced'), Type.Literal('cheap'), Type.Literal('sticky')]);
 
-export const EffortSchema = Type.Union(['minimal', 'low', 'medium', 'high', 'xhigh'].map((e) => Type.Literal(e)));
+/** Reasoning effort levels, lowest first (OpenAI API reference, `reasoning_effort`; xhigh for the Codex models). */
+export const EFFORT_LEVELS: readonly string[] = ['minimal', 'low', 'medium', 'high', 'xhigh'];
+
+export const EffortSchema = Type.Union(EFFORT_LEVELS.map((e) => Type.Literal(e)));
 
 /**
  * What happens to a deep call when every account of its model is hot (deep calls in flight
@@ -59,6 +62,8 @@ export const ShedSchema = Type.Object(
     wait_ms: Type.Integer({ minimum: 0, maximum: 60_000, default: 2_000 }),
     /** `queue`: longest wait for a place before the call is rejected, ms. */
     queue_timeout_ms: Type.Integer({ minimum: 1, default: 5_000 }),
+    /** `ladder`, opt-in: the effort a hot call is lowered to on the same model (below `deep_effort`), before the fallbacks. */
+    lower_effort: Type.Optional(Type.Union(['minimal', 'low', 'medium', 'high'].map((e) => Type.Literal(e)))),
   },
   { additionalProperties: false, default: {} },
 );

@@ -45,7 +45,8 @@ function shape(env: AttemptEnv, attempt: Attempt): { tr: Translator; wire: WireB
   const provider = call.gen.providers.get(target.upstream.id)!;
   try {
     // Reshaped for the model this attempt lands on (a fallback may take other parameters).
-    const prepared = call.api.prepare(call.body, target.model, attempt.model, attempt.model === env.primary);
+    const body = attempt.effort === undefined ? call.body : call.api.withEffort(call.body, attempt.effort);
+    const prepared = call.api.prepare(body, target.model, attempt.model, attempt.model === env.primary);
     const tr = makeTranslator(call.api.name, wireFor(call.api.name, provider.wireApis)!, {
       stream: call.stream,
       wantsUsage: call.api.wantsUsage(call.body),

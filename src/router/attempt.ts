@@ -29,6 +29,8 @@ export interface Attempt {
   readonly leaseId: string;
   /** Set on the first attempt of a fallback model: the primary model's name. */
   readonly fallbackFrom?: string;
+  /** The effort the shed ladder lowered this call to (sent instead of the client's); absent when not lowered. */
+  readonly effort?: string;
   /**
    * What the attempt says about its account's capacity, sent with the release (deep calls
    * only): `ok` once served, `throttled` when refused with a rate limit or stalled.
@@ -69,7 +71,7 @@ export interface Taken {
 /** Builds the attempt whose `release()` returns the slot once (with its capacity signal) and wakes the upstream's queue. */
 export function makeAttempt(
   taken: Taken,
-  fields: { model: Model; number: number; deep: boolean; fallbackFrom?: string },
+  fields: { model: Model; number: number; deep: boolean; fallbackFrom?: string; effort?: string },
   state: { store: StateStore; queue: SlotQueue; deepTimes?: DeepTimes; probes?: ProbeGate },
 ): Attempt {
   const { target, lease, queuedMs } = taken;
@@ -84,6 +86,7 @@ export function makeAttempt(
     deepInFlight: lease.deepInFlight,
     leaseId: lease.id,
     ...(fields.fallbackFrom !== undefined ? { fallbackFrom: fields.fallbackFrom } : {}),
+    ...(fields.effort !== undefined ? { effort: fields.effort } : {}),
     signal: null,
     stalled: false,
     release: (lingerMs = 0) => {

@@ -4,19 +4,19 @@
  * is at or above the model's `deep_effort`. Effort levels in OpenAI's order
  * (API reference, `reasoning_effort`: minimal, low, medium, high; xhigh for the Codex models).
  */
+import { EFFORT_LEVELS } from '../config/schema-model.js';
 import type { Model } from '../config/types.js';
 
-const ORDER = ['minimal', 'low', 'medium', 'high', 'xhigh'];
-
-function rank(effort: string): number {
-  const i = ORDER.indexOf(effort.toLowerCase());
-  return i === -1 ? ORDER.indexOf('medium') : i;
+/** An effort level's place in EFFORT_LEVELS (an unknown level counts as `medium`). */
+export function effortRank(effort: string): number {
+  const i = EFFORT_LEVELS.indexOf(effort.toLowerCase());
+  return i === -1 ? EFFORT_LEVELS.indexOf('medium') : i;
 }
 
 /** Whether a call to `model` with this `reasoning_effort` enters the burst window. */
 export function isDeep(model: Model, effort: string | null | undefined): boolean {
   if (!model.reasoning) return false;
-  return rank(effort ?? model.defaultEffort) >= rank(model.deepEffort);
+  return effortRank(effort ?? model.defaultEffort) >= effortRank(model.deepEffort);
 }
 
 /** Weight of a new sample in a model's typical deep call time. */

@@ -24,9 +24,9 @@ import type { RateWindows } from '../providers/types.js';
 import { QueueFullError } from './concurrency.js';
 import { isDeep } from './deep.js';
 import type { RouteOptions, RouterState } from './state.js';
-import { shedDecision } from './shed.js';
+import { ShedRun } from './shed-run.js';
 import { budgetStop, cooledStop, queueFullError, retryAfterSeconds } from './stops.js';
-import { admissible, expectedPlaceWaitMs, takeSlot, waitForPlace } from './take.js';
+import { admissible, takeSlot } from './take.js';
 
 export type { Attempt, AttemptResult, Next } from './attempt.js';
 export type { RouteOptions } from './state.js';
@@ -40,8 +40,6 @@ export class RouteRun {
   sticky: 'pinned' | 'moved' | 'new' | null = null;
   /** Set when a fallback model served (or was tried): `primary->fallback`. */
   fallback: string | null = null;
-  /** Set when the burst shedder acted: `model->fallback`, `queued:<ms>` or `rejected`. */
-  shed: string | null = null;
 
   private chain: Model[];
   private chainIdx = 0;
@@ -53,13 +51,8 @@ export class RouteRun {
   private readonly deadline: number;
   private pinned: string | undefined;
   private pinLoaded = false;
-  private shedQueueSince = 0;
-  /** Epoch ms the route began (the shed ladder's wait counts from it). */
-  private readonly began = Date.now();
-  /** Time waited on the shed ladder's wait rung, ms (infinite once a wait ended without a place). */
-  private shedWaitedMs = 0;
-  /** Shed rungs already counted for this request. */
-  private readonly shedCounted = new Set<string>();
+  /** This request's walk down the shed ladder (router/shed-run.ts). */
+  private readonly shedRun: ShedRun;
   /** The last attempt was throttled by its account: the next one is routing, not a retry. */
   private throttled = false;
   /** An attempt of this request was left because it stalled (router/feedback.ts). */
@@ -77,6 +70,17 @@ export class RouteRun {
     }
     this.chain = chain;
     this.deadline = Date.now() + cfg.deadline_ms;
+    this.shedRun = new ShedRun(state, opts);
+  }
+
+  /** Set when the burst shedder acted: `model->fallback`, `queued:<ms>ms`, `effort:<a>-><b>` or `rejected`. */
+  get shed(): string | null {
+    return this.shedRun.mark;
+  }
+
+  /** The effort this request's attempts send: the client's, unless the shed ladder lowered it. */
+  get effort(): string | null {
+    return this.shedRun.effort ?? this.opts.effort ?? null;
   }
 
   /**
@@ -107,7 +111,7 @@ export class RouteRun {
         continue;
       }
       // Deep calls spread over accounts with headroom first; when every account is hot, shed.
-      const deep = isDeep(model, this.opts.effort);
+      const deep = isDeep(model, this.effort);
       if (deep) pool = pool.filter((t) => views.get(t)!.deep < views.get(t)!.limit);
       if (pool.length === 0) {
         const shed = await this.applyShed(model, admissible(this.state.health, remaining, views, this.tried.size > 0), views, signal);
@@ -251,43 +255,25 @@ export class RouteRun {
     this.tried.add(target.key);
     this.attempts++;
     if (this.chainIdx > 0) this.fallback = `${this.opts.model.name}->${model.name}`;
-    if (this.shedQueueSince > 0 && this.shed === null) this.shed = `queued:${Date.now() - this.shedQueueSince}ms`;
+    this.shedRun.opened();
     if (this.opts.strategy === 'sticky' && this.opts.session) {
       this.sticky = this.pinned === undefined ? 'new' : this.pinned === target.key ? 'pinned' : 'moved';
     }
     const fallbackFrom = firstOfFallback ? this.opts.model.name : undefined;
-    return makeAttempt(taken, { model, number: this.attempts, deep, ...(fallbackFrom ? { fallbackFrom } : {}) }, this.state);
+    const effort = this.shedRun.effort ?? undefined;
+    return makeAttempt(taken, { model, number: this.attempts, deep, ...(fallbackFrom ? { fallbackFrom } : {}), ...(effort ? { effort } : {}) }, this.state);
   }
 
   /**
-   * The model's shed ladder when every account is hot (router/shed.ts): a place waited for
-   * on its accounts (the slot it got), a move to another model, or a stop (429).
+   * The model's shed ladder when every account is hot (router/shed-run.ts): a place waited
+   * for on its accounts (the slot it got), a move to another model or effort, or a stop (429).
    * @param hot the model's admissible (hot) targets, for the wait rung.
    */
   private async applyShed(model: Model, hot: Target[], views: Views, signal: AbortSignal): Promise<Next | Taken | null> {
-    const later = this.chain.slice(this.chainIdx + 1);
-    const waitedMs = model.shed.policy === 'queue' ? this.shedWaitedMs : Math.max(this.shedWaitedMs, Date.now() - this.began);
-    const typicalMs = this.state.deepTimes.typicalMs(model.name);
-    const expectedWaitMs = expectedPlaceWaitMs(this.state, hot, views, typicalMs);
-    const d = shedDecision(model, { lookup: this.opts.lookup, later, priority: this.opts.priority ?? 'interactive', waitedMs, typicalMs, expectedWaitMs });
-    if (!this.shedCounted.has(d.notify)) this.state.onShed?.(model.name, d.notify);
-    this.shedCounted.add(d.notify);
-    if (d.kind === 'wait') {
-      if (this.shedQueueSince === 0) this.shedQueueSince = Date.now();
-      const t0 = Date.now();
-      const got = await waitForPlace(this.state, hot, d.ms, signal);
-      this.shedWaitedMs += Date.now() - t0;
-      // Nothing freed in time (or the line was full): the next pass takes the next rung.
-      if (!got) this.shedWaitedMs = Number.POSITIVE_INFINITY;
-      return got;
-    }
-    if (d.kind === 'reject') {
-      this.shed = 'rejected';
-      return { stop: d.stop };
-    }
-    this.shed = `${model.name}->${d.to.name}`;
-    if (d.kind === 'reasoning') this.chainIdx = this.chain.indexOf(d.to, this.chainIdx + 1);
-    else this.chain = [...this.chain.slice(0, this.chainIdx), d.to, ...this.chain.slice(this.chainIdx + 1).filter((m) => m !== d.to)];
+    const step = await this.shedRun.step(model, this.chain.slice(this.chainIdx + 1), hot, views, signal);
+    if (step === null || step === 'lowered' || 'target' in step || 'stop' in step) return step === 'lowered' ? null : step;
+    if (step.reasoning) this.chainIdx = this.chain.indexOf(step.to, this.chainIdx + 1);
+    else this.chain = [...this.chain.slice(0, this.chainIdx), step.to, ...this.chain.slice(this.chainIdx + 1).filter((m) => m !== step.to)];
     this.tried.clear();
     return null;
   }

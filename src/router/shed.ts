@@ -10,8 +10,9 @@
  *   saves, a request that already spent that long (a refusal, a stall abandoned) waits no
  *   more, and a call that would wait in vain moves on at once; no wait before the model's
  *   typical time is known (the first burst of a cold replica sheds at once); when no model is
- *   left to move to (only the 429 below), up to the whole `wait_ms` instead; the
- *   next reasoning model among the model's fallbacks; the non-reasoning `shed.fallback`; 429
+ *   left to move to (only the 429 below), up to the whole `wait_ms` instead; the same model
+ *   at `shed.lower_effort` (opt-in; below `deep_effort`, so the call no longer needs a deep
+ *   place); the next reasoning model among the model's fallbacks; the non-reasoning `shed.fallback`; 429
  *   with `Retry-After: 1` (a place frees as soon as one running call ends).
  * - `downgrade`: straight to `shed.fallback` (else the first fallback), else 429;
  * - `queue`: wait up to `queue_timeout_ms`, else 429;
@@ -21,12 +22,15 @@
  */
 import type { Model } from '../config/types.js';
 import { GatewayError } from '../errors/codes.js';
+import { effortRank } from './deep.js';
 
 export type ShedDecision =
   /** Wait up to `ms` for a place on this model's accounts, then decide again. */
   | { readonly kind: 'wait'; readonly ms: number; readonly notify: 'wait' | 'queue' }
   /** Route on another reasoning model of the chain. */
   | { readonly kind: 'reasoning'; readonly to: Model; readonly notify: 'fallback' }
+  /** The same model at a lower `reasoning_effort` (`shed.lower_effort`), no longer deep. */
+  | { readonly kind: 'lower'; readonly from: string; readonly effort: string; readonly notify: 'lower_effort' }
   /** Route on the non-reasoning model instead of this one. */
   | { readonly kind: 'downgrade'; readonly to: Model; readonly notify: 'downgrade' }
   | { readonly kind: 'reject'; readonly stop: GatewayError; readonly notify: 'reject' };
@@ -43,6 +47,8 @@ export interface ShedContext {
   readonly typicalMs: number | null;
   /** How long a call joining the wait rung's line now would wait for a place, ms (router/take.ts; null: not known). */
   readonly expectedWaitMs: number | null;
+  /** The request's reasoning effort (null: the model's default). */
+  readonly effort: string | null;
 }
 
 /**
@@ -84,6 +90,8 @@ export function shedDecision(model: Model, ctx: ShedContext): ShedDecision {
       const left = waitFor - ctx.waitedMs;
       const worth = last || (ctx.expectedWaitMs !== null && ctx.expectedWaitMs <= left);
       if (ctx.priority === 'interactive' && left > 0 && worth) return { kind: 'wait', ms: Math.ceil(left), notify: 'wait' };
+      const from = ctx.effort ?? model.defaultEffort;
+      if (shed.lower_effort !== undefined && effortRank(shed.lower_effort) < effortRank(from)) return { kind: 'lower', from, effort: shed.lower_effort, notify: 'lower_effort' };
       if (reasoning) return { kind: 'reasoning', to: reasoning, notify: 'fallback' };
       return downgrade ? { kind: 'downgrade', to: downgrade, notify: 'downgrade' } : reject(model);
     }

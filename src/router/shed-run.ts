@@ -1,0 +1,83 @@
+/**
+ * One request's walk down the shed ladder (the rungs themselves are decided in shed.ts): how
+ * long it has waited for a place, which rungs it has been counted on, the `x-switchyard-shed`
+ * mark, and the effort it was lowered to. RouteRun (run.ts) asks it what to do when every
+ * account of a model is hot, and applies the move it returns.
+ */
+import type { Model, Target } from '../config/types.js';
+import type { GatewayError } from '../errors/codes.js';
+import type { TargetView } from '../store/types.js';
+import type { Taken } from './attempt.js';
+import { shedDecision } from './shed.js';
+import type { RouteOptions, RouterState } from './state.js';
+import { expectedPlaceWaitMs, waitForPlace } from './take.js';
+
+/** What the route does next: a place waited for, a stop, a move to another model, the same model at a lower effort, or look again (the wait ended without a place). */
+export type ShedStep = Taken | { readonly stop: GatewayError } | { readonly to: Model; readonly reasoning: boolean } | 'lowered' | null;
+
+export class ShedRun {
+  /** `x-switchyard-shed`: `model->fallback`, `queued:<ms>ms`, `effort:<from>-><to>` or `rejected`. */
+  mark: string | null = null;
+  /** The effort the lower-effort rung set for this request's later attempts (null: not lowered). */
+  effort: string | null = null;
+  /** Epoch ms the route began (the ladder's wait counts from it). */
+  private readonly began = Date.now();
+  private queueSince = 0;
+  /** Time waited on the wait rung, ms (infinite once a wait ended without a place). */
+  private waitedMs = 0;
+  /** Rungs already counted for this request. */
+  private readonly counted = new Set<string>();
+
+  constructor(
+    private readonly state: RouterState,
+    private readonly opts: RouteOptions,
+  ) {}
+
+  /** An attempt opens: one that took a place on the wait rung is marked `queued:<ms>ms`. */
+  opened(): void {
+    if (this.queueSince > 0 && this.mark === null) this.mark = `queued:${Date.now() - this.queueSince}ms`;
+  }
+
+  /**
+   * The next rung for a deep call to `model` whose every account is hot.
+   * @param later the models after `model` in the route's chain.
+   * @param hot the model's admissible (hot) targets, for the wait rung.
+   * @throws the abort reason when `signal` fires while waiting.
+   */
+  async step(model: Model, later: readonly Model[], hot: readonly Target[], views: ReadonlyMap<Target, TargetView>, signal: AbortSignal): Promise<ShedStep> {
+    const waitedMs = model.shed.policy === 'queue' ? this.waitedMs : Math.max(this.waitedMs, Date.now() - this.began);
+    const typicalMs = this.state.deepTimes.typicalMs(model.name);
+    const d = shedDecision(model, {
+      lookup: this.opts.lookup,
+      later,
+      priority: this.opts.priority ?? 'interactive',
+      waitedMs,
+      typicalMs,
+      expectedWaitMs: expectedPlaceWaitMs(this.state, hot, views, typicalMs),
+      effort: this.effort ?? this.opts.effort ?? null,
+    });
+    if (!this.counted.has(d.notify)) this.state.onShed?.(model.name, d.notify);
+    this.counted.add(d.notify);
+    switch (d.kind) {
+      case 'wait': {
+        if (this.queueSince === 0) this.queueSince = Date.now();
+        const t0 = Date.now();
+        const got = await waitForPlace(this.state, hot, d.ms, signal);
+        this.waitedMs += Date.now() - t0;
+        // Nothing freed in time (or the line was full): the next pass takes the next rung.
+        if (!got) this.waitedMs = Number.POSITIVE_INFINITY;
+        return got;
+      }
+      case 'reject':
+        this.mark = 'rejected';
+        return { stop: d.stop };
+      case 'lower':
+        this.mark = `effort:${d.from}->${d.effort}`;
+        this.effort = d.effort;
+        return 'lowered';
+      default:
+        this.mark = `${model.name}->${d.to.name}`;
+        return { to: d.to, reasoning: d.kind === 'reasoning' };
+    }
+  }
+}
