@@ -43,15 +43,17 @@ export class ProbeGate {
   }
 
   /**
-   * A deep call at place `n` got its first event on time: the trusted count rises by one
-   * place toward `n` (one place per on-time answer: a call counted at a high place may have
-   * reached the provider while others it was counted with had not, so one lucky answer does
-   * not vouch for several places), and its probe (if it was one) is done.
+   * A deep call at place `n` got its first event on time. Only the account's probe vouches:
+   * the trusted count rises by one place (a call counted at a high place may have reached
+   * the provider while others it was counted with had not, so one lucky answer does not
+   * vouch for several places), and the probe is done. Other calls vouch for nothing, not
+   * even one admitted at a higher place before a cut lowered the trust.
    */
   answered(upstream: string, id: string, n: number): void {
+    if (this.pending.get(upstream)?.id !== id) return;
     const t = this.trusted.get(upstream) ?? 0;
     if (n > t) this.trusted.set(upstream, t + 1);
-    this.ended(upstream, id);
+    this.pending.delete(upstream);
   }
 
   /** The call `id` ended (any way): if it was the account's probe, the gate opens. */

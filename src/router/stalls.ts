@@ -7,14 +7,19 @@
  * event finally comes.
  *
  * The threshold is FACTOR × the median of the account's last WINDOW first-event times of
- * calls that did not stall, and at least FLOOR_MS. A median, not a minimum or a mean: a few
- * fast outliers do not lower the bar, and late ones (stalls that came before the account
- * had enough samples to be watched) do not raise it, as long as they are fewer than half.
+ * calls that did not stall, and at least FLOOR_MS. A median, not a mean: a few fast outliers
+ * do not lower the bar, and late ones do not raise it, as long as they are fewer than half.
+ * Until the account has SETTLED samples the minimum stands in for the median: the first
+ * calls of a burst may stall before the account is watched at all (measured: two such
+ * stalls among a replica's first three samples raised the median to the stall time, no
+ * later stall was seen, and the learned limit ran from 4 to 9 on an account that takes 4).
  * Per replica: each replica measures its own calls (no store round trip).
  */
 
 /** Samples before an account's threshold is trusted. */
 const MIN_SAMPLES = 3;
+/** Samples after which the median replaces the minimum. */
+const SETTLED = 16;
 /** Recent samples kept per account. */
 const WINDOW = 64;
 /** A first event later than FACTOR × the recent median, and at least FLOOR_MS, is a stall. */
@@ -38,7 +43,8 @@ export class StallDetector {
     if (r.ms.length < WINDOW) r.ms.push(ms);
     else r.ms[r.next] = ms;
     r.next = (r.next + 1) % WINDOW;
-    r.threshold = r.ms.length >= MIN_SAMPLES ? Math.max(FLOOR_MS, Math.ceil(FACTOR * quantile(r.ms, 0.5))) : null;
+    const base = r.ms.length >= SETTLED ? quantile(r.ms, 0.5) : Math.min(...r.ms);
+    r.threshold = r.ms.length >= MIN_SAMPLES ? Math.max(FLOOR_MS, Math.ceil(FACTOR * base)) : null;
   }
 
   /** Time after sending past which a call with no first event has stalled, ms; null while too few samples are known. */

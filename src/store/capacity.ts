@@ -26,7 +26,7 @@
  *   (never above `ceiling`); until the account has throttled once, it grows by half instead
  *   (a gentler slow start than TCP's doubling, RFC 5681 §3.1: an overshoot costs stalled or
  *   refused calls, not dropped packets), so an account far larger than the starting guess is
- *   found in a few probes. A raise that a throttle follows
+ *   found in a few probes. A raise that a throttle at its new place follows
  *   doubles `probeMs` (up to PROBE_MAX_MS): a saturated account is probed ever more rarely,
  *   so a provider that stalls instead of refusing is rarely made to stall; a call that
  *   succeeds at a raised limit resets it to PROBE_BASE_MS, so a provider that grew its
@@ -48,8 +48,8 @@ export interface CapacityState {
   limit: number;
   /** Epoch ms of the last change of `limit` or throttle, or of the first feedback (0: none yet). */
   changedAt: number;
-  /** Whether the last change was a raise (a probe). */
-  raised: boolean;
+  /** When the last change was a raise (a probe): the limit before it; 0 otherwise. */
+  raisedFrom: number;
   /** The wait before the next raise, ms. */
   probeMs: number;
   /** No throttle seen yet: raises grow the limit by half. */
@@ -75,7 +75,7 @@ export interface CapacityFeedback {
 
 /** The state of an account nothing has been learned about yet. */
 export function initialCapacity(b: CapacityBounds): CapacityState {
-  return { limit: clamp(b.start, b), changedAt: 0, raised: false, probeMs: PROBE_BASE_MS, slowStart: true };
+  return { limit: clamp(b.start, b), changedAt: 0, raisedFrom: 0, probeMs: PROBE_BASE_MS, slowStart: true };
 }
 
 function clamp(n: number, b: CapacityBounds): number {
@@ -94,9 +94,11 @@ export function applyFeedback(s: CapacityState, f: CapacityFeedback, b: Capacity
   if (f.signal === 'throttled') {
     const cut = clamp(Math.max(f.inFlight, liveNow) - 1, b);
     if (cut < s.limit) {
-      if (s.raised) s.probeMs = Math.min(PROBE_MAX_MS, s.probeMs * 2);
+      // A raise that failed in the places it added waits twice as long for the next; a
+      // throttle below them (a cut under the limit before the raise) says nothing of the probe.
+      if (s.raisedFrom > 0 && cut >= s.raisedFrom) s.probeMs = Math.min(PROBE_MAX_MS, s.probeMs * 2);
       s.limit = cut;
-      s.raised = false;
+      s.raisedFrom = 0;
     }
     // Any throttle restarts the calm the next probe waits for.
     s.changedAt = now;
@@ -108,11 +110,11 @@ export function applyFeedback(s: CapacityState, f: CapacityFeedback, b: Capacity
     return s;
   }
   if (f.inFlight < s.limit) return s;
-  if (s.raised) s.probeMs = PROBE_BASE_MS; // a call at the raised limit was served
+  if (s.raisedFrom > 0) s.probeMs = PROBE_BASE_MS; // a call at the raised limit was served
   if (s.limit < b.ceiling && now - s.changedAt >= s.probeMs) {
+    s.raisedFrom = s.limit;
     s.limit = s.slowStart ? Math.min(b.ceiling, s.limit + Math.max(1, Math.floor(s.limit / 2))) : s.limit + 1;
     s.changedAt = now;
-    s.raised = true;
   }
   return s;
 }

@@ -1,6 +1,6 @@
 /**
  * The learned-capacity law of store/capacity.ts, in Lua, for the Redis store: the same
- * state (one HASH per account: limit, changedAt, raised, probeMs, slowStart) and the same
+ * state (one HASH per account: limit, changedAt, raised (the limit before the last raise, 0: none), probeMs, slowStart) and the same
  * steps, so every replica updates one estimate atomically. Keep the two in step: the store
  * contract test (test/redis/store-contract.test.ts) runs one table of cases on both.
  */
@@ -34,7 +34,7 @@ local function cap_feedback(key, start, mn, ceiling, signal, inflight, now, live
     if live > seen then seen = live end
     local cut = cap_clamp(seen - 1, mn, ceiling)
     if cut < s.limit then
-      if s.raised == 1 then s.probeMs = math.min(${PROBE_MAX_MS}, s.probeMs * 2) end
+      if s.raised > 0 and cut >= s.raised then s.probeMs = math.min(${PROBE_MAX_MS}, s.probeMs * 2) end
       s.limit = cut
       s.raised = 0
     end
@@ -43,11 +43,11 @@ local function cap_feedback(key, start, mn, ceiling, signal, inflight, now, live
   elseif s.changedAt == 0 then
     s.changedAt = now
   elseif inflight >= s.limit then
-    if s.raised == 1 then s.probeMs = ${PROBE_BASE_MS} end
+    if s.raised > 0 then s.probeMs = ${PROBE_BASE_MS} end
     if s.limit < ceiling and now - s.changedAt >= s.probeMs then
+      s.raised = s.limit
       if s.slowStart == 1 then s.limit = math.min(ceiling, s.limit + math.max(1, math.floor(s.limit / 2))) else s.limit = s.limit + 1 end
       s.changedAt = now
-      s.raised = 1
     end
   end
   redis.call('HSET', key, 'limit', s.limit, 'changedAt', s.changedAt, 'raised', s.raised, 'probeMs', s.probeMs, 'slowStart', s.slowStart)

@@ -55,6 +55,21 @@ describe('learned capacity', () => {
     assert.equal(out[3]!.probeMs, PROBE_BASE_MS);
   });
 
+  test('a throttle below the places a raise added cuts the limit but does not lengthen the probe wait', () => {
+    const b: CapacityBounds = { start: 8, min: 1, ceiling: 40 };
+    const s = initialCapacity(b);
+    applyFeedback(s, { signal: 'throttled', inFlight: 7 }, b, T0); // limit 6, slow start over
+    applyFeedback(s, { signal: 'ok', inFlight: 6 }, b, T0 + PROBE_BASE_MS); // the probe: 6 -> 7
+    assert.equal(s.limit, 7);
+    applyFeedback(s, { signal: 'throttled', inFlight: 6 }, b, T0 + PROBE_BASE_MS + 10);
+    assert.equal(s.limit, 5, 'throttled as the sixth: the account takes 5');
+    assert.equal(s.probeMs, PROBE_BASE_MS, 'the refusal came below the probed place: no longer wait');
+    applyFeedback(s, { signal: 'ok', inFlight: 5 }, b, T0 + 2 * PROBE_BASE_MS + 10);
+    assert.equal(s.limit, 6, 'the next probe comes after the base wait');
+    applyFeedback(s, { signal: 'throttled', inFlight: 6 }, b, T0 + 2 * PROBE_BASE_MS + 20);
+    assert.equal(s.probeMs, 2 * PROBE_BASE_MS, 'refused at the probed place itself: the wait doubles');
+  });
+
   test('a saturated account that throttles every probe is probed ever more rarely, up to the maximum wait', () => {
     const s = initialCapacity(B);
     applyFeedback(s, { signal: 'throttled', inFlight: 5 }, B, T0);

@@ -41,6 +41,14 @@ describe('probe gate', () => {
     assert.equal(g.admit('a', 'p3', 4, 4), 'wait', 'after a cut to 3, place 4 needs a probe again (p2 still out)');
   });
 
+  test('only the probe vouches: a call admitted at a higher place before a cut does not raise the trust again', () => {
+    const g = new ProbeGate();
+    assert.equal(g.admit('a', 'old', 6, 6), 'ok', 'trusted at 6');
+    assert.equal(g.admit('a', 'c1', 5, 5), 'ok', 'the limit was cut to 5: trust follows');
+    g.answered('a', 'old', 6);
+    assert.equal(g.admit('a', 'p1', 6, 6), 'probe', 'place 6 must be probed again');
+  });
+
   test('a probe that never resolves frees the gate after its hold', () => {
     let now = 1_000_000;
     const g = new ProbeGate(() => now);
