@@ -10,7 +10,6 @@ import type { Lease, SlotRequest } from '../store/types.js';
 import type { SlotQueue } from './concurrency.js';
 import type { StateStore } from '../store/index.js';
 import type { DeepTimes } from './deep.js';
-import type { ProbeGate } from './probes.js';
 
 export interface Attempt {
   readonly target: Target;
@@ -25,8 +24,8 @@ export interface Attempt {
   readonly deep: boolean;
   /** Deep calls in flight on the account when this one took its place, itself included. */
   readonly deepInFlight: number;
-  /** The slot's lease id (the probe gate's name for the call). */
-  readonly leaseId: string;
+  /** The slot it holds (a probe's lease is reported to the store when it answers on time). */
+  readonly lease: Lease;
   /** Set on the first attempt of a fallback model: the primary model's name. */
   readonly fallbackFrom?: string;
   /** The effort the shed ladder lowered this call to (sent instead of the client's); absent when not lowered. */
@@ -72,7 +71,7 @@ export interface Taken {
 export function makeAttempt(
   taken: Taken,
   fields: { model: Model; number: number; deep: boolean; fallbackFrom?: string; effort?: string },
-  state: { store: StateStore; queue: SlotQueue; deepTimes?: DeepTimes; probes?: ProbeGate },
+  state: { store: StateStore; queue: SlotQueue; deepTimes?: DeepTimes },
 ): Attempt {
   const { target, lease, queuedMs } = taken;
   let released = false;
@@ -84,7 +83,7 @@ export function makeAttempt(
     queuedMs,
     deep: fields.deep,
     deepInFlight: lease.deepInFlight,
-    leaseId: lease.id,
+    lease,
     ...(fields.fallbackFrom !== undefined ? { fallbackFrom: fields.fallbackFrom } : {}),
     ...(fields.effort !== undefined ? { effort: fields.effort } : {}),
     signal: null,
@@ -92,7 +91,6 @@ export function makeAttempt(
     release: (lingerMs = 0) => {
       if (released) return;
       released = true;
-      if (attempt.deep) state.probes?.ended(target.upstream.id, lease.id);
       const feedback = attempt.deep && attempt.signal ? { signal: attempt.signal, inFlight: lease.deepInFlight } : undefined;
       if (attempt.deep && attempt.signal === 'ok') state.deepTimes?.observe(attempt.model.name, Date.now() - attempt.startedAt);
       const give = (): void => void state.store.release(lease, feedback, target.upstream.bounds).then(() => state.queue.notify(target.upstream.id));

@@ -47,17 +47,10 @@ export class SlotQueue {
    * Waits in the line `line` for a slot on any of `reqs` (tried in order by the head of the
    * line whenever a slot on one of their upstreams is released here, and every `pollMs` for
    * releases on other replicas), at most `timeoutMs`.
-   * @param accept checks a slot taken (false: it was given back, keep waiting).
    * @returns the lease, the request it was taken for (index into `reqs`) and the time waited, ms.
    * @throws QueueFullError when the line is full or the wait times out; the abort reason when `signal` fires first.
    */
-  async waitAny(
-    line: string,
-    reqs: readonly SlotRequest[],
-    signal: AbortSignal,
-    timeoutMs: number,
-    accept: (lease: Lease) => boolean = () => true,
-  ): Promise<{ lease: Lease; index: number; waitedMs: number }> {
+  async waitAny(line: string, reqs: readonly SlotRequest[], signal: AbortSignal, timeoutMs: number): Promise<{ lease: Lease; index: number; waitedMs: number }> {
     if (signal.aborted) throw signal.reason;
     let queue = this.waiters.get(line);
     if (!queue) {
@@ -81,7 +74,7 @@ export class SlotQueue {
         if (queue[0] === entry) {
           for (let i = 0; i < reqs.length; i++) {
             const got = await this.store.acquire(reqs[i]!);
-            if (got.ok && accept(got.lease)) return { lease: got.lease, index: i, waitedMs: Date.now() - started };
+            if (got.ok) return { lease: got.lease, index: i, waitedMs: Date.now() - started };
           }
         }
         const left = deadline - Date.now();

@@ -56,7 +56,7 @@ export function answered(state: RouterState, attempt: Attempt, firstEventMs: num
   if (attempt.stalled) return;
   attempt.signal = 'ok';
   if (!attempt.deep) return;
-  state.probes.answered(attempt.target.upstream.id, attempt.leaseId, attempt.deepInFlight);
+  if (attempt.lease.probe) void state.store.answered(attempt.lease).catch(() => {});
   if (firstEventMs !== null) state.stalls.observe(attempt.target.upstream.id, firstEventMs);
 }
 

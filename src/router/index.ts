@@ -10,7 +10,6 @@ import { HealthBoard } from './health.js';
 import { LatencyBoard } from './latency.js';
 import { StallDetector } from './stalls.js';
 import { DeepTimes } from './deep.js';
-import { ProbeGate } from './probes.js';
 import { RetryBudget } from './retry-budget.js';
 import { RouteRun, type RouteOptions } from './run.js';
 import type { RouterState } from './state.js';
@@ -22,7 +21,6 @@ export class Router implements RouterState {
   readonly latency: LatencyBoard;
   readonly stalls = new StallDetector();
   readonly deepTimes = new DeepTimes();
-  readonly probes = new ProbeGate();
   readonly budget: RetryBudget;
   readonly queue: SlotQueue;
   onBudgetExhausted?: () => void;

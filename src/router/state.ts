@@ -12,7 +12,6 @@ import type { LatencyBoard } from './latency.js';
 import type { RetryBudget } from './retry-budget.js';
 import type { StallDetector } from './stalls.js';
 import type { DeepTimes } from './deep.js';
-import type { ProbeGate } from './probes.js';
 
 export interface RouterState {
   readonly health: HealthBoard;
@@ -20,8 +19,6 @@ export interface RouterState {
   readonly stalls: StallDetector;
   /** Typical served deep call time per model (the shed ladder's wait). */
   readonly deepTimes: DeepTimes;
-  /** One probe of a raised limit at a time per account (router/probes.ts). */
-  readonly probes: ProbeGate;
   readonly budget: RetryBudget;
   readonly queue: SlotQueue;
   readonly store: StateStore;

@@ -5,7 +5,7 @@
  */
 import type { Strategy } from '../config/schema.js';
 import type { Target } from '../config/types.js';
-import type { Lease, TargetView } from '../store/types.js';
+import type { TargetView } from '../store/types.js';
 import { slotRequest, type Taken } from './attempt.js';
 import { QueueFullError } from './concurrency.js';
 import type { HealthBoard } from './health.js';
@@ -30,8 +30,8 @@ export async function takeSlot(
   let allHot = deep;
   for (const c of ordered) {
     const got = await state.store.acquire(slotRequest(c.target, deep));
-    if (got.ok && (!deep || probeGate(state, got.lease))) return { target: c.target, lease: got.lease, queuedMs: 0 };
-    if (!got.ok && got.reason !== 'hot') allHot = false;
+    if (got.ok) return { target: c.target, lease: got.lease, queuedMs: 0 };
+    if (got.reason !== 'hot') allHot = false;
   }
   if (allHot) return 'hot';
   const best = ordered[0]!.target;
@@ -42,16 +42,6 @@ export async function takeSlot(
     if (err instanceof QueueFullError) return err;
     throw err;
   }
-}
-
-/**
- * Whether a deep call that took its place may go past the account's probe gate
- * (router/probes.ts); when not, the place goes back at once and the account counts as hot.
- */
-function probeGate(state: RouterState, lease: Lease): boolean {
-  if (state.probes.admit(lease.upstream, lease.id, lease.deepInFlight, lease.deepLimit) !== 'wait') return true;
-  void state.store.release(lease);
-  return false;
 }
 
 /** The line of the shed ladder's wait rung for a set of hot accounts. */
@@ -80,7 +70,7 @@ export async function waitForPlace(state: RouterState, hot: readonly Target[], m
   if (hot.length === 0 || ms <= 0) return null;
   const line = placeLine(hot);
   try {
-    const got = await state.queue.waitAny(line, hot.map((t) => slotRequest(t, true)), signal, ms, (lease) => probeGate(state, lease));
+    const got = await state.queue.waitAny(line, hot.map((t) => slotRequest(t, true)), signal, ms);
     return { target: hot[got.index]!, lease: got.lease, queuedMs: got.waitedMs };
   } catch (err) {
     if (err instanceof QueueFullError) return null;

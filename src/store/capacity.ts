@@ -37,13 +37,15 @@
  * store contract test runs both against one table of cases).
  */
 
+import type { ProbeState } from './probe-gate.js';
+
 /** The first wait before probing above a limit, ms. */
 export const PROBE_BASE_MS = 2_000;
 /** The longest wait between probes of a saturated account, ms. */
 export const PROBE_MAX_MS = 16_000;
 
-/** An account's learned state. */
-export interface CapacityState {
+/** An account's learned state (with the probe gate's part, store/probe-gate.ts). */
+export interface CapacityState extends ProbeState {
   /** Deep calls the account takes in flight. */
   limit: number;
   /** Epoch ms of the last change of `limit` or throttle, or of the first feedback (0: none yet). */
@@ -75,7 +77,7 @@ export interface CapacityFeedback {
 
 /** The state of an account nothing has been learned about yet. */
 export function initialCapacity(b: CapacityBounds): CapacityState {
-  return { limit: clamp(b.start, b), changedAt: 0, raisedFrom: 0, probeMs: PROBE_BASE_MS, slowStart: true };
+  return { limit: clamp(b.start, b), changedAt: 0, raisedFrom: 0, probeMs: PROBE_BASE_MS, slowStart: true, trusted: 0, probe: '', probeAt: 0 };
 }
 
 function clamp(n: number, b: CapacityBounds): number {

@@ -16,6 +16,7 @@ import type { CapacityBounds, CapacityFeedback } from './capacity.js';
 import { LeaseHeartbeat } from './heartbeat.js';
 import { MemoryStore } from './memory.js';
 import { createRedisClient, RedisStore } from './redis.js';
+import { SpendCounters, type ViaStore } from './spend.js';
 import type { Lease, SharedStore, SlotRequest, SlotResult, TargetRef, TargetView } from './types.js';
 
 export type StoreMode = 'memory' | 'redis' | 'degraded';
@@ -42,6 +43,7 @@ export class StateStore {
   onMode?: (mode: StoreMode) => void;
   /** Renews the leases of calls still running (short leases: a dead replica frees its places fast). */
   private readonly heartbeat: LeaseHeartbeat;
+  private readonly spendCounters: SpendCounters;
 
   constructor(
     private readonly cfg: StoreConfig,
@@ -50,9 +52,11 @@ export class StateStore {
   ) {
     this.local = new MemoryStore(cfg.lease_ms);
     this.heartbeat = new LeaseHeartbeat(cfg.lease_ms, (from, leases) => this.renewFrom(from, leases));
+    const via: ViaStore = (viaRedis, viaLocal) => this.attempt(() => viaRedis(), viaLocal);
     const url = cfg.redis_url ?? env['REDIS_URL'] ?? '';
     if (!url && cfg.cluster_nodes.length === 0) {
       this.mode_ = 'memory';
+      this.spendCounters = new SpendCounters(via, null, this.keyPrefix);
       log.info({ store: 'memory' }, 'shared store: in-memory (single replica); set store.redis_url or REDIS_URL to share state across replicas');
       return;
     }
@@ -66,6 +70,7 @@ export class StateStore {
       leaseMs: cfg.lease_ms,
     });
     this.client = client;
+    this.spendCounters = new SpendCounters(via, client, this.keyPrefix);
     this.redis = new RedisStore(client, { prefix: cfg.key_prefix, leaseMs: cfg.lease_ms });
     client.on('ready', () => this.onReady());
     client.on('error', (err: NodeJS.ErrnoException) => this.degrade(err));
@@ -91,48 +96,14 @@ export class StateStore {
     return `{${this.cfg.key_prefix}}`;
   }
 
-  /** A counter entry kept locally (memory mode, and the fallback while degraded). */
-  private readonly spends = new Map<string, { v: number; exp: number }>();
-
-  private localSpend(key: string): { v: number; exp: number } | undefined {
-    const e = this.spends.get(key);
-    if (e && e.exp <= Date.now()) {
-      this.spends.delete(key);
-      return undefined;
-    }
-    return e;
-  }
-
-  /** Reads a spend counter (0 when absent). */
+  /** Reads a spend counter, USD (0 when absent; store/spend.ts). */
   getSpend(key: string): Promise<number> {
-    const k = `${this.keyPrefix}:spend:${key}`;
-    return this.attempt(
-      async () => Number((await this.client!.get(k)) ?? 0),
-      async () => this.localSpend(key)?.v ?? 0,
-    );
+    return this.spendCounters.get(key);
   }
 
   /** Adds to a spend counter that expires at `expireAtMs` (epoch ms); returns the new total. */
   addSpend(key: string, amount: number, expireAtMs: number): Promise<number> {
-    const k = `${this.keyPrefix}:spend:${key}`;
-    const local = (): number => {
-      const e = this.localSpend(key) ?? { v: 0, exp: expireAtMs };
-      e.v += amount;
-      this.spends.set(key, e);
-      return e.v;
-    };
-    return this.attempt(
-      async () => {
-        const res = await this.client!.multi().incrbyfloat(k, amount).pexpireat(k, expireAtMs).exec();
-        const err = res?.find(([e]) => e)?.[0];
-        if (err) throw err;
-        // Kept locally too, so an outage starts from the shared total rather than from zero.
-        const total = Number(res?.[0]?.[1] ?? 0);
-        this.spends.set(key, { v: total, exp: expireAtMs });
-        return total;
-      },
-      async () => local(),
-    );
+    return this.spendCounters.add(key, amount, expireAtMs);
   }
 
   private set(mode: StoreMode): void {
@@ -236,6 +207,11 @@ export class StateStore {
       }
     }
     if (this.pending.length < MAX_PENDING_RELEASES) this.pending.push(lease);
+  }
+
+  /** A probe answered on time (see SharedStore.answered), in the store that issued its lease. */
+  answered(lease: Lease): Promise<void> {
+    return lease.from === 'memory' ? this.local.answered(lease) : this.attempt((r) => r.answered(lease), async () => {});
   }
 
   /** Renews leases now (the heartbeat does it on its own; see SharedStore.renew). */

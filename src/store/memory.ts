@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { applyFeedback, initialCapacity, type CapacityBounds, type CapacityFeedback, type CapacityState } from './capacity.js';
 import { SessionPins } from './pins.js';
+import { admitProbe, probeAnswered, probeEnded } from './probe-gate.js';
 import type { Lease, SharedStore, SlotRequest, SlotResult, TargetRef, TargetView } from './types.js';
 
 export class MemoryStore implements SharedStore {
@@ -72,10 +73,12 @@ export class MemoryStore implements SharedStore {
     if (req.deep && deep.size >= limit) return { ok: false, reason: 'hot' };
     if (all.size >= req.limit) return { ok: false, reason: 'full' };
     const id = randomUUID();
+    const gate = req.deep ? admitProbe(this.state(req.upstream, req.capacity), id, deep.size + 1, limit, this.now(), (l) => deep.has(l)) : 'ok';
+    if (gate === 'hot') return { ok: false, reason: 'hot' };
     const expires = this.now() + this.leaseMs;
     all.set(id, expires);
     if (req.deep) deep.set(id, expires);
-    return { ok: true, lease: { id, upstream: req.upstream, deep: req.deep, from: 'memory', deepInFlight: req.deep ? deep.size : 0, deepLimit: limit } };
+    return { ok: true, lease: { id, upstream: req.upstream, deep: req.deep, from: 'memory', deepInFlight: req.deep ? deep.size : 0, probe: gate === 'probe' } };
   }
 
   async renew(leases: readonly Lease[]): Promise<void> {
@@ -88,8 +91,15 @@ export class MemoryStore implements SharedStore {
     }
   }
 
+  async answered(lease: Lease): Promise<void> {
+    const s = this.capacity.get(lease.upstream);
+    if (s) probeAnswered(s, lease.id);
+  }
+
   async release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds): Promise<void> {
     this.inflight.get(lease.upstream)?.delete(lease.id);
+    const s = this.capacity.get(lease.upstream);
+    if (s) probeEnded(s, lease.id);
     const deep = this.live(this.deep, lease.upstream);
     const liveNow = deep.size;
     const held = deep.delete(lease.id);

@@ -5,9 +5,11 @@
  * contract test (test/redis/store-contract.test.ts) runs one table of cases on both.
  */
 import { PROBE_BASE_MS, PROBE_MAX_MS } from './capacity.js';
+import { PROBE_HOLD_MS } from './probe-gate.js';
 
 /**
- * Defines `cap_limit(key, start, min, ceiling)` (the learned limit, within the bounds) and
+ * Defines `cap_probe_admit`, `cap_probe_answered` and `cap_probe_end` (the probe gate),
+ * `cap_limit(key, start, min, ceiling)` (the learned limit, within the bounds) and
  * `cap_feedback(key, start, min, ceiling, signal, inflight, now, live)` (`live`: the deep
  * calls in flight as the feedback arrives; a throttle is read against the larger of it and
  * `inflight`, a success against `inflight` alone).
@@ -52,5 +54,29 @@ local function cap_feedback(key, start, mn, ceiling, signal, inflight, now, live
   end
   redis.call('HSET', key, 'limit', s.limit, 'changedAt', s.changedAt, 'raised', s.raised, 'probeMs', s.probeMs, 'slowStart', s.slowStart)
   redis.call('PEXPIRE', key, 86400000)
+end
+-- The probe gate (store/probe-gate.ts): fields trusted, probe, probeAt of the same HASH.
+local function cap_probe_admit(key, deepkey, id, n, limit, now)
+  local g = redis.call('HMGET', key, 'trusted', 'probe', 'probeAt')
+  local trusted = tonumber(g[1] or '0')
+  if trusted <= 0 or trusted > limit then
+    trusted = limit
+    redis.call('HSET', key, 'trusted', trusted)
+    redis.call('PEXPIRE', key, 86400000)
+  end
+  if n <= trusted then return 'ok' end
+  local probe = g[2] or ''
+  if probe ~= '' and now - tonumber(g[3] or '0') < ${PROBE_HOLD_MS} and redis.call('ZSCORE', deepkey, probe) then return 'hot' end
+  redis.call('HSET', key, 'probe', id, 'probeAt', now)
+  redis.call('PEXPIRE', key, 86400000)
+  return 'probe'
+end
+local function cap_probe_answered(key, id)
+  local g = redis.call('HMGET', key, 'trusted', 'probe')
+  if g[2] ~= id then return end
+  redis.call('HSET', key, 'trusted', tonumber(g[1] or '0') + 1, 'probe', '')
+end
+local function cap_probe_end(key, id)
+  if redis.call('HGET', key, 'probe') == id then redis.call('HSET', key, 'probe', '') end
 end
 `;

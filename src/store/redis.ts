@@ -40,7 +40,7 @@ return out`;
 
 /**
  * KEYS: inflight, deep, cap; ARGV: max_concurrency, lease ms, id, deep (0/1), start, min, ceiling.
- * Returns {ok, reason, deep in flight, learned limit}. Hot is decided before full.
+ * Returns {ok, reason, deep in flight, probe (0/1)}. Hot is decided before full; the probe gate after both.
  */
 const ACQUIRE = `${NOW}${CAPACITY_LUA}
 local limit, lease, id, deep = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], ARGV[4] == '1'
@@ -51,9 +51,15 @@ if deep then
   redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
   n = redis.call('ZCARD', KEYS[2])
   cap = cap_limit(KEYS[3], tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]))
-  if n >= cap then return {0, 'hot', n, cap} end
+  if n >= cap then return {0, 'hot', n, 0} end
 end
-if redis.call('ZCARD', KEYS[1]) >= limit then return {0, 'full', n, cap} end
+if redis.call('ZCARD', KEYS[1]) >= limit then return {0, 'full', n, 0} end
+local probe = 0
+if deep then
+  local gate = cap_probe_admit(KEYS[3], KEYS[2], id, n + 1, cap, now)
+  if gate == 'hot' then return {0, 'hot', n, 0} end
+  if gate == 'probe' then probe = 1 end
+end
 if deep then
   redis.call('ZADD', KEYS[2], now + lease, id)
   redis.call('PEXPIRE', KEYS[2], lease * 2)
@@ -61,7 +67,7 @@ if deep then
 end
 redis.call('ZADD', KEYS[1], now + lease, id)
 redis.call('PEXPIRE', KEYS[1], lease * 2)
-return {1, 'ok', n, cap}`;
+return {1, 'ok', n, probe}`;
 
 /** KEYS: (inflight, deep) per lease; ARGV: lease ms, then the lease ids. Extends live leases only. */
 const RENEW = `${NOW}
@@ -79,9 +85,15 @@ for i = 2, #ARGV do
 end
 return 1`;
 
+/** KEYS: cap; ARGV: the probe's lease id. */
+const ANSWERED = `${CAPACITY_LUA}
+cap_probe_answered(KEYS[1], ARGV[1])
+return 1`;
+
 /** KEYS: inflight, deep, cap; ARGV: id, signal ('' for none), deep in flight, start, min, ceiling. */
 const RELEASE = `${NOW}${CAPACITY_LUA}
 redis.call('ZREM', KEYS[1], ARGV[1])
+cap_probe_end(KEYS[3], ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 local live = redis.call('ZCARD', KEYS[2])
 local held = redis.call('ZREM', KEYS[2], ARGV[1])
@@ -109,6 +121,7 @@ interface Scripts {
   syAcquire(k1: string, k2: string, k3: string, ...args: (string | number)[]): Promise<[number, string, number, number]>;
   syRenew(keys: number, ...args: (string | number)[]): Promise<number>;
   syRelease(k1: string, k2: string, k3: string, ...args: (string | number)[]): Promise<number>;
+  syAnswered(k1: string, id: string): Promise<number>;
   syFeedback(k1: string, ...args: (string | number)[]): Promise<number>;
   syCool(k1: string, until: number): Promise<number>;
 }
@@ -162,6 +175,7 @@ export class RedisStore implements SharedStore {
     client.defineCommand('syAcquire', { lua: ACQUIRE, numberOfKeys: 3 });
     client.defineCommand('syRenew', { lua: RENEW });
     client.defineCommand('syRelease', { lua: RELEASE, numberOfKeys: 3 });
+    client.defineCommand('syAnswered', { lua: ANSWERED, numberOfKeys: 1 });
     client.defineCommand('syFeedback', { lua: FEEDBACK, numberOfKeys: 1 });
     client.defineCommand('syCool', { lua: COOL, numberOfKeys: 1 });
     this.r = client as Client & Scripts;
@@ -185,7 +199,7 @@ export class RedisStore implements SharedStore {
 
   async acquire(req: SlotRequest): Promise<SlotResult> {
     const id = randomUUID();
-    const [ok, reason, n, cap] = await this.r.syAcquire(
+    const [ok, reason, n, probe] = await this.r.syAcquire(
       this.key('inflight', req.upstream),
       this.key('deep', req.upstream),
       this.key('cap', req.upstream),
@@ -195,7 +209,7 @@ export class RedisStore implements SharedStore {
       req.deep ? '1' : '0',
       ...boundsArgs(req.capacity),
     );
-    if (ok === 1) return { ok: true, lease: { id, upstream: req.upstream, deep: req.deep, from: 'redis', deepInFlight: Number(n), deepLimit: Number(cap) } };
+    if (ok === 1) return { ok: true, lease: { id, upstream: req.upstream, deep: req.deep, from: 'redis', deepInFlight: Number(n), probe: Number(probe) === 1 } };
     return { ok: false, reason: reason === 'hot' ? 'hot' : 'full' };
   }
 
@@ -203,6 +217,10 @@ export class RedisStore implements SharedStore {
     if (leases.length === 0) return;
     const keys = leases.flatMap((l) => [this.key('inflight', l.upstream), this.key('deep', l.upstream)]);
     await this.r.syRenew(keys.length, ...keys, this.o.leaseMs, ...leases.map((l) => l.id));
+  }
+
+  async answered(lease: Lease): Promise<void> {
+    await this.r.syAnswered(this.key('cap', lease.upstream), lease.id);
   }
 
   async release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds): Promise<void> {

@@ -47,8 +47,8 @@ export interface Lease {
   readonly from: 'memory' | 'redis';
   /** Deep calls in flight on the account when this one took its place, itself included (0 for other calls). */
   readonly deepInFlight: number;
-  /** The account's learned limit when this deep call took its place (0 for other calls). */
-  readonly deepLimit: number;
+  /** This deep call is its account's probe of a raised limit (store/probe-gate.ts): report its on-time first event with `answered`. */
+  readonly probe: boolean;
 }
 
 export type SlotResult = { readonly ok: true; readonly lease: Lease } | { readonly ok: false; readonly reason: 'full' | 'hot' };
@@ -60,9 +60,12 @@ export interface SharedStore {
   /**
    * Atomically takes a slot: a deep call is refused `hot` when the account's deep calls in
    * flight reached its learned limit (checked first: a hot account sheds rather than
-   * queues), any call `full` at `max_concurrency`.
+   * queues) or when it would go above the account's trusted count while another call probes
+   * it (store/probe-gate.ts), any call `full` at `max_concurrency`.
    */
   acquire(req: SlotRequest): Promise<SlotResult>;
+  /** A probe's first event came on time: its account trusts one more place (store/probe-gate.ts). */
+  answered(lease: Lease): Promise<void>;
   /** Keeps the given leases alive for another lease time (called while their calls run). */
   renew(leases: readonly Lease[]): Promise<void>;
   /**

@@ -25,6 +25,7 @@ interface StoreUnderTest {
   acquire(req: SlotRequest): Promise<SlotResult>;
   renew(leases: readonly Lease[]): Promise<void>;
   release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds): Promise<void>;
+  answered(lease: Lease): Promise<void>;
   feedback(upstream: string, feedback: CapacityFeedback, bounds: CapacityBounds): Promise<void>;
   setCooldown(targetKey: string, untilMs: number): Promise<void>;
   getPin(session: string): Promise<string | undefined>;
@@ -224,7 +225,7 @@ for (const flavour of FLAVOURS) {
       const l3 = leaseOf(await s.acquire(r));
       assert.deepEqual(await s.acquire(r), { ok: false, reason: 'hot' });
       // A lease this store never issued changes nothing.
-      await s.release({ id: randomUUID(), upstream: a, deep: true, from: l1.from, deepInFlight: 1, deepLimit: 1 });
+      await s.release({ id: randomUUID(), upstream: a, deep: true, from: l1.from, deepInFlight: 1, probe: false });
       [v] = await s.view([ref(a, { capacity: cap(2) })]);
       assert.deepEqual(v, { inFlight: 2, deep: 2, limit: 2, coolingUntil: 0 });
       for (const l of [l2, l3, l2, l3, l1]) await s.release(l);
@@ -329,11 +330,30 @@ for (const flavour of FLAVOURS) {
       // Slow start: an account that never throttled grows by half, after its first calm.
       const c = up('slow-start');
       const wide = cap(4, 40);
+      const deep = req(c, { deep: true, capacity: wide });
+      const held: Lease[] = [];
+      for (let i = 0; i < 4; i++) held.push(leaseOf(await s.acquire(deep)));
+      assert.ok(held.every((l) => !l.probe), 'places within the first limit seen are trusted: no probe');
       await s.feedback(c, { signal: 'ok', inFlight: 4 }, wide);
       assert.equal((await s.view([ref(c, { capacity: wide })]))[0]!.limit, 4, 'the first word starts the calm');
       await sleep(PROBE_BASE_MS + 100);
       await s.feedback(c, { signal: 'ok', inFlight: 4 }, wide);
       assert.equal((await s.view([ref(c, { capacity: wide })]))[0]!.limit, 6, 'slow start: 4 + 2');
+
+      // The probe gate: one call at a time above the trusted count (4), on every store.
+      const p1 = leaseOf(await s.acquire(deep));
+      assert.equal(p1.probe, true, 'the fifth place is a probe of the raised limit');
+      assert.deepEqual(await s.acquire(deep), { ok: false, reason: 'hot' }, 'a second call above the trusted count waits for the probe');
+      await s.answered(p1);
+      const p2 = leaseOf(await s.acquire(deep));
+      assert.equal(p2.probe, true, 'the answer trusted one place (5): the sixth is the next probe');
+      await s.release(p2);
+      const p3 = leaseOf(await s.acquire(deep));
+      assert.equal(p3.probe, true, 'a probe that ended without an answer opens the gate for the next');
+      await s.release(p3);
+      await s.release(held[0]!);
+      const ok = leaseOf(await s.acquire(deep));
+      assert.equal(ok.probe, false, 'within the trusted count (the fifth of 5): no probe');
       // A bound moved by a reload applies at once.
       assert.equal((await s.view([ref(a, { capacity: cap(4, 2) })]))[0]!.limit, 2);
     });
