@@ -1,7 +1,8 @@
 /**
  * The contract between the request pipeline and a provider. A provider is transport and
  * auth only: which wire APIs an account speaks, how to send one wire request to it (URL,
- * auth header, vendor headers, connection pool) and how to close. It never reads or writes
+ * auth header, vendor headers, connection pool), how to read its vendor's rate-limit
+ * headers on an answer, and how to close. It never reads or writes
  * an API's JSON shapes (that is `translate/`), and knows nothing about Fastify, metrics,
  * Redis or other providers.
  */
