@@ -83,8 +83,8 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
   metrics.sources.storeMode = () => store.mode;
   metrics.sources.capacities = async () => {
     const ups = [...live.current.config.upstreams.values()];
-    const views = await store.view(ups.map((u) => ({ key: `${u.id}/`, upstream: u.id, capacity: u.bounds })));
-    return ups.map((u, i) => ({ upstream: u.id, deep: views[i]!.deep, limit: views[i]!.limit }));
+    const views = await store.view(ups.map((u) => ({ key: `${u.id}/`, upstream: u.id, capacity: u.bounds, calls: u.callBounds })));
+    return ups.map((u, i) => ({ upstream: u.id, deep: views[i]!.deep, limit: views[i]!.limit, callLimit: views[i]!.callLimit }));
   };
   metrics.sources.targets = () => {
     const { config: c, router } = live.current;

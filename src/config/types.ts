@@ -28,6 +28,8 @@ export interface LiveUpstream extends Readonly<UpstreamConfig> {
   readonly options: Readonly<Record<string, unknown>>;
   /** The capacity's bounds with defaults applied (start guess, min, ceiling <= max_concurrency). */
   readonly bounds: CapacityBounds;
+  /** The bounds of the learned capacity for calls of every kind: start and ceiling `max_concurrency`, min 1. */
+  readonly callBounds: CapacityBounds;
 }
 
 /** One way to serve a public model: an upstream plus the model id sent to it. */

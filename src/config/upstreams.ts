@@ -44,6 +44,14 @@ export function capacityBounds(u: UpstreamConfig): CapacityBounds {
   return Object.freeze({ start, min, ceiling });
 }
 
+/**
+ * The bounds of an upstream's learned capacity for calls of every kind: it starts at
+ * `max_concurrency` (the ceiling) and only a throttle brings it lower (store/capacity.ts).
+ */
+export function callBounds(u: UpstreamConfig): CapacityBounds {
+  return Object.freeze({ start: u.max_concurrency, min: 1, ceiling: u.max_concurrency });
+}
+
 export function buildUpstreams(
   entries: readonly UpstreamConfig[],
   kinds: ProviderKinds,
@@ -81,7 +89,7 @@ export function buildUpstreams(
       status.push({ id: u.id, provider: u.provider, mode: 'off', reason });
       return;
     }
-    const live: LiveUpstream = Object.freeze({ ...u, apiKey: u.api_key || undefined, options: Object.freeze(options), bounds: capacityBounds(u) });
+    const live: LiveUpstream = Object.freeze({ ...u, apiKey: u.api_key || undefined, options: Object.freeze(options), bounds: capacityBounds(u), callBounds: callBounds(u) });
     upstreams.set(u.id, live);
     status.push({ id: u.id, provider: u.provider, mode: kind.simulated ? 'simulated' : 'live' });
   });

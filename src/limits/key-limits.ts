@@ -132,7 +132,7 @@ export class KeyLimits {
     try {
       let lease: Lease | null = null;
       if (limits.max_concurrency) {
-        const slot = await this.store.acquire({ upstream: `key:${name}`, limit: limits.max_concurrency, deep: false, capacity: NO_CAPACITY });
+        const slot = await this.store.acquire({ upstream: `key:${name}`, limit: limits.max_concurrency, deep: false, capacity: NO_CAPACITY, calls: { start: limits.max_concurrency, min: 1, ceiling: limits.max_concurrency } });
         if (!slot.ok) {
           this.reject(
             caller,

@@ -33,6 +33,8 @@ export interface Metrics {
   readonly deepInFlight: Gauge<'upstream'>;
   /** The learned capacity for deep calls per upstream account (shared by the replicas). */
   readonly capacityLimit: Gauge<'upstream'>;
+  /** The learned capacity for calls of every kind per upstream account (shared by the replicas). */
+  readonly callCapacityLimit: Gauge<'upstream'>;
   readonly storeMode: Gauge<'mode'>;
   /** Requests refused by a per-key limit, by key NAME and reason (requests, tokens, concurrency, budget). */
   readonly limitRejections: Counter<'key' | 'reason'>;
@@ -47,7 +49,7 @@ export interface Metrics {
 export interface MetricSources {
   targets?: () => { target: string; upstream: string; state: 'healthy' | 'cooling' | 'probing' }[];
   queues?: () => { upstream: string; depth: number }[];
-  capacities?: () => Promise<{ upstream: string; deep: number; limit: number }[]>;
+  capacities?: () => Promise<{ upstream: string; deep: number; limit: number; callLimit: number }[]>;
   storeMode?: () => string;
 }
 
@@ -206,6 +208,16 @@ export function createMetrics(): Metrics {
       async collect() {
         if (!sources.capacities) return;
         for (const c of await sources.capacities()) this.set({ upstream: c.upstream }, c.limit);
+      },
+    }),
+    callCapacityLimit: new Gauge({
+      name: 'switchyard_call_capacity_limit',
+      help: 'Learned capacity for calls of every kind in flight per upstream account (shared by the replicas; max_concurrency until the account throttles).',
+      labelNames: ['upstream'],
+      registers,
+      async collect() {
+        if (!sources.capacities) return;
+        for (const c of await sources.capacities()) this.set({ upstream: c.upstream }, c.callLimit);
       },
     }),
     storeMode: new Gauge({

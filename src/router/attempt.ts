@@ -6,7 +6,7 @@ import type { Model, Target } from '../config/types.js';
 import type { Classified } from '../errors/classify.js';
 import type { GatewayError } from '../errors/codes.js';
 import type { CapacityFeedback } from '../store/capacity.js';
-import type { Lease, SlotRequest } from '../store/types.js';
+import type { Lease, SlotRequest, TargetRef } from '../store/types.js';
 import type { SlotQueue } from './concurrency.js';
 import type { StateStore } from '../store/index.js';
 import type { DeepTimes } from './deep.js';
@@ -31,8 +31,8 @@ export interface Attempt {
   /** The effort the shed ladder lowered this call to (sent instead of the client's); absent when not lowered. */
   readonly effort?: string;
   /**
-   * What the attempt says about its account's capacity, sent with the release (deep calls
-   * only): `ok` once served, `throttled` when refused with a rate limit or stalled.
+   * What the attempt says about its account's capacity, sent with the release: `ok` once
+   * served, `throttled` when refused with a rate limit or stalled.
    */
   signal: CapacityFeedback['signal'] | null;
   /** Its first event is late past the account's stall threshold (router/feedback.ts). */
@@ -91,9 +91,11 @@ export function makeAttempt(
     release: (lingerMs = 0) => {
       if (released) return;
       released = true;
-      const feedback = attempt.deep && attempt.signal ? { signal: attempt.signal, inFlight: lease.deepInFlight } : undefined;
+      // A deep call's outcome feeds its account's capacity for deep calls, another's the capacity for every call.
+      const feedback = attempt.signal ? { signal: attempt.signal, inFlight: attempt.deep ? lease.deepInFlight : lease.inFlight } : undefined;
       if (attempt.deep && attempt.signal === 'ok') state.deepTimes?.observe(attempt.model.name, Date.now() - attempt.startedAt);
-      const give = (): void => void state.store.release(lease, feedback, target.upstream.bounds).then(() => state.queue.notify(target.upstream.id));
+      const bounds = attempt.deep ? target.upstream.bounds : target.upstream.callBounds;
+      const give = (): void => void state.store.release(lease, feedback, bounds).then(() => state.queue.notify(target.upstream.id));
       if (lingerMs > 0) setTimeout(give, lingerMs);
       else give();
     },
@@ -101,17 +103,24 @@ export function makeAttempt(
   return attempt;
 }
 
-/** The store's slot request for `t`: its concurrency cap and, for a deep call, its learned capacity. */
+/** The store's slot request for `t`: its concurrency cap and its learned capacities (for deep calls, for every call). */
 export function slotRequest(t: Target, deep: boolean): SlotRequest {
-  return { upstream: t.upstream.id, limit: t.upstream.max_concurrency, deep, capacity: t.upstream.bounds };
+  return { upstream: t.upstream.id, limit: t.upstream.max_concurrency, deep, capacity: t.upstream.bounds, calls: t.upstream.callBounds };
+}
+
+/** The store's view reference of `t` (router/run.ts, the admin API). */
+export function targetRef(t: Target): TargetRef {
+  return { key: t.key, upstream: t.upstream.id, capacity: t.upstream.bounds, calls: t.upstream.callBounds };
 }
 
 /**
- * Whether a failed attempt is its account throttling a deep call it could not take: a rate
- * limit or a stall, from a call that found other deep calls in flight there (a concurrency
- * limit cannot refuse the first call; a 429 to a lone call is a rate or quota window, which
- * the health board handles with the upstream's Retry-After).
+ * Whether a failed attempt is its account throttling a call it could not take: for a deep
+ * call a rate limit or a stall, from a call that found other deep calls in flight there; for
+ * another a rate limit, from a call that found other calls in flight (a concurrency limit
+ * cannot refuse the first call; a 429 to a lone call is a rate or quota window, which the
+ * health board handles with the upstream's Retry-After).
  */
 export function isThrottle(attempt: Attempt, c: Classified): boolean {
-  return attempt.deep && attempt.deepInFlight > 1 && (c.class === 'rate_limited' || c.class === 'stall');
+  if (attempt.deep) return attempt.deepInFlight > 1 && (c.class === 'rate_limited' || c.class === 'stall');
+  return attempt.lease.inFlight > 1 && c.class === 'rate_limited';
 }

@@ -17,7 +17,7 @@ import type { RoutingConfig } from '../config/schema.js';
 import { GatewayError } from '../errors/codes.js';
 import { classifiedAs, type Classified } from '../errors/classify.js';
 import type { TargetView } from '../store/types.js';
-import { isThrottle, makeAttempt, type Attempt, type AttemptResult, type Next, type Taken } from './attempt.js';
+import { isThrottle, makeAttempt, targetRef, type Attempt, type AttemptResult, type Next, type Taken } from './attempt.js';
 import { fullJitter } from './backoff.js';
 import { answered, STALL_LINGER_MS, stallWatch, windowsSeen, type StallWatch } from './feedback.js';
 import type { RateWindows } from '../providers/types.js';
@@ -219,7 +219,7 @@ export class RouteRun {
 
   /** The shared view (in flight, deep in flight, learned capacity, cooldown) of every target, in one store round trip. */
   private async viewsOf(targets: Target[]): Promise<Views> {
-    const views = await this.state.store.view(targets.map((t) => ({ key: t.key, upstream: t.upstream.id, capacity: t.upstream.bounds })));
+    const views = await this.state.store.view(targets.map(targetRef));
     return new Map(targets.map((t, i) => [t, views[i]!]));
   }
 

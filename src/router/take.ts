@@ -25,7 +25,7 @@ export async function takeSlot(
   deep: boolean,
   signal: AbortSignal,
 ): Promise<Taken | 'hot' | QueueFullError> {
-  const candidates = pool.map((t) => ({ target: t, inFlight: views.get(t)!.inFlight, capacity: t.upstream.max_concurrency, latencyMs: state.latency.estimate(t.key) }));
+  const candidates = pool.map((t) => ({ target: t, inFlight: views.get(t)!.inFlight, capacity: views.get(t)!.callLimit, latencyMs: state.latency.estimate(t.key) }));
   const ordered = STRATEGIES[route.strategy](candidates, { random: state.random, tick: state.nextTick(), ...(route.pinned ? { pinned: route.pinned } : {}) });
   let allHot = deep;
   for (const c of ordered) {

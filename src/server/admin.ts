@@ -22,6 +22,7 @@ import { ConfigError } from '../config/load.js';
 import { GatewayError } from '../errors/codes.js';
 import { useGatewayErrors } from '../errors/reply.js';
 import { AuthThrottle } from '../limits/index.js';
+import { targetRef } from '../router/attempt.js';
 import { registerConsole } from './console.js';
 
 export interface AdminOptions {
@@ -66,7 +67,7 @@ export async function buildAdmin(gw: Gateway, opts: AdminOptions = {}): Promise<
   admin.get('/admin/upstreams', async () => {
     const { config, router } = gw.current();
     const targets = [...config.models.values()].flatMap((m) => m.targets.map((t) => ({ model: m.name, t })));
-    const views = await gw.store.view(targets.map(({ t }) => ({ key: t.key, upstream: t.upstream.id, capacity: t.upstream.bounds })));
+    const views = await gw.store.view(targets.map(({ t }) => targetRef(t)));
     const now = Date.now();
     const data = targets.map(({ model, t }, i) => {
       const v = views[i]!;
@@ -78,6 +79,8 @@ export async function buildAdmin(gw: Gateway, opts: AdminOptions = {}): Promise<
         state: router.health.state(t.key, t.upstream.id),
         in_flight: v.inFlight,
         max_concurrency: t.upstream.max_concurrency,
+        // The learned capacity for calls of every kind (max_concurrency until the account throttles).
+        call_limit: v.callLimit,
         queued: router.queue.queued(t.upstream.id),
         // Deep calls in flight on the account, against its learned capacity (shared by the replicas).
         capacity: { deep_in_flight: v.deep, limit: v.limit, start: t.upstream.bounds.start, min: t.upstream.bounds.min, ceiling: t.upstream.bounds.ceiling },

@@ -55,7 +55,7 @@ export const CONSOLE_HTML = `<!doctype html>
 <section><h2>Overview <span class="muted">(since start, this replica)</span></h2>
 <table id="totals"><thead></thead><tbody></tbody></table></section>
 <section><h2>Upstreams</h2>
-<table id="upstreams"><thead><tr><th>Upstream</th><th>Provider</th><th>Mode</th><th>Model</th><th>Upstream model</th><th>Circuit</th><th class="num">In flight / max</th><th class="num">Queued</th><th class="num">Deep / learned limit</th><th class="num">Latency est.</th><th class="num">Attempts (1 min)</th><th class="num">Error rate</th></tr></thead><tbody></tbody></table></section>
+<table id="upstreams"><thead><tr><th>Upstream</th><th>Provider</th><th>Mode</th><th>Model</th><th>Upstream model</th><th>Circuit</th><th class="num">In flight / learned limit</th><th class="num">Queued</th><th class="num">Deep / learned limit</th><th class="num">Latency est.</th><th class="num">Attempts (1 min)</th><th class="num">Error rate</th></tr></thead><tbody></tbody></table></section>
 <section><h2>Recent requests</h2><p id="recent-note" class="muted"></p>
 <table id="recent"><thead>${REQUEST_HEAD}</thead><tbody></tbody></table></section>
 <section><h2>Sheds and fallbacks</h2>

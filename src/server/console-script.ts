@@ -131,7 +131,7 @@ export const CONSOLE_SCRIPT = `
               cell(t.model, null, 'model'),
               cell(t.upstream_model, 'mono', 'upstream_model'),
               cell(state, STATE[t.state] || '', 'state'),
-              cell(int(t.in_flight) + ' / ' + int(t.max_concurrency), 'num', 'in_flight'),
+              cell(int(t.in_flight) + ' / ' + int(t.call_limit ?? t.max_concurrency) + (t.call_limit !== undefined && t.call_limit < t.max_concurrency ? ' (max ' + int(t.max_concurrency) + ')' : ''), 'num', 'in_flight'),
               cell(int(t.queued), 'num', 'queued'),
               heat(t.capacity),
               cell(ms(t.latency_ms), 'num', 'latency'),

@@ -32,6 +32,10 @@
  *   succeeds at a raised limit resets it to PROBE_BASE_MS, so a provider that grew its
  *   capacity is followed within seconds.
  *
+ * The same law, with its own state, learns how many calls of every kind the account takes
+ * (bounds: start and ceiling `max_concurrency`, min 1): only calls that are not deep feed it
+ * (a deep call's outcome is the deep state's), and no probe gate holds its raises back.
+ *
  * One state per account, kept in the shared store so every replica reads and updates the
  * same estimate (the Redis store runs the same law in Lua: store/redis-capacity.ts; the
  * store contract test runs both against one table of cases).

@@ -160,7 +160,8 @@ export class StateStore {
   private scaled(req: SlotRequest): SlotRequest {
     if (this.mode_ !== 'degraded' || this.cfg.replicas <= 1) return req;
     const share = (n: number) => Math.max(1, Math.floor(n / this.cfg.replicas));
-    return { ...req, limit: share(req.limit), capacity: { ...req.capacity, start: share(req.capacity.start), ceiling: share(req.capacity.ceiling), min: Math.min(req.capacity.min, share(req.capacity.ceiling)) } };
+    const part = (b: CapacityBounds): CapacityBounds => ({ start: share(b.start), ceiling: share(b.ceiling), min: Math.min(b.min, share(b.ceiling)) });
+    return { ...req, limit: share(req.limit), capacity: part(req.capacity), calls: part(req.calls) };
   }
 
   private async attempt<T>(viaRedis: (r: SharedStore) => Promise<T>, viaLocal: () => Promise<T>): Promise<T> {

@@ -16,6 +16,8 @@ export class MemoryStore implements SharedStore {
   /** upstream -> lease id -> expiry (epoch ms), deep calls. */
   private readonly deep = new Map<string, Map<string, number>>();
   private readonly capacity = new Map<string, CapacityState>();
+  /** upstream -> the learned capacity for calls of every kind. */
+  private readonly callCapacity = new Map<string, CapacityState>();
   private readonly cooldowns = new Map<string, number>();
   private readonly pins: SessionPins;
 
@@ -38,19 +40,21 @@ export class MemoryStore implements SharedStore {
     return m;
   }
 
-  private state(upstream: string, bounds: CapacityBounds): CapacityState {
-    let s = this.capacity.get(upstream);
+  private state(upstream: string, bounds: CapacityBounds, of = this.capacity): CapacityState {
+    let s = of.get(upstream);
     if (!s) {
       s = initialCapacity(bounds);
-      this.capacity.set(upstream, s);
+      of.set(upstream, s);
     }
     return s;
   }
 
-  /** The learned limit, within today's bounds (a reload may have moved them). */
-  private limitOf(upstream: string, bounds: CapacityBounds): number {
-    const s = this.state(upstream, bounds);
-    return Math.max(bounds.min, Math.min(bounds.ceiling, s.limit));
+  /**
+   * The learned limit, within today's bounds (a reload may have moved them); the starting
+   * guess while nothing was learned (as in Redis: reading creates no state).
+   */
+  private limitOf(upstream: string, bounds: CapacityBounds, of = this.capacity): number {
+    return Math.max(bounds.min, Math.min(bounds.ceiling, of.get(upstream)?.limit ?? bounds.start));
   }
 
   async view(targets: readonly TargetRef[]): Promise<TargetView[]> {
@@ -61,6 +65,7 @@ export class MemoryStore implements SharedStore {
         inFlight: this.live(this.inflight, ref.upstream).size,
         deep: this.live(this.deep, ref.upstream).size,
         limit: this.limitOf(ref.upstream, ref.capacity),
+        callLimit: this.limitOf(ref.upstream, ref.calls, this.callCapacity),
         coolingUntil: until > t ? until : 0,
       };
     });
@@ -72,13 +77,14 @@ export class MemoryStore implements SharedStore {
     const limit = req.deep ? this.limitOf(req.upstream, req.capacity) : 0;
     if (req.deep && deep.size >= limit) return { ok: false, reason: 'hot' };
     if (all.size >= req.limit) return { ok: false, reason: 'full' };
+    if (all.size >= this.limitOf(req.upstream, req.calls, this.callCapacity)) return { ok: false, reason: req.deep ? 'hot' : 'full' };
     const id = randomUUID();
     const gate = req.deep ? admitProbe(this.state(req.upstream, req.capacity), id, deep.size + 1, limit, this.now(), (l) => deep.has(l)) : 'ok';
     if (gate === 'hot') return { ok: false, reason: 'hot' };
     const expires = this.now() + this.leaseMs;
     all.set(id, expires);
     if (req.deep) deep.set(id, expires);
-    return { ok: true, lease: { id, upstream: req.upstream, deep: req.deep, from: 'memory', deepInFlight: req.deep ? deep.size : 0, probe: gate === 'probe' } };
+    return { ok: true, lease: { id, upstream: req.upstream, deep: req.deep, from: 'memory', inFlight: all.size, deepInFlight: req.deep ? deep.size : 0, probe: gate === 'probe' } };
   }
 
   async renew(leases: readonly Lease[]): Promise<void> {
@@ -97,7 +103,13 @@ export class MemoryStore implements SharedStore {
   }
 
   async release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds): Promise<void> {
-    this.inflight.get(lease.upstream)?.delete(lease.id);
+    const all = this.live(this.inflight, lease.upstream);
+    const liveAll = all.size;
+    const heldAll = all.delete(lease.id);
+    if (!lease.deep) {
+      if (heldAll && feedback && bounds) applyFeedback(this.state(lease.upstream, bounds, this.callCapacity), feedback, bounds, this.now(), liveAll);
+      return;
+    }
     const s = this.capacity.get(lease.upstream);
     if (s) probeEnded(s, lease.id);
     const deep = this.live(this.deep, lease.upstream);

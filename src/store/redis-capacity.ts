@@ -51,6 +51,8 @@ local function cap_feedback(key, start, mn, ceiling, signal, inflight, now, live
       if s.slowStart == 1 then s.limit = math.min(ceiling, s.limit + math.max(1, math.floor(s.limit / 2))) else s.limit = s.limit + 1 end
       s.changedAt = now
     end
+  else
+    return -- a success below the limit changes nothing: no write
   end
   redis.call('HSET', key, 'limit', s.limit, 'changedAt', s.changedAt, 'raised', s.raised, 'probeMs', s.probeMs, 'slowStart', s.slowStart)
   redis.call('PEXPIRE', key, 86400000)

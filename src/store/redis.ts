@@ -7,6 +7,7 @@
  *   {prefix}:inflight:<upstream>  ZSET lease id -> expiry ms   (every call: global max_concurrency)
  *   {prefix}:deep:<upstream>      ZSET lease id -> expiry ms   (deep calls: the learned capacity)
  *   {prefix}:cap:<upstream>       HASH the learned capacity     (store/capacity.ts, store/redis-capacity.ts)
+ *   {prefix}:capall:<upstream>    HASH the learned capacity for calls of every kind (the same law)
  *   {prefix}:cool:<target>        STRING epoch ms              (cooldown, PX-expiring)
  *   {prefix}:pin:<session>        STRING target key            (sticky pin, PX-expiring)
  * Leases expire by score unless renewed, so a replica that dies mid-request leaks nothing:
@@ -23,24 +24,27 @@ import type { Lease, SharedStore, SlotRequest, SlotResult, TargetRef, TargetView
 
 const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
-/** KEYS: per target (inflight, deep, cap, cool); ARGV: per target (start, min, ceiling). Returns flat quads + now. */
+/** KEYS: per target (inflight, deep, cap, cool, capall); ARGV: per target (start, min, ceiling of cap, then of capall). Returns flat quints + now. */
 const VIEW = `${NOW}${CAPACITY_LUA}
 local out = {}
-for i = 1, #KEYS / 4 do
-  local inflight, deep, cap, cool = KEYS[4*i-3], KEYS[4*i-2], KEYS[4*i-1], KEYS[4*i]
+for i = 1, #KEYS / 5 do
+  local inflight, deep, cap, cool, capall = KEYS[5*i-4], KEYS[5*i-3], KEYS[5*i-2], KEYS[5*i-1], KEYS[5*i]
   redis.call('ZREMRANGEBYSCORE', inflight, '-inf', now)
   redis.call('ZREMRANGEBYSCORE', deep, '-inf', now)
   out[#out+1] = redis.call('ZCARD', inflight)
   out[#out+1] = redis.call('ZCARD', deep)
-  out[#out+1] = cap_limit(cap, tonumber(ARGV[3*i-2]), tonumber(ARGV[3*i-1]), tonumber(ARGV[3*i]))
+  out[#out+1] = cap_limit(cap, tonumber(ARGV[6*i-5]), tonumber(ARGV[6*i-4]), tonumber(ARGV[6*i-3]))
   out[#out+1] = tonumber(redis.call('GET', cool) or '0')
+  out[#out+1] = cap_limit(capall, tonumber(ARGV[6*i-2]), tonumber(ARGV[6*i-1]), tonumber(ARGV[6*i]))
 end
 out[#out+1] = now
 return out`;
 
 /**
- * KEYS: inflight, deep, cap; ARGV: max_concurrency, lease ms, id, deep (0/1), start, min, ceiling.
- * Returns {ok, reason, deep in flight, probe (0/1)}. Hot is decided before full; the probe gate after both.
+ * KEYS: inflight, deep, cap, capall; ARGV: max_concurrency, lease ms, id, deep (0/1), start,
+ * min, ceiling (cap), start, min, ceiling (capall).
+ * Returns {ok, reason, deep in flight, probe (0/1), in flight}. Hot is decided before full;
+ * the learned limit for every call after max_concurrency; the probe gate after both.
  */
 const ACQUIRE = `${NOW}${CAPACITY_LUA}
 local limit, lease, id, deep = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], ARGV[4] == '1'
@@ -51,13 +55,18 @@ if deep then
   redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
   n = redis.call('ZCARD', KEYS[2])
   cap = cap_limit(KEYS[3], tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]))
-  if n >= cap then return {0, 'hot', n, 0} end
+  if n >= cap then return {0, 'hot', n, 0, 0} end
 end
-if redis.call('ZCARD', KEYS[1]) >= limit then return {0, 'full', n, 0} end
+local all = redis.call('ZCARD', KEYS[1])
+if all >= limit then return {0, 'full', n, 0, all} end
+if all >= cap_limit(KEYS[4], tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])) then
+  if deep then return {0, 'hot', n, 0, all} end
+  return {0, 'full', n, 0, all}
+end
 local probe = 0
 if deep then
   local gate = cap_probe_admit(KEYS[3], KEYS[2], id, n + 1, cap, now)
-  if gate == 'hot' then return {0, 'hot', n, 0} end
+  if gate == 'hot' then return {0, 'hot', n, 0, all} end
   if gate == 'probe' then probe = 1 end
 end
 if deep then
@@ -67,7 +76,7 @@ if deep then
 end
 redis.call('ZADD', KEYS[1], now + lease, id)
 redis.call('PEXPIRE', KEYS[1], lease * 2)
-return {1, 'ok', n, probe}`;
+return {1, 'ok', n, probe, all + 1}`;
 
 /** KEYS: (inflight, deep) per lease; ARGV: lease ms, then the lease ids. Extends live leases only. */
 const RENEW = `${NOW}
@@ -90,9 +99,20 @@ const ANSWERED = `${CAPACITY_LUA}
 cap_probe_answered(KEYS[1], ARGV[1])
 return 1`;
 
-/** KEYS: inflight, deep, cap; ARGV: id, signal ('' for none), deep in flight, start, min, ceiling. */
+/**
+ * KEYS: inflight, deep, cap, capall; ARGV: id, signal ('' for none), in flight (of its kind),
+ * start, min, ceiling, deep (0/1). A deep lease's signal feeds cap, another's capall.
+ */
 const RELEASE = `${NOW}${CAPACITY_LUA}
-redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local liveAll = redis.call('ZCARD', KEYS[1])
+local heldAll = redis.call('ZREM', KEYS[1], ARGV[1])
+if ARGV[7] ~= '1' then
+  if heldAll == 1 and ARGV[2] ~= '' then
+    cap_feedback(KEYS[4], tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[2], tonumber(ARGV[3]), now, liveAll)
+  end
+  return 1
+end
 cap_probe_end(KEYS[3], ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 local live = redis.call('ZCARD', KEYS[2])
@@ -118,9 +138,9 @@ type Client = Redis | Cluster;
 
 interface Scripts {
   syView(keys: number, ...args: (string | number)[]): Promise<number[]>;
-  syAcquire(k1: string, k2: string, k3: string, ...args: (string | number)[]): Promise<[number, string, number, number]>;
+  syAcquire(k1: string, k2: string, k3: string, k4: string, ...args: (string | number)[]): Promise<[number, string, number, number, number]>;
   syRenew(keys: number, ...args: (string | number)[]): Promise<number>;
-  syRelease(k1: string, k2: string, k3: string, ...args: (string | number)[]): Promise<number>;
+  syRelease(k1: string, k2: string, k3: string, k4: string, ...args: (string | number)[]): Promise<number>;
   syAnswered(k1: string, id: string): Promise<number>;
   syFeedback(k1: string, ...args: (string | number)[]): Promise<number>;
   syCool(k1: string, until: number): Promise<number>;
@@ -172,9 +192,9 @@ export class RedisStore implements SharedStore {
     private readonly o: Pick<RedisStoreOptions, 'prefix' | 'leaseMs'>,
   ) {
     client.defineCommand('syView', { lua: VIEW });
-    client.defineCommand('syAcquire', { lua: ACQUIRE, numberOfKeys: 3 });
+    client.defineCommand('syAcquire', { lua: ACQUIRE, numberOfKeys: 4 });
     client.defineCommand('syRenew', { lua: RENEW });
-    client.defineCommand('syRelease', { lua: RELEASE, numberOfKeys: 3 });
+    client.defineCommand('syRelease', { lua: RELEASE, numberOfKeys: 4 });
     client.defineCommand('syAnswered', { lua: ANSWERED, numberOfKeys: 1 });
     client.defineCommand('syFeedback', { lua: FEEDBACK, numberOfKeys: 1 });
     client.defineCommand('syCool', { lua: COOL, numberOfKeys: 1 });
@@ -188,28 +208,30 @@ export class RedisStore implements SharedStore {
 
   async view(targets: readonly TargetRef[]): Promise<TargetView[]> {
     if (targets.length === 0) return [];
-    const keys = targets.flatMap((t) => [this.key('inflight', t.upstream), this.key('deep', t.upstream), this.key('cap', t.upstream), this.key('cool', t.key)]);
-    const out = await this.r.syView(keys.length, ...keys, ...targets.flatMap((t) => boundsArgs(t.capacity)));
+    const keys = targets.flatMap((t) => [this.key('inflight', t.upstream), this.key('deep', t.upstream), this.key('cap', t.upstream), this.key('cool', t.key), this.key('capall', t.upstream)]);
+    const out = await this.r.syView(keys.length, ...keys, ...targets.flatMap((t) => [...boundsArgs(t.capacity), ...boundsArgs(t.calls)]));
     const now = out[out.length - 1]!;
     return targets.map((_t, i) => {
-      const until = Number(out[4 * i + 3]);
-      return { inFlight: Number(out[4 * i]), deep: Number(out[4 * i + 1]), limit: Number(out[4 * i + 2]), coolingUntil: until > now ? until : 0 };
+      const until = Number(out[5 * i + 3]);
+      return { inFlight: Number(out[5 * i]), deep: Number(out[5 * i + 1]), limit: Number(out[5 * i + 2]), callLimit: Number(out[5 * i + 4]), coolingUntil: until > now ? until : 0 };
     });
   }
 
   async acquire(req: SlotRequest): Promise<SlotResult> {
     const id = randomUUID();
-    const [ok, reason, n, probe] = await this.r.syAcquire(
+    const [ok, reason, n, probe, all] = await this.r.syAcquire(
       this.key('inflight', req.upstream),
       this.key('deep', req.upstream),
       this.key('cap', req.upstream),
+      this.key('capall', req.upstream),
       req.limit,
       this.o.leaseMs,
       id,
       req.deep ? '1' : '0',
       ...boundsArgs(req.capacity),
+      ...boundsArgs(req.calls),
     );
-    if (ok === 1) return { ok: true, lease: { id, upstream: req.upstream, deep: req.deep, from: 'redis', deepInFlight: Number(n), probe: Number(probe) === 1 } };
+    if (ok === 1) return { ok: true, lease: { id, upstream: req.upstream, deep: req.deep, from: 'redis', inFlight: Number(all), deepInFlight: Number(n), probe: Number(probe) === 1 } };
     return { ok: false, reason: reason === 'hot' ? 'hot' : 'full' };
   }
 
@@ -225,7 +247,8 @@ export class RedisStore implements SharedStore {
 
   async release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds): Promise<void> {
     const f = feedback && bounds ? [feedback.signal, feedback.inFlight, ...boundsArgs(bounds)] : ['', 0, 0, 0, 0];
-    await this.r.syRelease(this.key('inflight', lease.upstream), this.key('deep', lease.upstream), this.key('cap', lease.upstream), lease.id, ...f);
+    const keys = [this.key('inflight', lease.upstream), this.key('deep', lease.upstream), this.key('cap', lease.upstream), this.key('capall', lease.upstream)] as const;
+    await this.r.syRelease(...keys, lease.id, ...f, lease.deep ? '1' : '0');
   }
 
   async feedback(upstream: string, feedback: CapacityFeedback, bounds: CapacityBounds): Promise<void> {

@@ -16,6 +16,8 @@ export interface TargetView {
   readonly deep: number;
   /** The account's learned capacity for deep calls (hot when `deep >= limit`). */
   readonly limit: number;
+  /** The account's learned capacity for calls of every kind (at most `max_concurrency`; no call above it). */
+  readonly callLimit: number;
   /** Epoch ms until which some replica put the target in cooldown (0 = none). */
   readonly coolingUntil: number;
 }
@@ -26,6 +28,8 @@ export interface TargetRef {
   readonly upstream: string;
   /** The account's capacity bounds (for an account nothing was learned about yet). */
   readonly capacity: CapacityBounds;
+  /** The bounds of its learned capacity for calls of every kind (the ceiling is `max_concurrency`). */
+  readonly calls: CapacityBounds;
 }
 
 export interface SlotRequest {
@@ -36,6 +40,8 @@ export interface SlotRequest {
   readonly deep: boolean;
   /** The account's capacity bounds. */
   readonly capacity: CapacityBounds;
+  /** The bounds of the account's learned capacity for calls of every kind. */
+  readonly calls: CapacityBounds;
 }
 
 /** A held slot; give it back with `release`. */
@@ -45,6 +51,8 @@ export interface Lease {
   readonly deep: boolean;
   /** Which store issued it (a lease taken while degraded is returned to the local store). */
   readonly from: 'memory' | 'redis';
+  /** Calls of every kind in flight on the account when this one took its place, itself included. */
+  readonly inFlight: number;
   /** Deep calls in flight on the account when this one took its place, itself included (0 for other calls). */
   readonly deepInFlight: number;
   /** This deep call is its account's probe of a raised limit (store/probe-gate.ts): report its on-time first event with `answered`. */
@@ -61,7 +69,8 @@ export interface SharedStore {
    * Atomically takes a slot: a deep call is refused `hot` when the account's deep calls in
    * flight reached its learned limit (checked first: a hot account sheds rather than
    * queues) or when it would go above the account's trusted count while another call probes
-   * it (store/probe-gate.ts), any call `full` at `max_concurrency`.
+   * it (store/probe-gate.ts), any call `full` at `max_concurrency`; at the account's learned
+   * limit for calls of every kind, a deep call is refused `hot` and another `full`.
    */
   acquire(req: SlotRequest): Promise<SlotResult>;
   /** A probe's first event came on time: its account trusts one more place (store/probe-gate.ts). */
@@ -69,10 +78,12 @@ export interface SharedStore {
   /** Keeps the given leases alive for another lease time (called while their calls run). */
   renew(leases: readonly Lease[]): Promise<void>;
   /**
-   * Returns a slot. Idempotent. With `feedback`, a deep call's outcome updates its account's
-   * learned capacity in the same round trip, read against the larger of `feedback.inFlight`
-   * and the deep calls holding places as it arrives (a refusal answered at once: calls that
-   * took their places after it may have reached the provider before it).
+   * Returns a slot. Idempotent. With `feedback`, the call's outcome updates its account's
+   * learned capacity in the same round trip (`bounds`: a deep lease's capacity bounds, updating
+   * the capacity for deep calls; another lease's call bounds, updating the capacity for calls
+   * of every kind), read against the larger of `feedback.inFlight` and the calls of its kind
+   * holding places as it arrives (a refusal answered at once: calls that took their places
+   * after it may have reached the provider before it).
    */
   release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds): Promise<void>;
   /**

@@ -211,7 +211,7 @@ describe('admin API and hot reload', () => {
         data: [{ name: 'team-a', models: ['*'], metadata: {}, limits: null, usage: {} }],
       });
 
-      type Row = { model: string; upstream: string; target: string; state: string; in_flight: number; capacity: { deep_in_flight: number; limit: number }; latency_ms: number };
+      type Row = { model: string; upstream: string; target: string; state: string; in_flight: number; max_concurrency: number; call_limit: number; capacity: { deep_in_flight: number; limit: number }; latency_ms: number };
       const rows = (JSON.parse(text) as { data: Row[] }).data;
       const row = (target: string) => rows.find((x) => x.target === target)!;
       assert.deepEqual(rows.map((x) => x.target).sort(), ['a/fail-a', 'a/m-a', 'c/slow-c']);
@@ -221,6 +221,7 @@ describe('admin API and hot reload', () => {
       assert.equal(row('a/fail-a').model, 'flaky');
       assert.equal(row('c/slow-c').in_flight, 1);
       assert.equal(row('c/slow-c').capacity.deep_in_flight, 0);
+      assert.equal(row('c/slow-c').call_limit, row('c/slow-c').max_concurrency, 'the learned limit for every call starts at max_concurrency');
       assert.equal((await slow).status, 200);
       const after = (JSON.parse(await get('/admin/upstreams')) as { data: Row[] }).data.find((x) => x.target === 'c/slow-c')!;
       assert.equal(after.in_flight, 0);

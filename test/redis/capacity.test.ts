@@ -4,7 +4,8 @@
  * its own cap of deep calls in flight, and the cap changes mid-run (4 -> 8 -> 2). The
  * learned limit (`switchyard_capacity_limit`) follows: down at once, up within the probe
  * waits. Then a real replica process is killed with SIGKILL in the middle of a burst: the
- * places its calls held in Redis free within the lease time.
+ * places its calls held in Redis free within the lease time. The limit for calls of every
+ * kind is learned the same way from an account that refuses any call above its cap.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -137,6 +138,69 @@ describe('the learned limit follows a provider whose cap changes (4 -> 8 -> 2), 
   });
 });
 
+describe('the learned limit for every call: an account that refuses any call above its cap, never typed in', () => {
+  let provider: Provider;
+  let gw: TestGateway;
+
+  before(async () => {
+    provider = await startProvider({ accounts: 1, cap: 3, shape: '429', ttft_ms: 30, event_ms: 3, reasoning_events: 0, content_events: 6 });
+    gw = await startGateway(
+      `
+server: { log_level: warn }
+routing: { max_attempts: 3 }
+upstreams:
+  - { id: acct, provider: openai-compatible, base_url: "${provider.accountUrl(1)}", api_key: "\${TEST_UPSTREAM_KEY}" }
+models:
+  - name: plain
+    price: { input: 1, output: 1 }
+    targets: [{ upstream: acct, model: plain-model }]
+keys:
+  - { name: team-a, key_sha256: ${hashKey(CLIENT_KEY)} }
+`,
+      { TEST_UPSTREAM_KEY: UPSTREAM_KEY },
+    );
+  });
+  after(async () => {
+    await gw.close();
+    await provider.close();
+  });
+
+  test('10 plain calls at once on a 3-call account: the limit falls to the cap, the rest wait their turn, no client sees a 429 or 503', async () => {
+    const statuses: Record<string, number> = {};
+    let running = true;
+    const workers = Array.from({ length: 10 }, async () => {
+      while (running) {
+        const r = await postChat(gw, { model: 'plain', stream: true, messages: [{ role: 'user', content: 'hi' }] }).catch(() => null);
+        const k = r ? String(r.status) : 'error';
+        statuses[k] = (statuses[k] ?? 0) + 1;
+      }
+    });
+    const callLimit = async () => metricValue(await gw.metricsText(), 'switchyard_call_capacity_limit', { upstream: 'acct' }) ?? Number.NaN;
+    assert.equal(await callLimit(), 64, 'it starts at max_concurrency (64 by default)');
+    const t0 = Date.now();
+    let l = await callLimit();
+    while (l > 3 && Date.now() - t0 < 5_000) {
+      await sleep(50);
+      l = await callLimit();
+    }
+    const fellMs = Date.now() - t0;
+    await sleep(2_000);
+    const before = provider.stats()['acct-1']!;
+    await sleep(2_000);
+    const afterStats = provider.stats()['acct-1']!;
+    running = false;
+    await Promise.all(workers);
+    assert.ok(l <= 3 && l >= 1, `learned ${l} after ${fellMs} ms`);
+    assert.ok(fellMs < 3_000, `took ${fellMs} ms to fall`);
+    assert.deepEqual(Object.keys(statuses), ['200'], `every call answered 200: ${JSON.stringify(statuses)}`);
+    // Once learned, the account is rarely pushed over its cap: only the additive probes (one every 2 s or more) find it.
+    const throttled = afterStats.throttled - before.throttled;
+    const served = afterStats.served - before.served;
+    assert.ok(served > 50, `served ${served} in 2 s`);
+    assert.ok(throttled <= 3, `${throttled} refusals in 2 s once learned (served ${served})`);
+  });
+});
+
 describe('a replica killed with SIGKILL mid-burst frees its places within the lease time', () => {
   let redis: RedisServer;
   let provider: Provider;
@@ -174,7 +238,7 @@ describe('a replica killed with SIGKILL mid-burst frees its places within the le
       setTimeout(() => reject(new Error('ioredis client not ready within 3 s')), 3_000);
     });
     const view = new RedisStore(client, { prefix, leaseMs: 3_000 });
-    const deep = async () => (await view.view([{ key: 'acct/deep-model', upstream: 'acct', capacity: { start: 4, min: 1, ceiling: 64 } }]))[0]!.deep;
+    const deep = async () => (await view.view([{ key: 'acct/deep-model', upstream: 'acct', capacity: { start: 4, min: 1, ceiling: 64 }, calls: { start: 64, min: 1, ceiling: 64 } }]))[0]!.deep;
     try {
       const calls = Array.from({ length: 4 }, () => postChat({ url }, DEEP).catch(() => null));
       for (let i = 0; i < 50 && (await deep()) < 4; i++) await sleep(100);

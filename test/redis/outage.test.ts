@@ -348,14 +348,14 @@ describe('a replica that dies mid-request', () => {
     await redis.stop();
   });
 
-  const racc = () => view.view([{ key: 'racc/racc-model', upstream: 'racc', capacity: { start: 2, min: 1, ceiling: 64 } }]).then((v) => v[0]!);
+  const racc = () => view.view([{ key: 'racc/racc-model', upstream: 'racc', capacity: { start: 2, min: 1, ceiling: 64 }, calls: { start: 64, min: 1, ceiling: 64 } }]).then((v) => v[0]!);
 
   test('its slots and window places lapse on their own (lease_ms, window seconds)', async () => {
     acc['racc']!.reset();
     const aborts = [new AbortController(), new AbortController()];
     const calls = aborts.map((c) => chat(dying!, 'strict-reasoner', { effort: 'high', stream: true, prompt: 'hold', signal: c.signal }).catch((e: unknown) => e));
     await waitFor(() => acc['racc']!.count === 2, 3_000, 'two deep calls on racc');
-    assert.deepEqual(await racc(), { inFlight: 2, deep: 2, limit: 2, coolingUntil: 0 });
+    assert.deepEqual(await racc(), { inFlight: 2, deep: 2, limit: 2, callLimit: 64, coolingUntil: 0 });
     // The other replica counts them: racc is hot for it.
     const shed = await chat(survivor, 'strict-reasoner', { effort: 'high' });
     assert.equal(shed.status, 429, shed.text);
@@ -379,7 +379,7 @@ describe('a replica that dies mid-request', () => {
       await sleep(100);
       v = await racc();
     }
-    assert.deepEqual(v, { inFlight: 0, deep: 0, limit: 2, coolingUntil: 0 }, `still counted ${Date.now() - diedAt} ms after the replica died`);
+    assert.deepEqual(v, { inFlight: 0, deep: 0, limit: 2, callLimit: 64, coolingUntil: 0 }, `still counted ${Date.now() - diedAt} ms after the replica died`);
 
     // The survivor serves deep calls on racc again.
     const n = acc['racc']!.count;
@@ -391,7 +391,7 @@ describe('a replica that dies mid-request', () => {
       await sleep(25);
       after = await racc();
     }
-    assert.deepEqual(after, { inFlight: 0, deep: 0, limit: 2, coolingUntil: 0 });
+    assert.deepEqual(after, { inFlight: 0, deep: 0, limit: 2, callLimit: 64, coolingUntil: 0 });
   });
 });
 

@@ -114,13 +114,16 @@ const FLAVOURS: Flavour[] = [
 /** Capacity bounds of the tests: start 100 (not in the way), min 1, ceiling 1000. */
 const WIDE: CapacityBounds = { start: 100, min: 1, ceiling: 1000 };
 
-/** A slot request with defaults: limit 100, not deep, capacity WIDE. */
+/** The bounds of the learned capacity for every call at max_concurrency `n` (start and ceiling n, min 1). */
+const callsOf = (n: number): CapacityBounds => ({ start: n, min: 1, ceiling: n });
+
+/** A slot request with defaults: limit 100, not deep, capacity WIDE, calls callsOf(limit). */
 function req(upstream: string, o: Partial<SlotRequest> = {}): SlotRequest {
-  return { upstream, limit: 100, deep: false, capacity: WIDE, ...o };
+  return { upstream, limit: 100, deep: false, capacity: WIDE, calls: callsOf(o.limit ?? 100), ...o };
 }
 
 function ref(upstream: string, o: Partial<TargetRef> = {}): TargetRef {
-  return { key: `${upstream}/model`, upstream, capacity: WIDE, ...o };
+  return { key: `${upstream}/model`, upstream, capacity: WIDE, calls: callsOf(100), ...o };
 }
 
 const cap = (start: number, ceiling = 1000, min = 1): CapacityBounds => ({ start, min, ceiling });
@@ -154,12 +157,12 @@ for (const flavour of FLAVOURS) {
       leaseOf(await s.acquire(req(b, { deep: true })));
       const v = await s.view([ref(a), ref(b), ref(c, { capacity: cap(7) }), ref(a, { key: `${a}/other-model` })]);
       assert.deepEqual(v, [
-        { inFlight: 3, deep: 1, limit: 100, coolingUntil: 0 },
-        { inFlight: 1, deep: 1, limit: 100, coolingUntil: 0 },
+        { inFlight: 3, deep: 1, limit: 100, callLimit: 100, coolingUntil: 0 },
+        { inFlight: 1, deep: 1, limit: 100, callLimit: 100, coolingUntil: 0 },
         // Nothing learned yet: the starting guess.
-        { inFlight: 0, deep: 0, limit: 7, coolingUntil: 0 },
+        { inFlight: 0, deep: 0, limit: 7, callLimit: 100, coolingUntil: 0 },
         // Another target on the same upstream account sees the same account counts.
-        { inFlight: 3, deep: 1, limit: 100, coolingUntil: 0 },
+        { inFlight: 3, deep: 1, limit: 100, callLimit: 100, coolingUntil: 0 },
       ]);
       assert.deepEqual(await s.view([]), []);
     });
@@ -192,12 +195,12 @@ for (const flavour of FLAVOURS) {
       // Hot is decided before full: an account at both limits is hot (the call sheds, not queues).
       assert.deepEqual(await s.acquire(req(a, { deep: true, capacity: cap(2), limit: 3 })), { ok: false, reason: 'hot' });
       let [v] = await s.view([ref(a, { capacity: cap(2) })]);
-      assert.deepEqual(v, { inFlight: 3, deep: 2, limit: 2, coolingUntil: 0 });
+      assert.deepEqual(v, { inFlight: 3, deep: 2, limit: 2, callLimit: 100, coolingUntil: 0 });
       // Releasing a deep lease frees its place.
       await s.release(l1);
       leaseOf(await s.acquire(deep));
       [v] = await s.view([ref(a, { capacity: cap(2) })]);
-      assert.deepEqual(v, { inFlight: 3, deep: 2, limit: 2, coolingUntil: 0 });
+      assert.deepEqual(v, { inFlight: 3, deep: 2, limit: 2, callLimit: 100, coolingUntil: 0 });
     });
 
     test('non-deep calls never count against the learned limit', async () => {
@@ -205,9 +208,54 @@ for (const flavour of FLAVOURS) {
       const a = up('plain');
       for (let i = 0; i < 5; i++) leaseOf(await s.acquire(req(a, { capacity: cap(1) })));
       const [v] = await s.view([ref(a, { capacity: cap(1) })]);
-      assert.deepEqual(v, { inFlight: 5, deep: 0, limit: 1, coolingUntil: 0 });
+      assert.deepEqual(v, { inFlight: 5, deep: 0, limit: 1, callLimit: 100, coolingUntil: 0 });
       leaseOf(await s.acquire(req(a, { deep: true, capacity: cap(1) })));
       assert.deepEqual(await s.acquire(req(a, { deep: true, capacity: cap(1) })), { ok: false, reason: 'hot' });
+    });
+
+    test('the learned limit for every call: a non-deep refusal cuts it, a call at it is refused (full, or hot for a deep one), a served call at it raises it after the probe wait', async () => {
+      const s = await store();
+      const a = up('calls');
+      const calls = callsOf(10);
+      const plain = req(a, { limit: 10, calls });
+      const deep = req(a, { limit: 10, calls, deep: true });
+      const view = async () => (await s.view([ref(a, { calls })]))[0]!;
+      const held: Lease[] = [];
+      for (let i = 0; i < 6; i++) held.push(leaseOf(await s.acquire(plain)));
+      assert.deepEqual(
+        held.map((l) => l.inFlight),
+        [1, 2, 3, 4, 5, 6],
+        'each lease says how many calls it found, itself included',
+      );
+      assert.equal((await view()).callLimit, 10, 'the limit starts at max_concurrency');
+      // A deep lease's refusal is the deep capacity's: the limit for every call stays.
+      const d = leaseOf(await s.acquire(deep));
+      await s.release(d, { signal: 'throttled', inFlight: 3 }, WIDE);
+      assert.equal((await view()).callLimit, 10, "a deep call's feedback does not touch the limit for every call");
+      assert.equal((await view()).limit, 2, 'it cuts the deep limit');
+      // The second call is refused while six hold places: the account takes 5.
+      await s.release(held[1]!, { signal: 'throttled', inFlight: held[1]!.inFlight }, calls);
+      let v = await view();
+      assert.equal(v.callLimit, 5, 'six in flight at the refusal: the account takes 5');
+      assert.equal(v.limit, 2, 'a non-deep refusal does not touch the deep limit');
+      assert.equal(v.inFlight, 5);
+      assert.deepEqual(await s.acquire(plain), { ok: false, reason: 'full' }, 'a call at the learned limit is refused full (it may queue)');
+      assert.deepEqual(await s.acquire(deep), { ok: false, reason: 'hot' }, 'a deep call at it is refused hot (it sheds)');
+      // The same refusal again changes nothing (once per lease).
+      await s.release(held[1]!, { signal: 'throttled', inFlight: 6 }, calls);
+      assert.equal((await view()).callLimit, 5);
+      // Served at the limit after the probe wait: one more place.
+      await s.release(held[2]!, { signal: 'ok', inFlight: 5 }, calls); // the first word after the cut starts no raise
+      assert.equal((await view()).callLimit, 5, 'no raise before the probe wait');
+      await sleep(PROBE_BASE_MS + 100);
+      await s.release(held[3]!, { signal: 'ok', inFlight: held[3]!.inFlight }, calls);
+      assert.equal((await view()).callLimit, 5, 'a call served below the limit says nothing');
+      await s.release(held[4]!, { signal: 'ok', inFlight: 5 }, calls);
+      v = await view();
+      assert.equal(v.callLimit, 6, 'served at the limit after the probe wait: additive raise');
+      assert.equal(v.inFlight, 2);
+      // max_concurrency holds above the learned limit, and a reload that lowers it applies at once.
+      assert.equal((await s.view([ref(a, { calls: callsOf(4) })]))[0]!.callLimit, 4);
     });
 
     test('release is idempotent and counts never go negative', async () => {
@@ -220,17 +268,17 @@ for (const flavour of FLAVOURS) {
       await s.release(l1);
       await s.release(l1);
       let [v] = await s.view([ref(a, { capacity: cap(2) })]);
-      assert.deepEqual(v, { inFlight: 1, deep: 1, limit: 2, coolingUntil: 0 });
+      assert.deepEqual(v, { inFlight: 1, deep: 1, limit: 2, callLimit: 100, coolingUntil: 0 });
       // Releasing l1 three times freed one slot, not three.
       const l3 = leaseOf(await s.acquire(r));
       assert.deepEqual(await s.acquire(r), { ok: false, reason: 'hot' });
       // A lease this store never issued changes nothing.
-      await s.release({ id: randomUUID(), upstream: a, deep: true, from: l1.from, deepInFlight: 1, probe: false });
+      await s.release({ id: randomUUID(), upstream: a, deep: true, from: l1.from, inFlight: 1, deepInFlight: 1, probe: false });
       [v] = await s.view([ref(a, { capacity: cap(2) })]);
-      assert.deepEqual(v, { inFlight: 2, deep: 2, limit: 2, coolingUntil: 0 });
+      assert.deepEqual(v, { inFlight: 2, deep: 2, limit: 2, callLimit: 100, coolingUntil: 0 });
       for (const l of [l2, l3, l2, l3, l1]) await s.release(l);
       [v] = await s.view([ref(a, { capacity: cap(2) })]);
-      assert.deepEqual(v, { inFlight: 0, deep: 0, limit: 2, coolingUntil: 0 });
+      assert.deepEqual(v, { inFlight: 0, deep: 0, limit: 2, callLimit: 100, coolingUntil: 0 });
       // Zero, not below: exactly `limit` new places are granted.
       leaseOf(await s.acquire(r));
       leaseOf(await s.acquire(r));
@@ -420,13 +468,13 @@ for (const flavour of FLAVOURS) {
       assert.equal(deep.filter((r) => r.ok).length, 7);
       assert.ok(deep.filter((r) => !r.ok).every((r) => !r.ok && r.reason === 'hot'));
       [v] = await s.view([ref(b, { capacity: cap(7) })]);
-      assert.deepEqual(v, { inFlight: 7, deep: 7, limit: 7, coolingUntil: 0 });
+      assert.deepEqual(v, { inFlight: 7, deep: 7, limit: 7, callLimit: 100, coolingUntil: 0 });
 
       // And releasing them all concurrently brings both back to zero.
       await Promise.all([...results, ...deep].flatMap((r) => (r.ok ? [s.release(r.lease), s.release(r.lease)] : [])));
       const [va, vb] = await s.view([ref(a), ref(b, { capacity: cap(7) })]);
-      assert.deepEqual(va, { inFlight: 0, deep: 0, limit: 100, coolingUntil: 0 });
-      assert.deepEqual(vb, { inFlight: 0, deep: 0, limit: 7, coolingUntil: 0 });
+      assert.deepEqual(va, { inFlight: 0, deep: 0, limit: 100, callLimit: 100, coolingUntil: 0 });
+      assert.deepEqual(vb, { inFlight: 0, deep: 0, limit: 7, callLimit: 100, coolingUntil: 0 });
     });
 
     if (flavour.name !== 'MemoryStore') {
