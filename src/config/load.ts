@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError } from './error.js';
 import { interpolate, type Unresolved } from './interpolate.js';
+import { buildAliases } from './aliases.js';
 import { buildModels } from './models.js';
 import type { GatewayConfig, ProviderKinds } from './types.js';
 import { API_KEY_PATH, buildUpstreams } from './upstreams.js';
@@ -72,6 +73,7 @@ function parse(text: string, kinds: ProviderKinds, env: NodeJS.ProcessEnv, path:
 
   const { upstreams, status, declared } = buildUpstreams(raw.upstreams, kinds, unresolved, resolved, problems);
   const models = buildModels(raw, upstreams, declared, (u) => kinds[u.provider]?.simulated === true, { problems, warnings });
+  const aliases = buildAliases(raw.models, { problems });
   raw.upstreams.forEach((u, i) => {
     if (u.window !== undefined) {
       warnings.push(`/upstreams/${i}/window is replaced by the learned capacity (capacity: { start, min, ceiling }); window.seconds is ignored, window.threshold is the starting guess`);
@@ -99,6 +101,7 @@ function parse(text: string, kinds: ProviderKinds, env: NodeJS.ProcessEnv, path:
     upstreams,
     upstreamStatus: Object.freeze(status),
     models,
+    aliases,
     keys: Object.freeze(raw.keys.map((k) => Object.freeze(k))),
     passthrough: Object.freeze({ ...raw.passthrough }),
     warnings: Object.freeze(warnings),

@@ -97,6 +97,8 @@ export const CapabilitiesSchema = Type.Object(
 export const ModelSchema = Type.Object(
   {
     name: Id,
+    /** Other names clients may send for this model: exact names or globs with `*` (config/aliases.ts). */
+    aliases: Type.Array(Type.String({ minLength: 1, maxLength: 256, pattern: '^[A-Za-z0-9*][A-Za-z0-9._:/*@-]*$' }), { default: [] }),
     /** A reasoning model: takes `reasoning_effort` (or its provider maps it) and can be deep. */
     reasoning: Type.Boolean({ default: false }),
     capabilities: CapabilitiesSchema,

@@ -46,6 +46,12 @@ export const RoutingSchema = Type.Object(
     ),
     /** Streams: time from sending to the first upstream event before failing over. */
     first_token_timeout_ms: Type.Integer({ minimum: 1, default: 60_000 }),
+    /**
+     * Once a stream reached the client, a comment line (`: keep-alive`) is sent after this long
+     * without an event (long reasoning), below the 60 s idle timeout common to proxies and load
+     * balancers (nginx proxy_read_timeout, AWS ALB); 0 turns it off.
+     */
+    sse_keepalive_ms: Type.Integer({ minimum: 0, default: 15_000 }),
     /** How long a sticky session stays pinned to its target after its last request. */
     sticky_ttl_ms: Type.Integer({ minimum: 1, default: 3_600_000 }),
     /** Time constant of the latency estimate used by `fast`. */

@@ -49,6 +49,8 @@ export const StoreSchema = Type.Object(
     replicas: Type.Integer({ minimum: 1, default: 1 }),
     /** Lease of an in-flight slot, renewed every third of it while its call runs: a replica that dies frees its places within this time. */
     lease_ms: Type.Integer({ minimum: 1_000, default: 15_000 }),
+    /** How long an answered Responses call is kept for follow-ups (its owner pin and journal entry; pipeline/continuation.ts). */
+    journal_ttl_ms: Type.Integer({ minimum: 1_000, default: 21_600_000 }),
   },
   { additionalProperties: false, default: {} },
 );

@@ -72,6 +72,12 @@ export interface UpstreamStatus {
   readonly reason?: string;
 }
 
+/** Model aliases (config/aliases.ts). */
+export interface ModelAliases {
+  /** The configured model name `name` stands for, or undefined when it is none. */
+  resolve(name: string): string | undefined;
+}
+
 /** The validated, frozen config one generation of the gateway runs on. */
 export interface GatewayConfig {
   readonly path: string;
@@ -82,6 +88,8 @@ export interface GatewayConfig {
   readonly upstreams: ReadonlyMap<string, LiveUpstream>;
   readonly upstreamStatus: readonly UpstreamStatus[];
   readonly models: ReadonlyMap<string, Model>;
+  /** Other names of the models (config/aliases.ts; `modelNamed` there reads both). */
+  readonly aliases: ModelAliases;
   readonly keys: readonly ClientKeyConfig[];
   /** Where other `/v1/*` routes are proxied. */
   readonly passthrough: Readonly<PassthroughConfig>;

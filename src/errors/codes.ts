@@ -124,6 +124,13 @@ export const ERRORS = {
     code: 'unsupported_api',
     message: 'This model is not served on this endpoint.',
   },
+  GW_ERR_PREVIOUS_RESPONSE_NOT_FOUND: {
+    status: 400,
+    type: 'invalid_request_error',
+    // OpenAI's own code for an unknown previous_response_id, so clients handle it as they would there.
+    code: 'previous_response_not_found',
+    message: 'The previous response was not found.',
+  },
   GW_ERR_UNSUPPORTED_PARAMETER: {
     status: 400,
     type: 'invalid_request_error',

@@ -15,6 +15,7 @@ import { translator as makeTranslator, wireFor } from '../translate/table.js';
 import type { Translator, WireBody } from '../translate/types.js';
 import { discardBody, readCapped } from '../upstream/send.js';
 import type { Call } from './call.js';
+import type { ContinuationMark } from './continuation.js';
 import type { AttemptOutcome, Relayed } from './outcome.js';
 import { relayJson } from './relay-json.js';
 import { relaySse } from './relay-sse.js';
@@ -39,22 +40,27 @@ const aborted = (reason: unknown): AttemptOutcome => ({
 });
 
 /** The translator and wire request for this attempt, or why the request cannot be sent. */
-function shape(env: AttemptEnv, attempt: Attempt): { tr: Translator; wire: WireBody; dropped: readonly string[] } | GatewayError {
+function shape(env: AttemptEnv, attempt: Attempt): { tr: Translator; wire: WireBody; dropped: readonly string[]; continuation: ContinuationMark | null } | GatewayError {
   const { call } = env;
   const { target } = attempt;
   const provider = call.gen.providers.get(target.upstream.id)!;
+  const wireApi = wireFor(call.api.name, provider.wireApis)!;
   try {
+    // A continued conversation as this target can take it (pipeline/continuation.ts).
+    const continued = call.continuation?.bodyFor(call.body, target, wireApi) ?? null;
+    const base = continued?.body ?? call.body;
     // Reshaped for the model this attempt lands on (a fallback may take other parameters).
-    const body = attempt.effort === undefined ? call.body : call.api.withEffort(call.body, attempt.effort);
+    const body = attempt.effort === undefined ? base : call.api.withEffort(base, attempt.effort);
     const prepared = call.api.prepare(body, target.model, attempt.model, attempt.model === env.primary);
-    const tr = makeTranslator(call.api.name, wireFor(call.api.name, provider.wireApis)!, {
+    const tr = makeTranslator(call.api.name, wireApi, {
       stream: call.stream,
       wantsUsage: call.api.wantsUsage(call.body),
       secrets: [target.upstream.apiKey],
       options: target.upstream.options,
+      maxTokensField: attempt.model.capabilities.max_tokens_field,
       ...(call.forwardHeaders ? { forwardHeaders: call.forwardHeaders } : {}),
     });
-    return { tr, wire: tr.request(prepared.body), dropped: prepared.dropped };
+    return { tr, wire: tr.request(prepared.body), dropped: prepared.dropped, continuation: continued?.mark ?? null };
   } catch (err) {
     if (err instanceof GatewayError) return err;
     throw err;
@@ -157,6 +163,7 @@ async function attemptOnce(env: AttemptEnv, attempt: Attempt, signal: AbortSigna
 
   const headers = { ...call.limitHeaders, ...routeHeaders(call.req.id, env.route, env.strategy, target) };
   if (shaped.dropped.length > 0) headers['x-switchyard-dropped-params'] = shaped.dropped.join(',');
+  if (shaped.continuation) headers['x-switchyard-continuation'] = shaped.continuation;
   const isSse = String(res.headers['content-type'] ?? '').includes('text/event-stream');
   if (call.stream && isSse) {
     const relayed: Relayed = await relaySse({
@@ -170,10 +177,11 @@ async function attemptOnce(env: AttemptEnv, attempt: Attempt, signal: AbortSigna
       errorFrame: (err) => call.api.sseErrorFrame(err),
       prompt: call.api.promptMessages(call.body),
       onCommit: env.onCommit,
+      keepaliveMs: call.gen.config.routing.sse_keepalive_ms,
     });
     if (relayed.aborted !== null) return { kind: 'aborted', relayed };
     if (!relayed.committed) return { kind: 'failed', failure: relayed.failure! };
-    return { kind: 'answered', relayed };
+    return { kind: 'answered', relayed, answer: tr.answer?.() ?? null, wire: tr.wire };
   }
   if (call.stream) {
     // A stream was asked for and the upstream answered something else.
@@ -190,5 +198,5 @@ async function attemptOnce(env: AttemptEnv, attempt: Attempt, signal: AbortSigna
   }
   if ('failure' in sent) return { kind: 'failed', failure: sent.failure };
   env.onCommit();
-  return { kind: 'answered', relayed: { committed: true, failure: null, aborted: null, usage: sent.usage, estimated: sent.estimated, ttftMs: null } };
+  return { kind: 'answered', relayed: { committed: true, failure: null, aborted: null, usage: sent.usage, estimated: sent.estimated, ttftMs: null }, answer: tr.answer?.() ?? null, wire: tr.wire };
 }

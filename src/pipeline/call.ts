@@ -11,6 +11,7 @@ import type { Metrics } from '../metrics/registry.js';
 import type { KeyLimits } from '../limits/index.js';
 import type { Provider } from '../providers/types.js';
 import type { Router } from '../router/index.js';
+import type { Continuation } from './continuation.js';
 
 /** A config generation pinned for one request (server/live.ts); `release()` when done. */
 export interface HeldGeneration {
@@ -50,6 +51,8 @@ export interface Call {
   readonly gen: HeldGeneration;
   /** Client headers the API forwards (e.g. `anthropic-beta`). */
   readonly forwardHeaders: Readonly<Record<string, string>> | undefined;
+  /** The conversation a Responses call continues (`previous_response_id`), once read: pipeline/continuation.ts. */
+  continuation: Continuation | null;
   /** Key-limit headers (`x-ratelimit-*`), set once the key's limits admitted the call. */
   limitHeaders: Record<string, string>;
   /** Releases everything the call holds; idempotent. */
@@ -87,5 +90,5 @@ export function openCall(api: InboundApi, deps: PipelineDeps, req: FastifyReques
     gen.release();
   };
   const body = raw as Record<string, unknown> & { model: string };
-  return { api, req, reply, body, stream: body['stream'] === true, abort, gen, forwardHeaders: forwarded(req, api), limitHeaders: {}, close };
+  return { api, req, reply, body, stream: body['stream'] === true, abort, gen, forwardHeaders: forwarded(req, api), continuation: null, limitHeaders: {}, close };
 }

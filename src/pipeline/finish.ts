@@ -28,6 +28,7 @@ function emit(metrics: Metrics, log: FastifyBaseLogger, rec: RequestRecord): voi
   recentRequests(metrics).push(rec);
   log.info(
     {
+      api: rec.api,
       key: rec.key,
       model: rec.model,
       requested_model: rec.requestedModel,
@@ -60,6 +61,7 @@ export async function finish(deps: PipelineDeps, call: Call, admission: Admissio
   const cost = end.price ? costUsd(usage, end.price) : 0;
   const rec: RequestRecord = {
     requestId: req.id,
+    api: call.api.name,
     key: req.caller?.name ?? null,
     model: end.served?.model ?? end.model,
     requestedModel: end.model,
@@ -91,6 +93,7 @@ export function recordOutside(metrics: Metrics, req: FastifyRequest, status: num
   req.recorded = true;
   emit(metrics, req.log, {
     requestId: req.id,
+    api: null,
     key: req.caller?.name ?? null,
     model: null,
     requestedModel: null,

@@ -7,13 +7,17 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { unwrapExtraBody } from '../apis/normalise.js';
+import type { ApiName } from '../apis/names.js';
 import type { InboundApi } from '../apis/types.js';
+import type { Target } from '../config/types.js';
+import { wireFor } from '../translate/table.js';
 import { recordAttemptOk, recordAttemptStart, recordUpstreamError, trackInFlight } from '../metrics/record.js';
 import { runAttempt, type AttemptEnv } from './attempt.js';
 import { openCall, type Call, type PipelineDeps } from './call.js';
 import { ended, failedEnding, stopped } from './endings.js';
 import { finish } from './finish.js';
 import type { Ending, Progress } from './outcome.js';
+import { Continuation, inputItems, recordResponse } from './continuation.js';
 import { findModel, forApi, pickStrategy, sessionKey } from './select.js';
 
 export type { PipelineDeps } from './call.js';
@@ -43,12 +47,17 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
   const { config, router, providers } = call.gen;
   call.body = unwrapExtraBody(call.body);
   const { api, body, req } = call;
-  const model = findModel(config, providers, req, api, body.model);
+  // A Responses follow-up goes where its conversation is (pipeline/continuation.ts).
+  call.continuation = api.name === 'responses' ? await Continuation.open(call.gen.router.store, body) : null;
+  const continuation = call.continuation;
+  const wireOf = (t: Target): ApiName | null => wireFor(api.name, providers.get(t.upstream.id)?.wireApis ?? new Set());
+  const found = findModel(config, providers, req, api, body.model);
+  const model = continuation ? continuation.narrow(found, wireOf) : found;
   progress.model = model;
   trackInFlight(deps.metrics, model.name, 1);
   progress.admission = await deps.limits.admit(req.caller, { messages: api.promptMessages(body), max_tokens: api.maxOutputTokens(body) });
   call.limitHeaders = progress.admission.headers;
-  const strategy = pickStrategy(req, body, model);
+  const strategy = continuation?.owner !== undefined ? 'sticky' : pickStrategy(req, body, model);
   const session = sessionKey(req, api, body);
   const images = api.hasImages(body);
   const route = router.begin({
@@ -57,10 +66,12 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
     ...(session ? { session } : {}),
     effort: api.effort(body),
     ...(req.caller?.priority ? { priority: req.caller.priority } : {}),
+    ...(continuation?.owner !== undefined ? { pinned: continuation.owner } : {}),
     // Fallback and shed models the API cannot reach, or that cannot take the prompt's images, are left out.
     lookup: (n) => {
       const m = forApi(config, providers, api.name, config.models.get(n));
-      return m && (m.capabilities.vision || !images) ? m : undefined;
+      if (!m || (!m.capabilities.vision && images)) return undefined;
+      return continuation ? (continuation.narrowOrNull(m, wireOf) ?? undefined) : m;
     },
   });
   progress.route = route;
@@ -91,6 +102,10 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
     if (outcome.kind !== 'answered') route.report(attempt, { ok: 'aborted' });
     else if (outcome.relayed.failure) recordUpstreamError(deps.metrics, attempt.target.upstream.id, outcome.relayed.failure.classified.class);
     attempt.release();
+    if (outcome.kind === 'answered' && !outcome.relayed.failure && outcome.answer && outcome.wire) {
+      const input = continuation ? continuation.expandedInput(body) : inputItems(body['input']);
+      recordResponse(call.gen.router.store, config.store.journal_ttl_ms, { answer: outcome.answer, target: attempt.target, wire: outcome.wire, input });
+    }
     return ended(call, progress, outcome);
   }
 }

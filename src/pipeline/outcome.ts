@@ -8,7 +8,8 @@ import type { Admission } from '../limits/index.js';
 import type { Attempt, RouteRun } from '../router/run.js';
 import type { GatewayError } from '../errors/codes.js';
 import type { Outcome } from '../record/request.js';
-import type { Failure } from '../translate/types.js';
+import type { ApiName } from '../apis/names.js';
+import type { Failure, ResponseAnswer } from '../translate/types.js';
 import type { Usage } from '../usage/usage.js';
 
 /** What relaying one upstream answer did. */
@@ -29,7 +30,7 @@ export interface Relayed {
 /** What one attempt came to. */
 export type AttemptOutcome =
   /** An answer went out (a stream may have ended with an error event: `relayed.failure`). */
-  | { readonly kind: 'answered'; readonly relayed: Relayed }
+  | { readonly kind: 'answered'; readonly relayed: Relayed; readonly answer?: ResponseAnswer | null; readonly wire?: ApiName }
   /** Nothing went out: the route may try another target. */
   | { readonly kind: 'failed'; readonly failure: Failure; readonly retryAfterMs?: number }
   /** The request cannot be sent as it is (a parameter the model rejects, a shape the wire API cannot express): answered as is. */

@@ -13,6 +13,8 @@
  *   with one final error event in the client API's dialect: the SDKs raise on it.
  * - Usage comes from the translator only; when the upstream reported none, the generated
  *   text seen is counted with the tokenizer and marked estimated.
+ * - After the first byte, an upstream silent for `keepaliveMs` (long reasoning) gets a
+ *   comment line sent for it, so proxies with idle timeouts keep the connection.
  */
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
@@ -53,7 +55,12 @@ export interface SseRelayArgs {
   readonly prompt: unknown;
   /** Called once, when the first event goes to the client. */
   readonly onCommit: () => void;
+  /** After the first event: a comment line is written when nothing else was for this long, ms (0: never). */
+  readonly keepaliveMs?: number;
 }
+
+/** The keep-alive comment: a line SSE clients ignore (WHATWG HTML, "Server-sent events": lines starting with a colon). */
+const KEEPALIVE = Buffer.from(': keep-alive\n\n');
 
 async function write(out: ServerResponse, buf: Buffer, signal: AbortSignal): Promise<void> {
   if (!out.write(buf)) await once(out, 'drain', { signal });
@@ -90,6 +97,20 @@ export async function relaySse(args: SseRelayArgs): Promise<Relayed> {
   let failure: Failure | null = null;
   let aborted: unknown = null;
 
+  // Keep-alives go out between whole events only (every write below is of whole events), so
+  // the events' own bytes stay as the upstream sent them.
+  let lastWrite = Date.now();
+  const keepaliveMs = args.keepaliveMs ?? 0;
+  const keepalive =
+    keepaliveMs > 0
+      ? setInterval(() => {
+          if (!committed || Date.now() - lastWrite < keepaliveMs || out.writableEnded || out.writableNeedDrain) return;
+          lastWrite = Date.now();
+          out.write(KEEPALIVE);
+        }, Math.max(50, Math.floor(keepaliveMs / 4)))
+      : undefined;
+  keepalive?.unref();
+
   let stalled = false;
   const firstTokenTimer = setTimeout(() => {
     stalled = true;
@@ -121,6 +142,7 @@ export async function relaySse(args: SseRelayArgs): Promise<Relayed> {
       batch = pending;
       pending = [];
     }
+    if (batch.length > 0) lastWrite = Date.now();
     if (batch.length === 1) await write(out, batch[0]!, signal);
     else if (batch.length > 1) await write(out, Buffer.concat(batch), signal);
   };
@@ -151,6 +173,7 @@ export async function relaySse(args: SseRelayArgs): Promise<Relayed> {
     else failure = readFailure(err, stalled, committed);
   } finally {
     clearTimeout(firstTokenTimer);
+    clearInterval(keepalive);
   }
 
   const complete = failure === null && aborted === null;

@@ -8,6 +8,7 @@ import type { FastifyRequest } from 'fastify';
 import type { ApiName } from '../apis/names.js';
 import type { InboundApi } from '../apis/types.js';
 import { mayUse } from '../auth/keys.js';
+import { modelNamed } from '../config/aliases.js';
 import type { GatewayConfig, Model, Target } from '../config/types.js';
 import type { Strategy } from '../config/schema.js';
 import { GatewayError } from '../errors/codes.js';
@@ -46,8 +47,8 @@ export function forApi(config: GatewayConfig, providers: ReadonlyMap<string, Pro
  *   `unsupported_api` (no target speaks a wire API this client API can be served over).
  */
 export function findModel(config: GatewayConfig, providers: ReadonlyMap<string, Provider>, req: FastifyRequest, api: InboundApi, name: string): Model {
-  const declared = config.models.get(name);
-  if (!declared || !req.caller || !mayUse(req.caller, name)) {
+  const declared = modelNamed(config, name);
+  if (!declared || !req.caller || !mayUse(req.caller, declared.name)) {
     throw new GatewayError('GW_ERR_MODEL_NOT_FOUND', {
       message: `The model \`${name.slice(0, 256)}\` does not exist or you do not have access to it.`,
       param: 'model',

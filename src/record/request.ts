@@ -10,6 +10,8 @@ export type Outcome = 'ok' | 'client_error' | 'upstream_error' | 'client_aborted
 
 export interface RequestRecord {
   readonly requestId: string;
+  /** The client API the request came in on (`chat`, `responses`, `messages`); null outside the model routes. */
+  readonly api: string | null;
   /** The client key's configured name (never the key); null when the request had no valid key. */
   readonly key: string | null;
   /** Public model that served (or was last tried); null when the request named no usable model. */

@@ -187,7 +187,8 @@ export class RouteRun {
   private async loadPin(): Promise<void> {
     if (this.pinLoaded) return;
     this.pinLoaded = true;
-    if (this.opts.strategy === 'sticky' && this.opts.session) this.pinned = await this.state.store.getPin(this.opts.session);
+    if (this.opts.pinned !== undefined) this.pinned = this.opts.pinned;
+    else if (this.opts.strategy === 'sticky' && this.opts.session) this.pinned = await this.state.store.getPin(this.opts.session);
   }
 
   /**

@@ -40,6 +40,8 @@ export interface RouteOptions {
   readonly effort?: string | null;
   /** Resolves fallback model names to served models. */
   readonly lookup: (name: string) => Model | undefined;
+  /** A target to try first under `sticky` instead of the session's pin (a continued response's owner). */
+  readonly pinned?: string;
   /** The key's priority: `background` calls skip the shed ladder's wait (absent: interactive). */
   readonly priority?: 'interactive' | 'background';
 }

@@ -1,6 +1,7 @@
 /** `GET /v1/models`: the models the calling key may use, in OpenAI's list shape. */
 import type { FastifyInstance } from 'fastify';
 import { mayUse } from '../auth/keys.js';
+import { modelNamed } from '../config/aliases.js';
 import type { GatewayConfig } from '../config/types.js';
 import { GatewayError } from '../errors/codes.js';
 
@@ -14,7 +15,7 @@ export function registerModels(app: FastifyInstance, config: () => GatewayConfig
     return { object: 'list', data };
   });
   app.get<{ Params: { model: string } }>('/v1/models/:model', async (req, reply) => {
-    const m = config().models.get(req.params.model);
+    const m = modelNamed(config(), req.params.model);
     if (!m || !req.caller || !mayUse(req.caller, m.name)) {
       throw new GatewayError('GW_ERR_MODEL_NOT_FOUND', { param: 'model' });
     }

@@ -266,6 +266,15 @@ export class StateStore {
     );
   }
 
+  /** A journal entry (see SharedStore.getJournal): Redis, else this replica's own. */
+  getJournal(id: string): Promise<string | undefined> {
+    return this.attempt((r) => r.getJournal(id), () => this.local.getJournal(id));
+  }
+
+  putJournal(id: string, value: string, ttlMs: number): Promise<void> {
+    return this.attempt((r) => r.putJournal(id, value, ttlMs), () => this.local.putJournal(id, value, ttlMs));
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     this.heartbeat.stop();

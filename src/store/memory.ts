@@ -5,9 +5,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { applyFeedback, initialCapacity, type CapacityBounds, type CapacityFeedback, type CapacityState } from './capacity.js';
+import { BlobMap } from './blobs.js';
 import { SessionPins } from './pins.js';
 import { admitProbe, probeAnswered, probeEnded } from './probe-gate.js';
 import type { Lease, SharedStore, SlotRequest, SlotResult, TargetRef, TargetView } from './types.js';
+
+/** The most journal text one replica keeps in memory (characters), oldest entries dropped first. */
+export const JOURNAL_MAX_BYTES = 64 * 1024 * 1024;
 
 export class MemoryStore implements SharedStore {
   readonly kind = 'memory' as const;
@@ -20,12 +24,15 @@ export class MemoryStore implements SharedStore {
   private readonly callCapacity = new Map<string, CapacityState>();
   private readonly cooldowns = new Map<string, number>();
   private readonly pins: SessionPins;
+  /** The journal, at most JOURNAL_MAX_BYTES of JSON text. */
+  private readonly journal: BlobMap;
 
   constructor(
     private readonly leaseMs: number,
     private readonly now: () => number = Date.now,
   ) {
     this.pins = new SessionPins(Number.MAX_SAFE_INTEGER, 100_000, now);
+    this.journal = new BlobMap(JOURNAL_MAX_BYTES, now);
   }
 
   /** The live (unexpired) leases of `upstream` in `map`. */
@@ -132,6 +139,14 @@ export class MemoryStore implements SharedStore {
 
   async setPin(session: string, target: string, ttlMs: number): Promise<void> {
     this.pins.set(session, target, ttlMs);
+  }
+
+  async getJournal(id: string): Promise<string | undefined> {
+    return this.journal.get(id);
+  }
+
+  async putJournal(id: string, value: string, ttlMs: number): Promise<void> {
+    this.journal.set(id, value, ttlMs);
   }
 
   async close(): Promise<void> {}

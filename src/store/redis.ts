@@ -10,6 +10,7 @@
  *   {prefix}:capall:<upstream>    HASH the learned capacity for calls of every kind (the same law)
  *   {prefix}:cool:<target>        STRING epoch ms              (cooldown, PX-expiring)
  *   {prefix}:pin:<session>        STRING target key            (sticky pin, PX-expiring)
+ *   {prefix}:journal:<id>         STRING JSON text             (a relayed response's conversation, PX-expiring)
  * Leases expire by score unless renewed, so a replica that dies mid-request leaks nothing:
  * its places lapse within `lease_ms`.
  *
@@ -265,6 +266,14 @@ export class RedisStore implements SharedStore {
 
   async setPin(session: string, target: string, ttlMs: number): Promise<void> {
     await this.r.set(this.key('pin', session), target, 'PX', Math.max(1, Math.ceil(ttlMs)));
+  }
+
+  async getJournal(id: string): Promise<string | undefined> {
+    return (await this.r.get(this.key('journal', id))) ?? undefined;
+  }
+
+  async putJournal(id: string, value: string, ttlMs: number): Promise<void> {
+    await this.r.set(this.key('journal', id), value, 'PX', Math.max(1, Math.ceil(ttlMs)));
   }
 
   async close(): Promise<void> {

@@ -1,7 +1,8 @@
 /**
  * The state replicas share: per-upstream in-flight slots (so `max_concurrency` is global),
  * the deep calls in flight on each account and the account's learned capacity for them
- * (store/capacity.ts), target cooldowns and sticky-session pins. One interface, two
+ * (store/capacity.ts), target cooldowns, sticky-session pins and the journal of relayed
+ * Responses conversations. One interface, two
  * implementations: in-memory (one replica) and Redis (several), where each multi-step
  * operation is one atomic Lua script. Slots are leases that lapse unless renewed, so a
  * replica that dies frees its places within the lease time.
@@ -96,5 +97,9 @@ export interface SharedStore {
   setCooldown(targetKey: string, untilMs: number): Promise<void>;
   getPin(session: string): Promise<string | undefined>;
   setPin(session: string, target: string, ttlMs: number): Promise<void>;
+  /** A journal entry (the JSON text of one relayed response and its conversation: pipeline/continuation.ts), or undefined. */
+  getJournal(id: string): Promise<string | undefined>;
+  /** Keeps a journal entry for `ttlMs`. */
+  putJournal(id: string, value: string, ttlMs: number): Promise<void>;
   close(): Promise<void>;
 }

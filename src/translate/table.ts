@@ -11,15 +11,17 @@
 import { API_NAMES, type ApiName } from '../apis/names.js';
 import { chatToMessages } from './chat-messages/index.js';
 import { chatToChat } from './passthrough/chat.js';
+import { messagesToChat } from './messages-chat/index.js';
 import { messagesToMessages } from './passthrough/messages.js';
 import { responsesToResponses } from './passthrough/responses.js';
+import { responsesToChat } from './responses-chat/index.js';
 import type { Translator, TranslatorContext, TranslatorFactory } from './types.js';
 
 /** `TRANSLATORS[client][wire]`, in preference order within each row. */
 export const TRANSLATORS: Readonly<Record<ApiName, Readonly<Partial<Record<ApiName, TranslatorFactory>>>>> = {
   chat: { chat: chatToChat, messages: chatToMessages },
-  responses: { responses: responsesToResponses },
-  messages: { messages: messagesToMessages },
+  responses: { responses: responsesToResponses, chat: responsesToChat },
+  messages: { messages: messagesToMessages, chat: messagesToChat },
 };
 
 /**

@@ -70,6 +70,12 @@ export interface JsonResult {
   readonly failure?: Failure;
 }
 
+/** What an answered Responses call leaves for a follow-up (`previous_response_id`): the response's id and output items. */
+export interface ResponseAnswer {
+  readonly id: string;
+  readonly output: readonly unknown[];
+}
+
 export interface Translator {
   readonly client: ApiName;
   readonly wire: ApiName;
@@ -97,6 +103,8 @@ export interface Translator {
    * @param body the first bytes of the body (capped); anything, JSON or not.
    */
   error(status: number, headers: Readonly<Record<string, string | string[] | undefined>>, body: Buffer): Failure;
+  /** A Responses client's translators: the completed response's id and output (null until it completed). */
+  answer?(): ResponseAnswer | null;
 }
 
 /** What a translator is made with, per attempt. */
@@ -110,6 +118,8 @@ export interface TranslatorContext {
   readonly options: Readonly<Record<string, unknown>>;
   /** Client headers the client API forwards (lower-case names, e.g. `anthropic-beta`). */
   readonly forwardHeaders?: Readonly<Record<string, string>>;
+  /** The field the target model takes its output cap in (its `capabilities.max_tokens_field`), for translators that write one. */
+  readonly maxTokensField?: 'max_tokens' | 'max_completion_tokens' | undefined;
 }
 
 export type TranslatorFactory = (ctx: TranslatorContext) => Translator;

@@ -72,3 +72,16 @@ export function drive(tr: Translator, pieces: readonly Buffer[]): Driven {
   }
   return { text: Buffer.concat(out).toString('utf8'), usage, error, generated, reasoning };
 }
+
+/**
+ * Ids a translator mints for the client (a response and its items, an Anthropic message or
+ * tool call made from a chat answer) are random by design: each distinct one becomes
+ * `<prefix>#k` in order of appearance, so the output of two translators can be compared.
+ */
+export function sameIds(text: string): string {
+  const seen = new Map<string, string>();
+  return text.replace(/\b(resp|msg|rs|fc|ctc|call|toolu)_(?:01)?[0-9A-Za-z]{22,48}\b/g, (id, prefix: string) => {
+    if (!seen.has(id)) seen.set(id, `${prefix}#${seen.size}`);
+    return seen.get(id)!;
+  });
+}

@@ -155,13 +155,33 @@ describe('/v1/messages with the Anthropic SDK', () => {
     assert.equal(body.error.type, 'invalid_request_error');
   });
 
-  test('a model with no Anthropic upstream is refused on /v1/messages; key allow-lists apply', async () => {
-    const e1 = await client.messages.create({ model: 'gpt-only', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
-    assert.ok(e1 instanceof Anthropic.BadRequestError, String(e1));
-    assert.match((e1 as Error).message, /not served on \/v1\/messages/);
+  test('a model with only a chat-completions upstream is served on /v1/messages through the bridge; one no bridge reaches is refused; key allow-lists apply', async () => {
+    openai.requests.length = 0;
+    openai.on(() => ({ status: 200, body: fixtureJson('openai-chat-gpt5.json') }));
+    const bridged = await client.messages.create({ model: 'gpt-only', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] });
+    assert.equal(bridged.type, 'message');
+    assert.equal(bridged.content[0]?.type, 'text');
+    assert.equal(openai.requests[0]?.url, '/v1/chat/completions');
+    // No translator from the Responses API to Messages: an Anthropic-only model is not served on /v1/responses.
+    const refused = await fetch(`${gw.url}/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'claude-test', input: 'hi' }) });
+    assert.equal(refused.status, 400);
+    const body = (await refused.json()) as { error: { code: string; message: string } };
+    assert.equal(body.error.code, 'unsupported_api');
+    assert.match(body.error.message, /not served on \/v1\/responses/);
     const limited = new Anthropic({ apiKey: OTHER_KEY, baseURL: gw.url, maxRetries: 0 });
     const e2 = await limited.messages.create({ model: 'claude-test', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
     assert.ok(e2 instanceof Anthropic.NotFoundError, String(e2));
+    assert.equal(claude.requests.length, 0);
+  });
+
+  test('count_tokens: an estimate in Anthropic\'s shape, marked estimated, for a model the key may use; upstream untouched', async () => {
+    const short = await client.messages.countTokens({ model: 'claude-test', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+    assert.equal(short.response.headers.get('x-switchyard-estimated'), 'true');
+    const long = await client.messages.countTokens({ model: 'claude-test', system: 'Be brief.', messages: [{ role: 'user', content: 'hi '.repeat(500) }] });
+    assert.ok(short.data.input_tokens > 0 && long.input_tokens > short.data.input_tokens + 400, `${short.data.input_tokens} then ${long.input_tokens}`);
+    const limited = new Anthropic({ apiKey: OTHER_KEY, baseURL: gw.url, maxRetries: 0 });
+    const err = await limited.messages.countTokens({ model: 'claude-test', messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
+    assert.ok(err instanceof Anthropic.NotFoundError, String(err));
     assert.equal(claude.requests.length, 0);
   });
 

@@ -491,19 +491,24 @@ describe('Responses API (/v1/responses) through the openai client', () => {
     assert.equal(upstream.requests.length, 0);
   });
 
-  test('a model whose only upstream does not serve the Responses API: 400 unsupported_api, upstream untouched', async () => {
-    upstream.on(() => ({ status: 200, body: completedEvent(TEXT).response }));
+  test('a model whose only upstream speaks chat completions is served through the bridge (its chat endpoint), streamed and not', async () => {
+    const chat = fixtureJson('openai-chat-gpt5.json');
+    const text = ((chat['choices'] as Record<string, unknown>[])[0]!['message'] as { content: string }).content;
     for (const stream of [false, true]) {
-      const err = await client.responses.create({ model: 'chat-only-model', input: 'hi', stream }).then(
-        () => null,
-        (e: unknown) => e,
+      upstream.requests.length = 0;
+      upstream.on(() =>
+        stream
+          ? { status: 200, headers: { 'content-type': 'text/event-stream' }, steps: sseEvents('openai-chat-stream-text-no-usage-2023.sse') }
+          : { status: 200, body: chat },
       );
-      assert.ok(err instanceof BadRequestError, `stream=${stream}: expected BadRequestError, got ${String(err)}`);
-      assert.equal(err.code, 'unsupported_api');
-      assert.equal(err.param, 'model');
-      assert.match(err.message, /chat-only-model/);
+      const r = stream ? await client.responses.stream({ model: 'chat-only-model', input: 'hi' }).finalResponse() : await client.responses.create({ model: 'chat-only-model', input: 'hi' });
+      assert.equal(r.status, 'completed', `stream=${stream}`);
+      if (!stream) assert.equal(r.output_text, text);
+      else assert.ok(r.output_text.length > 0);
+      const got = onlyRequest();
+      assert.equal(got.url, '/v1/chat/completions');
+      assert.deepEqual(got.json?.['messages'], [{ role: 'user', content: 'hi' }]);
     }
-    assert.equal(upstream.requests.length, 0);
   });
 
   test('the same model is still served on /v1/chat/completions (sanity for the unsupported_api case)', async () => {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import type { FakeUpstream, ScriptedReply, Step } from '../helpers/fake-upstream.js';
-import { CLIENT_KEY, closeAll, startWithUpstream, waitFor, type TestGateway } from '../helpers/gateway.js';
+import { CLIENT_KEY, closeAll, startWithUpstream, testConfigYaml, waitFor, type TestGateway } from '../helpers/gateway.js';
 import { fixture, isUsageOnly, sseEvents } from '../helpers/recordings.js';
 
 const SSE = { 'content-type': 'text/event-stream; charset=utf-8' };
@@ -260,5 +260,28 @@ describe('SSE bytes relay unchanged', () => {
     const got = await assemble(gw.client(), 'gpt-test');
     assert.equal(got.content, parts.join(''));
     assert.equal(got.reasoning, '想一想…');
+  });
+});
+
+describe('keep-alive comments while an upstream is silent mid-stream', () => {
+  let upstream: FakeUpstream;
+  let gw: TestGateway;
+
+  before(async () => {
+    ({ upstream, gw } = await startWithUpstream((url) => testConfigYaml(url, { routing: '  max_attempts: 1\n  sse_keepalive_ms: 100' })));
+  });
+  after(() => closeAll(gw, upstream));
+
+  test('a 600 ms pause after the first event gets comment lines at event boundaries; without them the bytes are the upstream\'s', async () => {
+    const events = recorded('openai-chat-stream-text-include-usage.sse');
+    const steps: Step[] = [events[0]!.bytes, { delayMs: 600 }, ...events.slice(1).flatMap((e) => [e.bytes] as Step[])];
+    upstream.on(() => stepsReply(steps));
+    const got = await rawChat(gw, true);
+    assert.equal(got.status, 200);
+    const text = got.body.toString('utf8');
+    const comments = text.split(': keep-alive\n\n').length - 1;
+    assert.ok(comments >= 3 && comments <= 8, `${comments} keep-alives in a 600 ms pause at 100 ms`);
+    assert.ok(text.startsWith(events[0]!.bytes.toString('utf8') + ': keep-alive\n\n'), 'the first keep-alive follows the first event whole');
+    sameBytes(Buffer.from(text.split(': keep-alive\n\n').join(''), 'utf8'), clientBytes(events, true), 'the events themselves');
   });
 });

@@ -30,6 +30,8 @@ interface StoreUnderTest {
   setCooldown(targetKey: string, untilMs: number): Promise<void>;
   getPin(session: string): Promise<string | undefined>;
   setPin(session: string, target: string, ttlMs: number): Promise<void>;
+  getJournal(id: string): Promise<string | undefined>;
+  putJournal(id: string, value: string, ttlMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -91,6 +93,7 @@ const FLAVOURS: Flavour[] = [
           command_timeout_ms: 250,
           replicas: 1,
           lease_ms: leaseMs,
+          journal_ttl_ms: 60_000,
         },
         silentLog,
         {},
@@ -431,6 +434,19 @@ for (const flavour of FLAVOURS) {
       await s.setCooldown(`${a}/m3`, Date.now() - 1_000);
       const [p] = await s.view([ref(a, { key: `${a}/m3` })]);
       assert.equal(p!.coolingUntil, 0);
+    });
+
+    test('journal: put, read back unchanged, replaced, gone after its TTL', async () => {
+      const s = await store();
+      const id = `resp_${randomUUID()}`;
+      assert.equal(await s.getJournal(id), undefined);
+      const text = JSON.stringify({ v: 1, input: [{ role: 'user', content: 'héllo 🙂' }], output: [] });
+      await s.putJournal(id, text, 60_000);
+      assert.equal(await s.getJournal(id), text);
+      await s.putJournal(id, '{"v":1}', 150);
+      assert.equal(await s.getJournal(id), '{"v":1}');
+      await sleep(250);
+      assert.equal(await s.getJournal(id), undefined);
     });
 
     test('pins: set, replace, and expire after their TTL', async () => {

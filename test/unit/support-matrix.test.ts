@@ -44,7 +44,9 @@ describe('support matrix', () => {
   test('a client API is served over its own wire API first', () => {
     for (const api of API_NAMES) assert.equal(wireFor(api, new Set<ApiName>(API_NAMES)), api);
     assert.equal(wireFor('chat', new Set<ApiName>(['messages'])), 'messages');
-    assert.equal(wireFor('messages', new Set<ApiName>(['chat'])), null);
+    assert.equal(wireFor('messages', new Set<ApiName>(['chat'])), 'chat');
+    assert.equal(wireFor('responses', new Set<ApiName>(['chat'])), 'chat');
+    assert.equal(wireFor('messages', new Set<ApiName>(['responses'])), null);
   });
 
   test('each provider kind speaks the wire APIs the README lists', async () => {

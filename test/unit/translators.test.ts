@@ -36,7 +36,7 @@ import {
 } from '../helpers/recording-catalog.js';
 import { FIXTURES, fixture } from '../helpers/recordings.js';
 import { byteByByte, randomPieces, SEEDS } from '../helpers/splits.js';
-import { drive, makeTranslator, type Driven } from '../helpers/translate.js';
+import { drive, makeTranslator, sameIds, type Driven } from '../helpers/translate.js';
 
 const PAIRS = supportedPairs();
 const pairName = (p: { client: ApiName; wire: ApiName }): string => `${p.client} -> ${p.wire}`;
@@ -110,7 +110,7 @@ describe('the recordings', () => {
 
 /** What drive() gives, in comparable form. */
 function comparable(d: Driven): unknown {
-  return { text: d.text, usage: d.usage, generated: d.generated, reasoning: d.reasoning, failure: d.error ? { classified: d.error.classified, message: d.error.error.message } : null };
+  return { text: sameIds(d.text), usage: d.usage, generated: d.generated, reasoning: d.reasoning, failure: d.error ? { classified: d.error.classified, message: d.error.error.message } : null };
 }
 
 /** The client bytes a passthrough must write before any error frame. */
@@ -161,7 +161,128 @@ function openAIUsage(u: Usage): Obj {
 /** Checks the client output of a translating pair against the recording. */
 type ClientCheck = (out: string, facts: StreamFacts, wantsUsage: boolean) => void;
 
+/** What a recorded chat stream says the client must see: content, reasoning, tool calls (in index order), the finish reason. */
+function chatAnswer(facts: StreamFacts): { content: string; reasoning: string; calls: { id: unknown; name: unknown; args: string }[]; finish: string | null } {
+  let content = '';
+  let reasoning = '';
+  const calls: { id: unknown; name: unknown; args: string }[] = [];
+  let finish: string | null = null;
+  for (const p of facts.payloads) {
+    for (const c of (Array.isArray(p?.['choices']) ? (p['choices'] as Obj[]) : [])) {
+      if (typeof c['finish_reason'] === 'string') finish = c['finish_reason'];
+      const d = (c['delta'] ?? {}) as Obj;
+      if (typeof d['content'] === 'string') content += d['content'];
+      const r = d['reasoning_content'] ?? d['reasoning'];
+      if (typeof r === 'string') reasoning += r;
+      for (const tc of (d['tool_calls'] as Obj[] | undefined) ?? []) {
+        const fn = (tc['function'] ?? {}) as Obj;
+        const i = tc['index'] as number;
+        calls[i] ??= { id: tc['id'], name: fn['name'], args: '' };
+        if (typeof fn['arguments'] === 'string') calls[i].args += fn['arguments'];
+      }
+    }
+  }
+  return { content, reasoning, calls, finish };
+}
+
+/** Typed SSE frames (`event: <type>` naming the data's `type`), parsed; comments (an upstream's keep-alives, passed on) left out. */
+function typedFrames(out: string): Obj[] {
+  const frames = readSse(out).filter((f) => {
+    if (f.data !== null) return true;
+    assert.ok(f.raw.startsWith(':'), `a frame that is neither data nor a comment: ${f.raw}`);
+    return false;
+  });
+  for (const f of frames) assert.equal(f.event, (JSON.parse(f.data!) as Obj)['type'], 'the event name is the data type');
+  return frames.map((f) => JSON.parse(f.data!) as Obj);
+}
+
+/** The Responses usage object for a usage in gateway terms. */
+function responsesUsageOf(u: Usage): Obj {
+  return { input_tokens: u.input, input_tokens_details: { cached_tokens: u.cached }, output_tokens: u.output, output_tokens_details: { reasoning_tokens: u.reasoning }, total_tokens: u.input + u.output };
+}
+
+/** The Anthropic usage object for a usage in gateway terms (input apart from cache reads and writes). */
+function anthropicUsageOf(u: Usage | null): Obj {
+  if (!u) return { input_tokens: 0, output_tokens: 0 };
+  return { input_tokens: u.input - u.cached - (u.cacheWrite ?? 0), cache_creation_input_tokens: u.cacheWrite ?? 0, cache_read_input_tokens: u.cached, output_tokens: u.output };
+}
+
+const STOP_OF: Readonly<Record<string, string>> = { stop: 'end_turn', length: 'max_tokens', tool_calls: 'tool_use', content_filter: 'refusal' };
+
 const CLIENT_CHECKS: Readonly<Record<string, ClientCheck>> = {
+  'responses -> chat': (out, facts) => {
+    const want = chatAnswer(facts);
+    const events = typedFrames(out);
+    assert.deepEqual(events.map((e) => e['sequence_number']), events.map((_e, i) => i), 'sequence numbers count from 0');
+    assert.deepEqual(events.slice(0, 2).map((e) => e['type']), ['response.created', 'response.in_progress']);
+    const last = events.at(-1)!;
+    assert.equal(last['type'], want.finish === 'length' || want.finish === 'content_filter' ? 'response.incomplete' : 'response.completed');
+    const response = last['response'] as Obj;
+    assert.equal(response['id'], (events[0]!['response'] as Obj)['id']);
+    assert.match(String(response['id']), /^resp_/);
+    assert.deepEqual(response['usage'], facts.usage ? responsesUsageOf(facts.usage) : null);
+    const of = (type: string): Obj[] => events.filter((e) => e['type'] === type);
+    assert.equal(of('response.output_text.delta').map((e) => e['delta']).join(''), want.content);
+    assert.equal(of('response.reasoning_text.delta').map((e) => e['delta']).join(''), want.reasoning);
+    // Every added item is done once, in output order, and the final output is the done items.
+    const added = of('response.output_item.added').map((e) => e['output_index']);
+    const done = of('response.output_item.done');
+    assert.deepEqual(added, added.map((_x, i) => i));
+    assert.deepEqual(done.map((e) => e['output_index']).sort(), added);
+    const output = response['output'] as Obj[];
+    assert.deepEqual(output, [...done].sort((a, b) => (a['output_index'] as number) - (b['output_index'] as number)).map((e) => e['item']));
+    const message = output.filter((i) => i['type'] === 'message');
+    assert.equal(message.map((m) => ((m['content'] as Obj[])[0]!['text'] as string)).join(''), want.content);
+    const reasoning = output.filter((i) => i['type'] === 'reasoning');
+    assert.equal(reasoning.map((r) => ((r['content'] as Obj[])[0]!['text'] as string)).join(''), want.reasoning);
+    assert.ok(reasoning.every((r) => Array.isArray(r['summary']) && (r['summary'] as unknown[]).length === 0 && r['encrypted_content'] === undefined), 'no summary or encrypted reasoning is invented');
+    const calls = output.filter((i) => i['type'] === 'function_call');
+    assert.deepEqual(
+      calls.map((c) => ({ id: c['call_id'], name: c['name'], input: JSON.parse(c['arguments'] as string) as unknown })),
+      want.calls.map((c) => ({ id: c.id, name: c.name, input: JSON.parse(c.args || '{}') as unknown })),
+    );
+    for (const c of calls) {
+      const deltas = of('response.function_call_arguments.delta').filter((e) => e['item_id'] === c['id']).map((e) => e['delta']).join('');
+      assert.equal(deltas || '{}', c['arguments'], 'the argument deltas add up to the arguments');
+    }
+  },
+  'messages -> chat': (out, facts) => {
+    const want = chatAnswer(facts);
+    const events = typedFrames(out);
+    assert.equal(events[0]!['type'], 'message_start');
+    assert.deepEqual(events.slice(-2).map((e) => e['type']), ['message_delta', 'message_stop']);
+    const delta = events.at(-2)!;
+    assert.deepEqual(delta['delta'], { stop_reason: STOP_OF[want.finish ?? 'stop'] ?? 'end_turn', stop_sequence: null });
+    assert.deepEqual(delta['usage'], anthropicUsageOf(facts.usage));
+    // Blocks open one at a time, in index order, each closed before the next.
+    let open: number | null = null;
+    let next = 0;
+    const blocks: (Obj & { text: string })[] = [];
+    for (const e of events.slice(1, -2)) {
+      if (e['type'] === 'content_block_start') {
+        assert.equal(open, null, 'one block at a time');
+        assert.equal(e['index'], next++);
+        open = e['index'] as number;
+        blocks.push({ ...(e['content_block'] as Obj), text: '' });
+      } else if (e['type'] === 'content_block_delta') {
+        assert.equal(e['index'], open);
+        const d = e['delta'] as Obj;
+        blocks[open!]!.text += String(d['text'] ?? d['thinking'] ?? d['partial_json'] ?? '');
+      } else {
+        assert.deepEqual([e['type'], e['index']], ['content_block_stop', open]);
+        open = null;
+      }
+    }
+    assert.equal(open, null);
+    const of = (type: string) => blocks.filter((b) => b['type'] === type);
+    assert.equal(of('text').map((b) => b.text).join(''), want.content);
+    assert.equal(of('thinking').map((b) => b.text).join(''), want.reasoning);
+    assert.ok(of('thinking').every((b) => b['signature'] === ''), 'no signature is invented');
+    assert.deepEqual(
+      of('tool_use').map((b) => ({ id: b['id'], name: b['name'], input: JSON.parse(b.text || '{}') as unknown })),
+      want.calls.map((c) => ({ id: c.id, name: c.name, input: JSON.parse(c.args || '{}') as unknown })),
+    );
+  },
   'chat -> messages': (out, facts, wantsUsage) => {
     // Every frame a chat chunk, then [DONE].
     const frames = readSse(out);
@@ -240,8 +361,10 @@ for (const pair of PAIRS) {
               const want = passthroughBytes(client, facts, wantsUsage);
               if (facts.errorAt === null) assert.equal(d.text, want);
               else errorFrame(d.text, want);
-            } else {
+            } else if (facts.errorAt === null) {
               CLIENT_CHECKS[pairName(pair)]!(d.text, facts, wantsUsage);
+            } else {
+              assert.ok(d.error, 'a recording that fails mid-stream fails the translated stream (its frames: the test below)');
             }
           });
 
@@ -292,7 +415,36 @@ for (const pair of PAIRS) {
 // JSON answers
 
 /** Checks a translated JSON body against the wire's answer. */
+/** A chat completion's message: content, reasoning, tool calls. */
+function chatMessage(answer: Obj): { content: string; reasoning: string; calls: { id: unknown; name: unknown; input: unknown }[]; finish: string } {
+  const choice = (answer['choices'] as Obj[])[0]!;
+  const m = choice['message'] as Obj;
+  const calls = ((m['tool_calls'] as Obj[] | undefined) ?? []).map((c) => ({ id: c['id'], name: (c['function'] as Obj)['name'], input: JSON.parse(((c['function'] as Obj)['arguments'] as string) || '{}') as unknown }));
+  return { content: typeof m['content'] === 'string' ? m['content'] : '', reasoning: String(m['reasoning_content'] ?? m['reasoning'] ?? ''), calls, finish: String(choice['finish_reason']) };
+}
+
 const JSON_CHECKS: Readonly<Record<string, (body: Obj, answer: Obj, usage: Usage) => void>> = {
+  'responses -> chat': (body, answer, usage) => {
+    const want = chatMessage(answer);
+    assert.deepEqual([body['object'], body['model'], body['status']], ['response', answer['model'], want.finish === 'length' ? 'incomplete' : 'completed']);
+    assert.match(String(body['id']), /^resp_/);
+    const output = body['output'] as Obj[];
+    const of = (type: string) => output.filter((i) => i['type'] === type);
+    assert.equal(of('message').map((m) => (m['content'] as Obj[])[0]!['text']).join(''), want.content);
+    assert.equal(of('reasoning').map((m) => (m['content'] as Obj[])[0]!['text']).join(''), want.reasoning);
+    assert.deepEqual(of('function_call').map((c) => ({ id: c['call_id'], name: c['name'], input: JSON.parse(c['arguments'] as string) as unknown })), want.calls);
+    assert.deepEqual(body['usage'], responsesUsageOf(usage));
+  },
+  'messages -> chat': (body, answer, usage) => {
+    const want = chatMessage(answer);
+    assert.deepEqual([body['type'], body['role'], body['model'], body['stop_reason']], ['message', 'assistant', answer['model'], STOP_OF[want.finish] ?? 'end_turn']);
+    const blocks = body['content'] as Obj[];
+    const of = (type: string) => blocks.filter((b) => b['type'] === type);
+    assert.equal(of('text').map((b) => b['text']).join(''), want.content);
+    assert.equal(of('thinking').map((b) => b['thinking']).join(''), want.reasoning);
+    assert.deepEqual(of('tool_use').map((b) => ({ id: b['id'], name: b['name'], input: b['input'] })), want.calls);
+    assert.deepEqual(body['usage'], anthropicUsageOf(usage));
+  },
   'chat -> messages': (body, msg, usage) => {
     const blocks = msg['content'] as Obj[];
     const of = (type: string): Obj[] => blocks.filter((b) => b['type'] === type);
@@ -372,7 +524,8 @@ for (const pair of PAIRS) {
         assert.equal(f.error.message, err['message']);
         assert.equal(f.error.headers['retry-after'], '17');
         assert.equal(f.error.headers['x-request-id'], undefined, 'only retry headers are kept');
-        if (client === wire) {
+        if (client === wire || wire === 'chat') {
+          // The same error object on both sides (OpenAI's); a Messages client gets it in Anthropic's shape by status.
           assert.equal(f.error.status, status);
           assert.equal(f.error.type, err['type'] ?? 'invalid_request_error');
           if (wire !== 'messages') assert.equal(f.error.openaiCode, err['code'] === undefined || err['code'] === null ? null : String(err['code']));

@@ -3,9 +3,11 @@
  * OpenAI-compatible provider, by replaying real recorded responses, paced like a real provider.
  *
  * Which recording: a target model id containing `reasoner` replays DeepSeek reasoner
- * captures (`reasoning_content` deltas, then content or a tool call); any other id replays
- * OpenAI chat captures. A request with `tools` gets the tool-call capture. Non-streaming
- * requests get the matching JSON body.
+ * captures (`reasoning_content` deltas, then content); any other id replays OpenAI chat
+ * captures. Non-streaming requests get the matching JSON body. A request that declares
+ * tools gets a call to one of them, with arguments that fit its schema, framed like the
+ * recorded tool-call stream (`tools.ts`); a turn that sends tool results back gets text, so
+ * an agent's tool loop ends.
  *
  * Usage: a capture's `choices: []` usage chunk is sent only when the request asked for
  * `stream_options.include_usage`, as OpenAI does. The 2023 text capture predates usage
@@ -23,6 +25,7 @@ import type { LiveUpstream } from '../../config/types.js';
 import type { ApiName, Provider, ProviderKind, UpstreamResponse, WireRequest } from '../types.js';
 import { loadRecordings, type Recordings, type StreamRecording } from './recordings.js';
 import { AccountThrottle, type ThrottleStats } from './throttle.js';
+import { planToolCall, recordingFits, toolCallEvents, toolCallJson } from './tools.js';
 
 export type { ThrottleStats } from './throttle.js';
 
@@ -30,6 +33,7 @@ interface SimRequest {
   model?: string;
   messages?: unknown;
   tools?: unknown[];
+  tool_choice?: unknown;
   reasoning_effort?: unknown;
   stream_options?: { include_usage?: boolean };
 }
@@ -43,8 +47,11 @@ export interface SimulatorProvider extends Provider {
   reset(): void;
 }
 
+/** Prompt tokens, estimated at 4 characters a token. */
+const promptTokens = (req: SimRequest): number => Math.max(1, Math.ceil(JSON.stringify(req.messages ?? '').length / 4));
+
 function usageChunk(rec: StreamRecording, req: SimRequest): Buffer {
-  const prompt = Math.max(1, Math.ceil(JSON.stringify(req.messages ?? '').length / 4));
+  const prompt = promptTokens(req);
   const completion = rec.deltaEvents;
   const chunk = {
     id: rec.meta.id,
@@ -116,7 +123,7 @@ export function createSimulator(upstream: Pick<LiveUpstream, 'id' | 'simulator'>
     async send(req: WireRequest): Promise<UpstreamResponse> {
       const body = req.body as SimRequest;
       const reasoning = /reasoner/i.test(body.model ?? '');
-      const tools = Array.isArray(body.tools) && body.tools.length > 0;
+      const call = Array.isArray(body.tools) && body.tools.length > 0 ? planToolCall(body) : null;
       const admission = throttle.admit(throttle.isDeep(body.model, body.reasoning_effort));
       if (admission.kind === 'reject') return rateLimited(recordings, sim.throttle.retry_after_s);
 
@@ -132,17 +139,17 @@ export function createSimulator(upstream: Pick<LiveUpstream, 'id' | 'simulator'>
         if (firstByteDelay > 0) await sleep(firstByteDelay, undefined, { signal: req.signal });
         if (!req.stream) {
           if (stall && sim.throttle.stall_first_token_ms > 0) await sleep(sim.throttle.stall_first_token_ms, undefined, { signal: req.signal });
-          const json = Readable.from([reasoning ? recordings.reasoningJson : recordings.chatJson]);
+          const answer = reasoning ? recordings.reasoningJson : recordings.chatJson;
+          const json = Readable.from([call ? toolCallJson(call, answer, promptTokens(body)) : answer]);
           json.once('close', done);
           return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: json };
         }
-        const rec = reasoning
-          ? tools
-            ? recordings.reasoningToolStream
-            : recordings.reasoningStream
-          : tools
-            ? recordings.chatToolStream
-            : recordings.chatStream;
+        const toolRec = reasoning ? recordings.reasoningToolStream : recordings.chatToolStream;
+        const events = !call
+          ? plan(reasoning ? recordings.reasoningStream : recordings.chatStream, body)
+          : recordingFits(toolRec, body.tools)
+            ? plan(toolRec, body)
+            : toolCallEvents(call, toolRec, body.stream_options?.include_usage === true, promptTokens(body));
         const pace: Pacing = stall
           ? {
               delayMs: chunkDelay,
@@ -151,7 +158,7 @@ export function createSimulator(upstream: Pick<LiveUpstream, 'id' | 'simulator'>
               pauseEvery: sim.throttle.stall_pause_every,
             }
           : { delayMs: chunkDelay, firstEventMs: 0, pauseMs: 0, pauseEvery: 1 };
-        const stream = Readable.from(replay(plan(rec, body), pace, req.signal, done), { objectMode: false });
+        const stream = Readable.from(replay(events, pace, req.signal, done), { objectMode: false });
         stream.once('close', done);
         return { statusCode: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8' }, body: stream };
       } catch (err) {

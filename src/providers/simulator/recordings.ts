@@ -17,6 +17,10 @@ export interface StreamRecording {
   readonly deltaEvents: number;
   /** `id`, `created`, `model` of the first chunk, to label a synthesized usage chunk. */
   readonly meta: { id: string; created: number; model: string };
+  /** Names of the tools the recording calls. */
+  readonly toolNames: readonly string[];
+  /** Its events that carry reasoning deltas, in order. */
+  readonly reasoningEvents: readonly Buffer[];
 }
 
 export interface Recordings {
@@ -38,16 +42,20 @@ function fromEvents(events: Buffer[]): StreamRecording {
   let usageOnlyIndex = -1;
   let deltaEvents = 0;
   let meta = { id: 'chatcmpl-simulated', created: 0, model: 'simulated' };
+  const toolNames: string[] = [];
+  const reasoningEvents: Buffer[] = [];
   events.forEach((raw, i) => {
     const text = raw.toString('utf8');
     const payload = text.startsWith('data:') ? text.slice(5).trim() : '';
     if (!payload.startsWith('{')) return;
-    const chunk = JSON.parse(payload) as { id: string; created: number; model: string; choices: unknown[]; usage?: unknown };
+    const chunk = JSON.parse(payload) as { id: string; created: number; model: string; choices: { delta?: { tool_calls?: { function?: { name?: string } }[] } }[]; usage?: unknown };
     if (i === 0) meta = { id: chunk.id, created: chunk.created, model: chunk.model };
     if (chunk.choices.length === 0 && chunk.usage) usageOnlyIndex = i;
     else if (/"(content|reasoning_content|arguments)":"[^"]/.test(payload)) deltaEvents++;
+    if (/"reasoning_content":"[^"]/.test(payload)) reasoningEvents.push(raw);
+    for (const call of chunk.choices[0]?.delta?.tool_calls ?? []) if (typeof call.function?.name === 'string') toolNames.push(call.function.name);
   });
-  return { events, usageOnlyIndex, deltaEvents, meta };
+  return { events, usageOnlyIndex, deltaEvents, meta, toolNames, reasoningEvents };
 }
 
 function loadSse(name: string): StreamRecording {

@@ -10,6 +10,8 @@
  *   ends without `message_stop` still gets one, so the client's parser finishes; a stream
  *   that ends before any stop reason is cut short.
  * - An `error` event is a failure.
+ * - Thinking blocks without a signature (carried over from a chat account) are left out of
+ *   the request: Anthropic would refuse them.
  */
 import { foldAnthropicUsage, readAnthropicError, readAnthropicUsage } from '../../apis/messages.js';
 import { answerFailure, cutShort, streamErrorFailure } from '../failure.js';
@@ -26,6 +28,23 @@ export function messagesText(o: Record<string, unknown>): string {
   let out = textsOf(content, MESSAGES_TEXT_KEYS);
   for (const b of content) if (isObj(b) && b['input'] !== undefined) out += JSON.stringify(b['input']);
   return out;
+}
+
+/** Whether a block is a thinking block without a signature (made from a chat account's reasoning by `messages-chat`). */
+const unsigned = (b: unknown): boolean => isObj(b) && b['type'] === 'thinking' && !b['signature'];
+
+/**
+ * The body without unsigned thinking blocks in its assistant turns: Anthropic checks each
+ * thinking block's signature, and one a chat account's reasoning was carried in has none.
+ * Returns `body` itself when there is nothing to remove (the common case costs one scan).
+ */
+export function withoutUnsignedThinking(body: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const messages = body['messages'];
+  if (!Array.isArray(messages) || !messages.some((m) => isObj(m) && m['role'] === 'assistant' && Array.isArray(m['content']) && m['content'].some(unsigned))) return { ...body };
+  return {
+    ...body,
+    messages: messages.map((m) => (isObj(m) && m['role'] === 'assistant' && Array.isArray(m['content']) ? { ...m, content: m['content'].filter((b) => !unsigned(b)) } : m)),
+  };
 }
 
 const MESSAGE_STOP = Buffer.from('event: message_stop\ndata: {"type":"message_stop"}\n\n');
@@ -46,7 +65,7 @@ export function messagesToMessages(ctx: TranslatorContext): Translator {
   return {
     client: 'messages',
     wire: 'messages',
-    request: (body) => ({ body: { ...body }, ...(ctx.forwardHeaders ? { headers: ctx.forwardHeaders } : {}) }),
+    request: (body) => ({ body: withoutUnsignedThinking(body), ...(ctx.forwardHeaders ? { headers: ctx.forwardHeaders } : {}) }),
     json: (raw, parsed) =>
       jsonAnswer(raw, parsed, {
         usage: (o) => readAnthropicUsage(o['usage']),

@@ -15,7 +15,7 @@ import { readOpenAIError } from '../../apis/chat.js';
 import { readResponsesUsage } from '../../apis/responses.js';
 import { answerFailure, cutShort, streamErrorFailure } from '../failure.js';
 import { isObj, NOTHING, parseBody, typedEvent } from '../read.js';
-import type { Translator, TranslatorContext } from '../types.js';
+import type { ResponseAnswer, Translator, TranslatorContext } from '../types.js';
 import { jsonAnswer, textsOf } from './json.js';
 
 /** The keys of a Responses answer's output that hold generated text. */
@@ -24,18 +24,28 @@ const RESPONSES_TEXT_KEYS = new Set(['text', 'arguments', 'name']);
 const TEXT_DELTAS = new Set(['response.output_text.delta', 'response.function_call_arguments.delta', 'response.refusal.delta']);
 const REASONING_DELTAS = new Set(['response.reasoning_summary_text.delta', 'response.reasoning_text.delta']);
 
+/** The id and output of a response object, when it has them. */
+function answerOf(response: Record<string, unknown> | undefined): ResponseAnswer | null {
+  return response && typeof response['id'] === 'string' && Array.isArray(response['output']) ? { id: response['id'], output: response['output'] } : null;
+}
+
 export function responsesToResponses(ctx: TranslatorContext): Translator {
   let done = false;
+  let answer: ResponseAnswer | null = null;
   return {
     client: 'responses',
     wire: 'responses',
     request: (body) => ({ body: { ...body } }),
-    json: (raw, parsed) =>
-      jsonAnswer(raw, parsed, {
+    answer: () => answer,
+    json(raw, parsed) {
+      const got = jsonAnswer(raw, parsed, {
         usage: (o) => readResponsesUsage(o['usage']),
         text: (o) => textsOf(o['output'], RESPONSES_TEXT_KEYS),
         error: (o) => (isObj(o['error']) && o['status'] !== 'completed' && !Array.isArray(o['output']) ? streamErrorFailure(readOpenAIError(o['error']), ctx.secrets) : null),
-      }),
+      });
+      if (!got.failure && isObj(parsed)) answer = answerOf(parsed);
+      return got;
+    },
     event(ev) {
       const read = typedEvent(ev, done);
       if (!('obj' in read)) return read;
@@ -56,6 +66,7 @@ export function responsesToResponses(ctx: TranslatorContext): Translator {
         case 'response.completed':
         case 'response.incomplete':
           done = true;
+          answer = answerOf(response);
           return usage ? { frames: [ev.raw], usage } : { frames: [ev.raw] };
         case 'response.failed': {
           const fields = readOpenAIError(response?.['error']) ?? { message: 'The upstream response failed.', code: 'response_failed' };

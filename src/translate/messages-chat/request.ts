@@ -1,0 +1,174 @@
+/**
+ * An Anthropic Messages request (Anthropic API reference, "Messages": `system`, `messages`
+ * of content blocks, `tools`, `tool_choice`, `thinking`, `stop_sequences`) as a Chat
+ * Completions request, for an upstream that speaks only chat completions.
+ *
+ * - `system` (a string or text blocks) -> a leading `system` message.
+ * - A user turn: `tool_result` blocks -> `tool` messages first (a chat server wants them
+ *   right after the assistant's `tool_calls`), then the other blocks as one user message:
+ *   `text`, `image` (base64 -> a data URL, url -> its URL), a text `document` as text.
+ * - An assistant turn: `text` -> `content`, `tool_use` -> `tool_calls` (arguments: the input
+ *   as JSON). `thinking` and `redacted_thinking` blocks are dropped: a chat server takes no
+ *   reasoning in its input, and a signature means nothing off Anthropic's accounts.
+ * - `tools`: client tools (`input_schema`) as chat functions; Anthropic's server tools (web
+ *   search, code execution…, `type` with a version date) run on Anthropic's side only and are
+ *   left out. `tool_choice` `auto` / `any` / `tool` / `none` -> `auto` / `required` /
+ *   the function / `none`; `disable_parallel_tool_use` -> `parallel_tool_calls: false`.
+ * - `max_tokens` -> the output cap in the field the model takes; `thinking` (or
+ *   `output_config.effort`) -> `reasoning_effort` at the level the gateway reads it as
+ *   (`apis/messages.ts`); `stop_sequences` -> `stop` (the first 4, chat's limit);
+ *   `metadata.user_id` -> `user`; `temperature`, `top_p` as they are.
+ * @throws GatewayError 400 (`param` set) for blocks a chat server has no equivalent for
+ *   (a PDF document, a search result, a container upload).
+ */
+import { messagesApi } from '../../apis/messages.js';
+import { GatewayError } from '../../errors/codes.js';
+import { isObj, type Obj } from '../read.js';
+
+/** Efforts a chat server takes in `reasoning_effort`. */
+const CHAT_EFFORTS = new Set(['minimal', 'low', 'medium', 'high']);
+
+function invalid(message: string, param: string): GatewayError {
+  return new GatewayError('GW_ERR_INVALID_REQUEST', { message, param });
+}
+
+/** The text of a string or of text blocks (`system`, a tool result's content). */
+function joinText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((b) => (isObj(b) && b['type'] === 'text' && typeof b['text'] === 'string' ? b['text'] : '')).join('');
+}
+
+/** An image block as a chat `image_url` part. */
+function imagePart(block: Obj, param: string): Obj {
+  const src = isObj(block['source']) ? block['source'] : {};
+  if (src['type'] === 'base64' && typeof src['data'] === 'string') return { type: 'image_url', image_url: { url: `data:${String(src['media_type'] ?? 'image/png')};base64,${src['data']}` } };
+  if (src['type'] === 'url' && typeof src['url'] === 'string') return { type: 'image_url', image_url: { url: src['url'] } };
+  throw invalid("An image is sent to a chat-completions upstream as base64 data or a URL ('source.type' base64 or url); file ids are not available there.", `${param}.source`);
+}
+
+/** A user turn as `tool` messages and a user message. */
+function userTurn(content: unknown, param: string): Obj[] {
+  if (typeof content === 'string') return [{ role: 'user', content }];
+  if (!Array.isArray(content)) return [{ role: 'user', content: '' }];
+  const tools: Obj[] = [];
+  const parts: Obj[] = [];
+  content.forEach((b, i) => {
+    const p = `${param}[${i}]`;
+    if (!isObj(b)) throw invalid('Each content block must be an object.', p);
+    switch (b['type']) {
+      case 'text':
+        parts.push({ type: 'text', text: String(b['text'] ?? '') });
+        return;
+      case 'image':
+        parts.push(imagePart(b, p));
+        return;
+      case 'tool_result': {
+        const text = joinText(b['content']);
+        tools.push({ role: 'tool', tool_call_id: String(b['tool_use_id'] ?? ''), content: b['is_error'] === true && text === '' ? 'error' : text });
+        return;
+      }
+      case 'document': {
+        const src = isObj(b['source']) ? b['source'] : {};
+        if (src['type'] === 'text' && typeof src['data'] === 'string') {
+          parts.push({ type: 'text', text: src['data'] });
+          return;
+        }
+        throw invalid('Only text documents can be sent to this model\'s upstream (it speaks chat completions): send the document as text.', p);
+      }
+      case 'thinking':
+      case 'redacted_thinking':
+        return;
+      default:
+        throw invalid(`Content blocks of type '${String(b['type'])}' cannot be sent to this model's upstream (it speaks chat completions): send text, images and tool results.`, p);
+    }
+  });
+  const out = [...tools];
+  if (parts.length > 0) out.push({ role: 'user', content: parts.every((x) => x['type'] === 'text') ? parts.map((x) => x['text']).join('') : parts });
+  return out;
+}
+
+/** An assistant turn as one assistant message. */
+function assistantTurn(content: unknown): Obj {
+  if (typeof content === 'string') return { role: 'assistant', content };
+  let text = '';
+  const calls: Obj[] = [];
+  for (const b of Array.isArray(content) ? content : []) {
+    if (!isObj(b)) continue;
+    if (b['type'] === 'text' && typeof b['text'] === 'string') text += b['text'];
+    else if (b['type'] === 'tool_use') calls.push({ id: String(b['id'] ?? ''), type: 'function', function: { name: String(b['name'] ?? ''), arguments: JSON.stringify(b['input'] ?? {}) } });
+    // thinking, redacted_thinking, server tool blocks: not carried
+  }
+  const m: Obj = { role: 'assistant', content: text === '' && calls.length > 0 ? null : text };
+  if (calls.length > 0) m['tool_calls'] = calls;
+  return m;
+}
+
+function toTools(tools: unknown): Obj[] {
+  const out: Obj[] = [];
+  for (const t of Array.isArray(tools) ? tools : []) {
+    // A client tool has an input_schema and no type (or `custom`); server tools are typed with a version.
+    if (!isObj(t) || (t['type'] !== undefined && t['type'] !== 'custom') || !isObj(t['input_schema'])) continue;
+    const description = typeof t['description'] === 'string' ? { description: t['description'] } : {};
+    out.push({ type: 'function', function: { name: String(t['name'] ?? ''), ...description, parameters: t['input_schema'] } });
+  }
+  return out;
+}
+
+function toToolChoice(choice: unknown): unknown {
+  if (!isObj(choice)) return undefined;
+  switch (choice['type']) {
+    case 'auto':
+      return 'auto';
+    case 'any':
+      return 'required';
+    case 'none':
+      return 'none';
+    case 'tool':
+      return typeof choice['name'] === 'string' ? { type: 'function', function: { name: choice['name'] } } : undefined;
+    default:
+      return undefined;
+  }
+}
+
+export interface ChatRequestOptions {
+  readonly stream: boolean;
+  /** The field the model takes its output cap in (default `max_tokens`). */
+  readonly maxTokensField?: 'max_tokens' | 'max_completion_tokens' | undefined;
+}
+
+/**
+ * @throws GatewayError 400 (see the file comment).
+ */
+export function toChatRequest(body: Readonly<Obj>, o: ChatRequestOptions): Obj {
+  const messages: Obj[] = [];
+  const system = joinText(body['system']);
+  if (system !== '') messages.push({ role: 'system', content: system });
+  const turns = Array.isArray(body['messages']) ? body['messages'] : [];
+  turns.forEach((m, i) => {
+    if (!isObj(m)) throw invalid('Each message must be an object.', `messages[${i}]`);
+    if (m['role'] === 'user') messages.push(...userTurn(m['content'], `messages[${i}].content`));
+    else if (m['role'] === 'assistant') messages.push(assistantTurn(m['content']));
+    else throw invalid(`Unknown message role '${String(m['role'])}': messages take 'user' or 'assistant'.`, `messages[${i}].role`);
+  });
+  const out: Obj = { model: body['model'], messages };
+  const tools = toTools(body['tools']);
+  if (tools.length > 0) {
+    out['tools'] = tools;
+    const choice = toToolChoice(body['tool_choice']);
+    if (choice !== undefined) out['tool_choice'] = choice;
+    if (isObj(body['tool_choice']) && body['tool_choice']['disable_parallel_tool_use'] === true) out['parallel_tool_calls'] = false;
+  }
+  if (typeof body['max_tokens'] === 'number') out[o.maxTokensField ?? 'max_tokens'] = body['max_tokens'];
+  const effort = messagesApi.effort(body as Obj);
+  if (effort !== null) out['reasoning_effort'] = CHAT_EFFORTS.has(effort) ? effort : 'high';
+  if (Array.isArray(body['stop_sequences']) && body['stop_sequences'].length > 0) out['stop'] = body['stop_sequences'].slice(0, 4);
+  const user = isObj(body['metadata']) ? body['metadata']['user_id'] : undefined;
+  if (typeof user === 'string') out['user'] = user;
+  for (const k of ['temperature', 'top_p'] as const) if (typeof body[k] === 'number') out[k] = body[k];
+  if (o.stream) {
+    out['stream'] = true;
+    out['stream_options'] = { include_usage: true };
+  }
+  return out;
+}

@@ -1,0 +1,122 @@
+/**
+ * Chat-completion chunks -> Anthropic Messages stream events, one chunk at a time
+ * (Anthropic API reference, "Streaming Messages"; the event sequences of the recordings
+ * `anthropic-messages-stream-thinking.sse` and `anthropic-messages-stream-tool-use.sse`).
+ *
+ * - The first chunk -> `message_start` (a preamble: held until the answer starts, so an
+ *   error right after it can still fail over), with zero usage (chat reports usage at the
+ *   end only).
+ * - Reasoning deltas -> a `thinking` block (`content_block_start` with empty thinking and
+ *   signature, `thinking_delta` each, `content_block_stop`); content -> a `text` block
+ *   (`text_delta`); each tool call -> a `tool_use` block (`input_json_delta` per argument
+ *   piece). One block is open at a time, as on Anthropic's API: a block of another kind, or
+ *   the next tool call, closes it. A piece for a tool call already closed (a server that
+ *   interleaves parallel calls) cannot be placed and fails the stream loudly.
+ * - The end of the answer -> `message_delta` (`stop_reason`, and the usage: every count,
+ *   since chat gives them only now) and `message_stop`.
+ */
+import type { Usage } from '../../usage/usage.js';
+import { unreadable } from '../failure.js';
+import type { Obj } from '../read.js';
+import type { StreamStep } from '../types.js';
+import { newMessageId } from './ids.js';
+import { anthropicUsage, toStopReason } from './response.js';
+
+type Block = { readonly kind: 'thinking' | 'text' } | { readonly kind: 'tool'; readonly chatIndex: number };
+
+export class ChatToMessagesStream {
+  private started = false;
+  private index = -1;
+  private open: Block | null = null;
+  /** Chat tool-call indexes whose block was opened (and maybe closed). */
+  private readonly toolsSeen = new Set<number>();
+  private finish: string | null = null;
+  private readonly id = newMessageId('msg');
+  done = false;
+
+  constructor(private readonly usage: () => Usage | null) {}
+
+  get finished(): boolean {
+    return this.finish !== null;
+  }
+
+  private frame(type: string, data: Obj): Buffer {
+    return Buffer.from(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+  }
+
+  private close(): Buffer[] {
+    if (!this.open) return [];
+    this.open = null;
+    return [this.frame('content_block_stop', { index: this.index })];
+  }
+
+  private start(block: Block, contentBlock: Obj): Buffer[] {
+    const frames = this.close();
+    this.open = block;
+    this.index++;
+    frames.push(this.frame('content_block_start', { index: this.index, content_block: contentBlock }));
+    return frames;
+  }
+
+  /** One parsed chat chunk (usage and errors are read by the translator). */
+  chunk(c: Obj): StreamStep {
+    const frames: Buffer[] = [];
+    let hold = false;
+    if (!this.started) {
+      this.started = true;
+      const message = { id: this.id, type: 'message', role: 'assistant', model: String(c['model'] ?? ''), content: [], stop_reason: null, stop_sequence: null, usage: anthropicUsage(null) };
+      frames.push(this.frame('message_start', { message }));
+      hold = true;
+    }
+    let text = '';
+    let reasoning = '';
+    for (const choice of (Array.isArray(c['choices']) ? c['choices'] : []) as Obj[]) {
+      if (!choice || typeof choice !== 'object' || (choice['index'] ?? 0) !== 0) continue;
+      const d = (choice['delta'] ?? {}) as Obj;
+      const r = typeof d['reasoning_content'] === 'string' ? d['reasoning_content'] : typeof d['reasoning'] === 'string' ? d['reasoning'] : '';
+      if (r !== '') {
+        reasoning += r;
+        if (this.open?.kind !== 'thinking') frames.push(...this.start({ kind: 'thinking' }, { type: 'thinking', thinking: '', signature: '' }));
+        frames.push(this.frame('content_block_delta', { index: this.index, delta: { type: 'thinking_delta', thinking: r } }));
+      }
+      if (typeof d['content'] === 'string' && d['content'] !== '') {
+        text += d['content'];
+        if (this.open?.kind !== 'text') frames.push(...this.start({ kind: 'text' }, { type: 'text', text: '' }));
+        frames.push(this.frame('content_block_delta', { index: this.index, delta: { type: 'text_delta', text: d['content'] } }));
+      }
+      for (const call of (Array.isArray(d['tool_calls']) ? d['tool_calls'] : []) as Obj[]) {
+        const step = this.toolDelta(call, frames);
+        if (step === null) return { error: unreadable('The upstream interleaved the arguments of parallel tool calls, which an Anthropic stream cannot carry.') };
+        text += step;
+      }
+      if (typeof choice['finish_reason'] === 'string') this.finish = choice['finish_reason'];
+    }
+    if (frames.length > 1) hold = false;
+    return { ...(frames.length > 0 ? { frames } : {}), ...(hold ? { hold } : {}), ...(text ? { text } : {}), ...(reasoning ? { reasoning } : {}) };
+  }
+
+  /** One entry of a delta's `tool_calls`: its generated text, or null when it belongs to a closed block. */
+  private toolDelta(call: Obj, frames: Buffer[]): string | null {
+    const chatIndex = typeof call['index'] === 'number' ? call['index'] : 0;
+    const fn = (call['function'] ?? {}) as Obj;
+    const current = this.open?.kind === 'tool' && this.open.chatIndex === chatIndex;
+    if (!current) {
+      if (this.toolsSeen.has(chatIndex)) return null;
+      this.toolsSeen.add(chatIndex);
+      const id = typeof call['id'] === 'string' && call['id'] !== '' ? call['id'] : newMessageId('toolu');
+      frames.push(...this.start({ kind: 'tool', chatIndex }, { type: 'tool_use', id, name: String(fn['name'] ?? ''), input: {} }));
+    }
+    const args = typeof fn['arguments'] === 'string' ? fn['arguments'] : '';
+    if (args !== '') frames.push(this.frame('content_block_delta', { index: this.index, delta: { type: 'input_json_delta', partial_json: args } }));
+    return (current ? '' : String(fn['name'] ?? '')) + args;
+  }
+
+  /** The end of the answer: the open block closed, the stop reason and usage, `message_stop`. */
+  complete(): StreamStep {
+    this.done = true;
+    const frames = this.close();
+    frames.push(this.frame('message_delta', { delta: { stop_reason: toStopReason(this.finish), stop_sequence: null }, usage: anthropicUsage(this.usage()) }));
+    frames.push(this.frame('message_stop', {}));
+    return { frames };
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * responses -> chat: an OpenAI Responses client (Codex CLI, the `openai` SDKs'
+ * `responses.create`) served by an upstream that speaks only Chat Completions (DeepSeek,
+ * Groq, vLLM, the simulator…). The request is translated by `request.ts`, a JSON answer by
+ * `toResponse` below, a stream chunk by chunk by `stream.ts`; the objects themselves are
+ * built in `output.ts`. Errors need no mapping: both APIs use OpenAI's error object.
+ *
+ * The chat upstream keeps no responses: the id the client gets is made here, and `store`
+ * is answered `false`. A stream always asks for usage (`stream_options.include_usage`), so
+ * the final event carries it.
+ */
+import { readChatUsage, readOpenAIError } from '../../apis/chat.js';
+import { GatewayError } from '../../errors/codes.js';
+import type { Usage } from '../../usage/usage.js';
+import { answerFailure, cutShort, streamErrorFailure } from '../failure.js';
+import { badFrame, eventObject, isObj, NOTHING, parseBody, type Obj } from '../read.js';
+import type { ResponseAnswer, Translator, TranslatorContext } from '../types.js';
+import { callItem, echoOf, type Echo, messageItem, newId, reasoningItem, responseObject, statusOf } from './output.js';
+import { toChatRequest } from './request.js';
+import { ChatToResponsesStream } from './stream.js';
+
+/** A complete chat completion as a response object. */
+function toResponse(chat: Obj, r: { id: string; echo: Echo; customTools: ReadonlySet<string> }, usage: Usage | null): { body: Obj; text: string } {
+  const choice = Array.isArray(chat['choices']) && isObj(chat['choices'][0]) ? chat['choices'][0] : {};
+  const message = isObj(choice['message']) ? choice['message'] : {};
+  const output: Obj[] = [];
+  let text = '';
+  const reasoning = typeof message['reasoning_content'] === 'string' ? message['reasoning_content'] : typeof message['reasoning'] === 'string' ? message['reasoning'] : '';
+  if (reasoning !== '') output.push(reasoningItem(newId('rs'), reasoning, 'completed'));
+  if (typeof message['content'] === 'string' && message['content'] !== '') {
+    text += message['content'];
+    output.push(messageItem(newId('msg'), message['content'], 'completed'));
+  }
+  for (const call of Array.isArray(message['tool_calls']) ? (message['tool_calls'] as unknown[]) : []) {
+    if (!isObj(call)) continue;
+    const fn = isObj(call['function']) ? call['function'] : {};
+    const name = String(fn['name'] ?? '');
+    const args = typeof fn['arguments'] === 'string' && fn['arguments'] !== '' ? fn['arguments'] : '{}';
+    text += name + args;
+    const custom = r.customTools.has(name);
+    output.push(callItem(newId(custom ? 'ctc' : 'fc'), { callId: String(call['id'] ?? newId('call')), name, args }, custom, 'completed'));
+  }
+  const finish = typeof choice['finish_reason'] === 'string' ? choice['finish_reason'] : null;
+  const created = typeof chat['created'] === 'number' ? chat['created'] : Math.floor(Date.now() / 1000);
+  const body = responseObject({ id: r.id, createdAt: created, model: String(chat['model'] ?? ''), echo: r.echo }, { ...statusOf(finish), output, usage });
+  return { body, text: text + reasoning };
+}
+
+export function responsesToChat(ctx: TranslatorContext): Translator {
+  const id = newId('resp');
+  let customTools: ReadonlySet<string> = new Set();
+  let echo: Echo = echoOf({});
+  let usage: Usage | null = null;
+  let stream: ChatToResponsesStream | null = null;
+  let answer: ResponseAnswer | null = null;
+  const streamOf = (): ChatToResponsesStream => (stream ??= new ChatToResponsesStream({ id, createdAt: Math.floor(Date.now() / 1000), echo, customTools }, () => usage));
+  const withUsage = <T extends object>(step: T): T => (usage ? { ...step, usage } : step);
+
+  return {
+    client: 'responses',
+    wire: 'chat',
+    answer: () => answer ?? stream?.answer() ?? null,
+    request(body) {
+      const out = toChatRequest(body, { stream: ctx.stream, maxTokensField: ctx.maxTokensField });
+      customTools = out.customTools;
+      echo = echoOf(body);
+      return { body: out.body };
+    },
+    json(_raw, parsed) {
+      if (!isObj(parsed)) throw new GatewayError('GW_ERR_UPSTREAM_BAD_RESPONSE', { message: 'The upstream answered with JSON that is not an object.' });
+      if ((isObj(parsed['error']) || typeof parsed['error'] === 'string') && !Array.isArray(parsed['choices'])) {
+        return { body: Buffer.alloc(0), usage: null, failure: streamErrorFailure(readOpenAIError(parsed['error']), ctx.secrets) };
+      }
+      const u = readChatUsage(parsed['usage']);
+      const { body, text } = toResponse(parsed, { id, echo, customTools }, u);
+      answer = { id, output: body['output'] as unknown[] };
+      const bytes = Buffer.from(JSON.stringify(body));
+      return u ? { body: bytes, usage: u } : { body: bytes, usage: null, text };
+    },
+    event(ev) {
+      // Keep-alive comments pass (the client's own API has them too), also after the end.
+      if (ev.data === null) return { frames: [ev.raw] };
+      const s = streamOf();
+      if (s.done) return NOTHING;
+      if (ev.data === '[DONE]') {
+        if (s.finished) return withUsage(s.complete());
+        s.done = true;
+        return { error: cutShort() };
+      }
+      const obj = eventObject(ev);
+      if (obj === null) return NOTHING;
+      if (obj === false) return badFrame();
+      const fromUsage = obj['usage'] === undefined || obj['usage'] === null ? null : readChatUsage(obj['usage']);
+      if (fromUsage) usage = fromUsage;
+      const inner = isObj(obj['error']) || typeof obj['error'] === 'string' ? obj['error'] : ev.event === 'error' ? obj : undefined;
+      if (inner !== undefined) {
+        s.done = true;
+        return withUsage({ error: streamErrorFailure(readOpenAIError(inner), ctx.secrets) });
+      }
+      return withUsage(s.chunk(obj));
+    },
+    end() {
+      const s = streamOf();
+      if (s.done) return NOTHING;
+      if (s.finished) return withUsage(s.complete());
+      s.done = true;
+      return { error: cutShort() };
+    },
+    error(status, headers, body) {
+      const parsed = parseBody(body);
+      return answerFailure(status, headers, isObj(parsed) ? readOpenAIError(parsed['error']) : null, ctx.secrets);
+    },
+  };
+}
