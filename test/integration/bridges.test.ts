@@ -238,3 +238,57 @@ describe('bridges to a chat-completions account, through the official SDKs', () 
     assert.equal(upstream.requests.length, 0);
   });
 });
+
+describe('a Codex-style burst on the Responses API is spread and shed like a chat one', () => {
+  const accounts = [new FakeUpstream(), new FakeUpstream()];
+  const cheap = new FakeUpstream();
+  let gw: TestGateway;
+
+  before(async () => {
+    for (const u of [...accounts, cheap]) {
+      await u.start();
+      // Each answer takes a while, so the burst's calls overlap.
+      u.on(replay(REASONER, { delayMs: 2 }));
+    }
+    gw = await startGateway(`
+routing: { max_attempts: 2 }
+upstreams:
+  - { id: acct-1, provider: openai-compatible, base_url: "${accounts[0]!.url}/v1", api_key: "\${TEST_UPSTREAM_KEY}", capacity: { start: 1, ceiling: 1 } }
+  - { id: acct-2, provider: openai-compatible, base_url: "${accounts[1]!.url}/v1", api_key: "\${TEST_UPSTREAM_KEY}", capacity: { start: 1, ceiling: 1 } }
+  - { id: cheap-acct, provider: openai-compatible, base_url: "${cheap.url}/v1", api_key: "\${TEST_UPSTREAM_KEY}" }
+models:
+  - name: codex
+    reasoning: true
+    shed: { policy: downgrade, fallback: cheap }
+    price: { input: 1, output: 1 }
+    targets: [{ upstream: acct-1, model: deepseek-reasoner }, { upstream: acct-2, model: deepseek-reasoner }]
+  - name: cheap
+    price: { input: 0.1, output: 0.1 }
+    targets: [{ upstream: cheap-acct, model: cheap-chat }]
+keys:
+  - { name: team-a, key_sha256: ${hashKey(CLIENT_KEY)} }
+`);
+  });
+  after(async () => {
+    await gw?.close();
+    for (const u of [...accounts, cheap]) await u.close();
+  });
+
+  test('4 deep Responses calls at once on 2 accounts of 1 place each: one on each account, two shed to the cheap model, all complete', async () => {
+    const call = async () => {
+      const res = await fetch(`${gw.url}/v1/responses`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'codex', input: 'refactor this', stream: true, reasoning: { effort: 'high' }, store: false }),
+      });
+      const text = await res.text();
+      return { status: res.status, shed: res.headers.get('x-switchyard-shed'), completed: text.includes('event: response.completed') };
+    };
+    const results = await Promise.all([call(), call(), call(), call()]);
+    assert.deepEqual(results.map((r) => [r.status, r.completed]), Array(4).fill([200, true]));
+    assert.deepEqual([accounts[0]!.requests.length, accounts[1]!.requests.length], [1, 1], 'spread: one deep call per account');
+    assert.equal(cheap.requests.length, 2);
+    assert.equal(results.filter((r) => r.shed === 'codex->cheap').length, 2, JSON.stringify(results));
+    assert.equal(cheap.requests[0]!.json?.['reasoning_effort'], undefined, 'the non-reasoning fallback gets no reasoning control');
+  });
+});
