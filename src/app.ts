@@ -18,6 +18,7 @@ import { AuthThrottle, KeyLimits } from './limits/index.js';
 import { registerChatCompletions } from './routes/chat-completions.js';
 import { registerMessages } from './routes/messages.js';
 import { registerResponses } from './routes/responses.js';
+import { registerResponsesStore } from './routes/responses-store.js';
 import { registerMetrics } from './routes/metrics.js';
 import { registerModels } from './routes/models.js';
 import { registerPassthrough } from './routes/passthrough.js';
@@ -143,6 +144,7 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
     registerChatCompletions(v1, deps);
     registerPassthrough(v1, () => live.current, limits);
     registerResponses(v1, deps);
+    registerResponsesStore(v1, deps);
     registerMessages(v1, deps);
   });
 

@@ -131,6 +131,7 @@ export const ERRORS = {
     code: 'previous_response_not_found',
     message: 'The previous response was not found.',
   },
+  GW_ERR_RESPONSE_NOT_FOUND: { status: 404, type: 'invalid_request_error', code: null, message: 'The response was not found.' },
   GW_ERR_UNSUPPORTED_PARAMETER: {
     status: 400,
     type: 'invalid_request_error',

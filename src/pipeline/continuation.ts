@@ -41,6 +41,10 @@ interface JournalEntry {
   readonly target: string;
   /** The wire API that target was reached over (`responses`: the account keeps it). */
   readonly wire: ApiName;
+  /** The name of the client key that made it (only that key reads it back: routes/responses-store.ts). */
+  readonly key?: string | null;
+  /** Epoch seconds it was made. */
+  readonly createdAt?: number;
   /** Every input item of the conversation up to this response (the previous ones expanded). */
   readonly input: readonly unknown[];
   readonly output: readonly unknown[];
@@ -65,6 +69,29 @@ function portable(item: unknown): unknown | null {
   return rest;
 }
 
+/** A journal entry's text, read; undefined when absent or damaged (a damaged entry is no entry). */
+function parseEntry(text: string | undefined): JournalEntry | undefined {
+  if (text === undefined || text === '') return undefined;
+  try {
+    const parsed = JSON.parse(text) as JournalEntry;
+    return parsed?.v === 1 && Array.isArray(parsed.input) && Array.isArray(parsed.output) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A journalled response as `GET /v1/responses/{id}` shows it (routes/responses-store.ts), or undefined. */
+export async function readJournal(store: StateStore, id: string): Promise<JournalEntry | undefined> {
+  return parseEntry(await store.getJournal(id));
+}
+
+/** Forgets a response: its journal entry and its owner pin (`DELETE /v1/responses/{id}`). */
+export async function forgetResponse(store: StateStore, id: string): Promise<void> {
+  await Promise.all([store.putJournal(id, '', 1), store.setPin(pinKey(id), '', 1)]);
+}
+
+export type { JournalEntry };
+
 export class Continuation {
   private constructor(
     readonly previousId: string,
@@ -85,13 +112,7 @@ export class Continuation {
     // The replica that answered the previous turn writes its record as the answer ends: a
     // follow-up sent the moment it arrived may come first. One more look, a moment later.
     if (owner === undefined && text === undefined) [owner, text] = await new Promise<[string | undefined, string | undefined]>((r) => setTimeout(() => void read().then(r), RECORD_RACE_MS));
-    let entry: JournalEntry | undefined;
-    try {
-      const parsed = text === undefined ? undefined : (JSON.parse(text) as JournalEntry);
-      if (parsed?.v === 1 && Array.isArray(parsed.input) && Array.isArray(parsed.output)) entry = parsed;
-    } catch {
-      entry = undefined; // a damaged entry is no entry
-    }
+    const entry = parseEntry(text);
     return new Continuation(id, owner ?? entry?.target, entry);
   }
 
@@ -142,10 +163,10 @@ export class Continuation {
  * store calls never reject). `input`: the conversation's input items (`Continuation.expandedInput`,
  * or the request's own).
  */
-export function recordResponse(store: StateStore, ttlMs: number, made: { answer: ResponseAnswer; target: Target; wire: ApiName; input: readonly unknown[] }): void {
-  const { answer, target, wire, input } = made;
+export function recordResponse(store: StateStore, ttlMs: number, made: { answer: ResponseAnswer; target: Target; wire: ApiName; input: readonly unknown[]; key: string | null }): void {
+  const { answer, target, wire, input, key } = made;
   void store.setPin(pinKey(answer.id), target.key, ttlMs);
-  const entry: JournalEntry = { v: 1, target: target.key, wire, input, output: answer.output };
+  const entry: JournalEntry = { v: 1, target: target.key, wire, key, createdAt: Math.floor(Date.now() / 1000), input, output: answer.output };
   const text = JSON.stringify(entry);
   if (text.length <= JOURNAL_ENTRY_MAX) void store.putJournal(answer.id, text, ttlMs);
 }

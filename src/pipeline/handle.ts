@@ -104,7 +104,7 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
     attempt.release();
     if (outcome.kind === 'answered' && !outcome.relayed.failure && outcome.answer && outcome.wire) {
       const input = continuation ? continuation.expandedInput(body) : inputItems(body['input']);
-      recordResponse(call.gen.router.store, config.store.journal_ttl_ms, { answer: outcome.answer, target: attempt.target, wire: outcome.wire, input });
+      recordResponse(call.gen.router.store, config.store.journal_ttl_ms, { answer: outcome.answer, target: attempt.target, wire: outcome.wire, input, key: req.caller?.name ?? null });
     }
     return ended(call, progress, outcome);
   }

@@ -10,6 +10,7 @@
  */
 import { API_NAMES, type ApiName } from '../apis/names.js';
 import { chatToMessages } from './chat-messages/index.js';
+import { chatToResponses } from './chat-responses/index.js';
 import { chatToChat } from './passthrough/chat.js';
 import { messagesToChat } from './messages-chat/index.js';
 import { messagesToMessages } from './passthrough/messages.js';
@@ -19,7 +20,7 @@ import type { Translator, TranslatorContext, TranslatorFactory } from './types.j
 
 /** `TRANSLATORS[client][wire]`, in preference order within each row. */
 export const TRANSLATORS: Readonly<Record<ApiName, Readonly<Partial<Record<ApiName, TranslatorFactory>>>>> = {
-  chat: { chat: chatToChat, messages: chatToMessages },
+  chat: { chat: chatToChat, messages: chatToMessages, responses: chatToResponses },
   responses: { responses: responsesToResponses, chat: responsesToChat },
   messages: { messages: messagesToMessages, chat: messagesToChat },
 };

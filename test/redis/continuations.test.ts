@@ -11,10 +11,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { BadRequestError } from 'openai';
+import { BadRequestError, NotFoundError } from 'openai';
 import { hashKey } from '../../src/auth/keys.js';
 import { FakeUpstream, type ReceivedRequest, type ScriptedReply } from '../helpers/fake-upstream.js';
-import { CLIENT_KEY, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { CLIENT_KEY, OTHER_KEY, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { fixtureJson, sseEvents } from '../helpers/recordings.js';
 import { RedisServer } from '../helpers/redis-server.js';
 
@@ -71,6 +71,7 @@ models:
     targets: [{ upstream: chat-acct, model: chat-x }]
 keys:
   - { name: team-a, key_sha256: ${hashKey(CLIENT_KEY)} }
+  - { name: team-b, key_sha256: ${hashKey(OTHER_KEY)} }
 `;
 }
 
@@ -168,6 +169,27 @@ describe('Responses follow-ups across two accounts and two replicas on Redis', (
         ['user', 'And of Italy?'],
       ],
     );
+  });
+
+  test('GET, input_items and DELETE of a response answer from the journal, on any replica, for the key that made it only', async () => {
+    const r1 = await gw1.client().responses.create({ model: 'chat-only', input: 'What is the capital of France?' });
+    const r2 = await gw2.client().responses.create({ model: 'chat-only', input: 'And of Italy?', previous_response_id: r1.id });
+    const got = await gw1.client().responses.retrieve(r2.id);
+    assert.equal(got.id, r2.id);
+    assert.deepEqual(got.output, r2.output);
+    const items = await gw2.client().responses.inputItems.list(r2.id);
+    assert.deepEqual(
+      items.data.map((i) => (i as unknown as Obj)['role']),
+      ['user', 'assistant', 'user'],
+      'the conversation up to this response, newest first',
+    );
+    assert.equal(((items.data[0] as unknown as Obj)['content']), 'And of Italy?');
+    const other = gw1.client({ apiKey: OTHER_KEY });
+    const foreign = await other.responses.retrieve(r2.id).then(() => null, (e: unknown) => e);
+    assert.ok(foreign instanceof NotFoundError, `another key gets 404: ${String(foreign)}`);
+    await gw2.client().responses.delete(r2.id);
+    const gone = await gw1.client().responses.retrieve(r2.id).then(() => null, (e: unknown) => e);
+    assert.ok(gone instanceof NotFoundError, `deleted: ${String(gone)}`);
   });
 
   test('an id the gateway never journalled, on a model with no Responses account: 400 previous_response_not_found naming why, upstream untouched', async () => {

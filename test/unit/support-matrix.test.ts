@@ -65,6 +65,7 @@ describe('support matrix', () => {
     const cases: [string, Record<string, unknown>, ApiName[]][] = [
       ['openai-compatible', {}, ['chat']],
       ['openai-compatible', { responses: true }, ['chat', 'responses']],
+      ['openai-compatible', { chat: false }, ['responses']],
       ['azure-openai', { api_version: '2024-10-21' }, ['chat']],
       ['azure-openai', { api_version: '2024-10-21', responses: true }, ['chat', 'responses']],
       ['anthropic', {}, ['messages']],

@@ -210,6 +210,49 @@ function anthropicUsageOf(u: Usage | null): Obj {
 const STOP_OF: Readonly<Record<string, string>> = { stop: 'end_turn', length: 'max_tokens', tool_calls: 'tool_use', content_filter: 'refusal' };
 
 const CLIENT_CHECKS: Readonly<Record<string, ClientCheck>> = {
+  'chat -> responses': (out, facts, wantsUsage) => {
+    const frames = readSse(out).filter((f) => f.data !== null);
+    assert.ok(frames.every((f) => f.event === null && f.raw === `data: ${f.data}\n\n`), 'chat frames only');
+    assert.equal(frames.at(-1)!.data, '[DONE]');
+    const chunks = frames.slice(0, -1).map((f) => JSON.parse(f.data!) as Obj);
+    const created = facts.payloads.find((p) => p?.['type'] === 'response.created')!['response'] as Obj;
+    const final = facts.payloads.find((p) => p?.['type'] === 'response.completed' || p?.['type'] === 'response.incomplete')!['response'] as Obj;
+    let content = '';
+    let reasoning = '';
+    const calls: { id: unknown; name: unknown; args: string }[] = [];
+    const finish: unknown[] = [];
+    const usageChunks: Obj[] = [];
+    for (const c of chunks) {
+      assert.deepEqual([c['id'], c['object'], c['model']], [created['id'], 'chat.completion.chunk', created['model']]);
+      const choices = c['choices'] as Obj[];
+      if (choices.length === 0) {
+        usageChunks.push(c['usage'] as Obj);
+        continue;
+      }
+      if (choices[0]!['finish_reason'] !== null) finish.push(choices[0]!['finish_reason']);
+      const d = choices[0]!['delta'] as Obj;
+      if (typeof d['content'] === 'string') content += d['content'];
+      if (typeof d['reasoning_content'] === 'string') reasoning += d['reasoning_content'];
+      for (const tc of (d['tool_calls'] as Obj[] | undefined) ?? []) {
+        const fn = tc['function'] as Obj;
+        if (tc['id'] !== undefined) calls[tc['index'] as number] = { id: tc['id'], name: fn['name'], args: fn['arguments'] as string };
+        else calls[tc['index'] as number]!.args += fn['arguments'] as string;
+      }
+    }
+    // What the recording says: text and reasoning deltas, function calls in order, usage.
+    const of = (type: string) => facts.payloads.filter((p) => p?.['type'] === type) as Obj[];
+    assert.equal(content, of('response.output_text.delta').map((p) => p['delta']).join(''));
+    assert.equal(reasoning, [...of('response.reasoning_summary_text.delta'), ...of('response.reasoning_text.delta')].map((p) => p['delta']).join(''));
+    const recorded = (final['output'] as Obj[]).filter((i) => i['type'] === 'function_call');
+    assert.deepEqual(calls.map((c) => ({ id: c.id, name: c.name, args: c.args })), recorded.map((i) => ({ id: i['call_id'], name: i['name'], args: i['arguments'] })));
+    const reason = (final['incomplete_details'] as Obj | null)?.['reason'];
+    assert.deepEqual(finish, [reason === 'max_output_tokens' ? 'length' : recorded.length > 0 ? 'tool_calls' : 'stop']);
+    const u = facts.usage;
+    assert.deepEqual(
+      usageChunks,
+      wantsUsage && u ? [{ prompt_tokens: u.input, completion_tokens: u.output, total_tokens: u.input + u.output, prompt_tokens_details: { cached_tokens: u.cached }, completion_tokens_details: { reasoning_tokens: u.reasoning } }] : [],
+    );
+  },
   'responses -> chat': (out, facts) => {
     const want = chatAnswer(facts);
     const events = typedFrames(out);
@@ -524,7 +567,7 @@ for (const pair of PAIRS) {
         assert.equal(f.error.message, err['message']);
         assert.equal(f.error.headers['retry-after'], '17');
         assert.equal(f.error.headers['x-request-id'], undefined, 'only retry headers are kept');
-        if (client === wire || wire === 'chat') {
+        if (client === wire || wire !== 'messages') {
           // The same error object on both sides (OpenAI's); a Messages client gets it in Anthropic's shape by status.
           assert.equal(f.error.status, status);
           assert.equal(f.error.type, err['type'] ?? 'invalid_request_error');

@@ -1,6 +1,7 @@
 /**
  * OpenAI-compatible upstreams (OpenAI, DeepSeek, Groq, Together, OpenRouter, vLLM, Gemini's
- * OpenAI endpoint …): speak the chat wire API (and Responses when `options.responses`); this
+ * OpenAI endpoint …): speak the chat wire API (and Responses when `options.responses`; only
+ * Responses with `options.chat: false`, which implies it); this
  * adds the provider key and posts to `<base_url>/chat/completions` (OpenAI API reference, "Create chat
  * completion") or, when the upstream serves it (`options.responses: true`), to
  * `<base_url>/responses` (OpenAI API reference, "Create a model response").
@@ -14,6 +15,8 @@ export const OpenAICompatibleOptionsSchema = Type.Object(
   {
     /** The upstream serves the Responses API (`POST /responses`): OpenAI does, most others do not. */
     responses: Type.Boolean({ default: false }),
+    /** The upstream serves chat completions (`POST /chat/completions`); false for a model served on the Responses API only (OpenAI's Codex models). */
+    chat: Type.Boolean({ default: true }),
   },
   { additionalProperties: false, default: {} },
 );
@@ -21,10 +24,16 @@ type Options = Static<typeof OpenAICompatibleOptionsSchema>;
 
 const PATHS: Partial<Record<ApiName, string>> = { chat: '/chat/completions', responses: '/responses' };
 
+/** The wire APIs an account speaks: chat unless `chat: false`, Responses with `responses: true` or when it speaks nothing else. */
+function wireApisOf(o: Partial<Options>): ReadonlySet<ApiName> {
+  const chat = o.chat !== false;
+  return new Set<ApiName>([...(chat ? (['chat'] as const) : []), ...(o.responses === true || !chat ? (['responses'] as const) : [])]);
+}
+
 export function createOpenAICompatible(upstream: LiveUpstream): Provider {
   const options = upstream.options as Options;
   return createOpenAIStyle(upstream, {
-    wireApis: new Set<ApiName>(options.responses ? ['chat', 'responses'] : ['chat']),
+    wireApis: wireApisOf(options),
     authHeaders: upstream.apiKey ? { authorization: `Bearer ${upstream.apiKey}` } : {},
     path: (req) => PATHS[req.api] ?? PATHS.chat!,
   });

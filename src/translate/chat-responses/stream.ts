@@ -1,0 +1,93 @@
+/**
+ * Responses API stream events -> OpenAI `chat.completion.chunk` frames, one event at a time
+ * (OpenAI API reference, "Streaming events"; recordings `openai-responses-stream-*`).
+ *
+ * - `response.created` -> the first chunk, delta `{role:'assistant', content:''}` (a
+ *   preamble: held until the answer starts, so an error right after it can still fail over).
+ * - `output_text.delta` -> `delta.content`; `refusal.delta` -> `delta.refusal`;
+ *   `reasoning_summary_text.delta` / `reasoning_text.delta` -> `delta.reasoning_content`.
+ * - A `function_call` item's `output_item.added` -> a `tool_calls` entry with its own
+ *   `index` (counting the response's function calls from 0), `id` (the call id), name and
+ *   empty arguments; its `function_call_arguments.delta`s -> argument pieces.
+ * - `response.completed` / `response.incomplete` -> a chunk with the `finish_reason`, the
+ *   usage chunk (only when the client asked for it), `[DONE]`.
+ * Every chunk carries the response's id, `created` and model. Failures (`error`,
+ * `response.failed`) are the translator's to read.
+ */
+import { isObj, NOTHING, type Obj } from '../read.js';
+import type { StreamStep } from '../types.js';
+import { chatUsage, finishOf } from './response.js';
+
+const DONE = Buffer.from('data: [DONE]\n\n');
+
+export class ResponsesToChatStream {
+  private id = '';
+  private model = '';
+  private created = 0;
+  /** Output index -> the chat tool-call index of a function call item. */
+  private readonly calls = new Map<number, number>();
+  done = false;
+
+  constructor(private readonly wantsUsage: boolean) {}
+
+  /** One parsed event (`type` read). */
+  event(type: string | null, obj: Obj): StreamStep {
+    const delta = typeof obj['delta'] === 'string' ? obj['delta'] : '';
+    switch (type) {
+      case 'response.created': {
+        const r = isObj(obj['response']) ? obj['response'] : {};
+        this.id = String(r['id'] ?? '');
+        this.model = String(r['model'] ?? '');
+        this.created = typeof r['created_at'] === 'number' ? r['created_at'] : Math.floor(Date.now() / 1000);
+        return { frames: [this.chunk({ role: 'assistant', content: '' })], hold: true };
+      }
+      case 'response.output_text.delta':
+        return delta ? { frames: [this.chunk({ content: delta })], text: delta } : NOTHING;
+      case 'response.refusal.delta':
+        return delta ? { frames: [this.chunk({ refusal: delta })], text: delta } : NOTHING;
+      case 'response.reasoning_summary_text.delta':
+      case 'response.reasoning_text.delta':
+        return delta ? { frames: [this.chunk({ reasoning_content: delta })], reasoning: delta } : NOTHING;
+      case 'response.output_item.added': {
+        const item = isObj(obj['item']) ? obj['item'] : {};
+        if (item['type'] !== 'function_call' || typeof obj['output_index'] !== 'number') return NOTHING;
+        const index = this.calls.size;
+        this.calls.set(obj['output_index'], index);
+        const name = String(item['name'] ?? '');
+        const call = { index, id: String(item['call_id'] ?? ''), type: 'function', function: { name, arguments: '' } };
+        return { frames: [this.chunk({ tool_calls: [call] })], text: name };
+      }
+      case 'response.function_call_arguments.delta': {
+        const index = typeof obj['output_index'] === 'number' ? this.calls.get(obj['output_index']) : undefined;
+        if (index === undefined || !delta) return NOTHING;
+        return { frames: [this.chunk({ tool_calls: [{ index, function: { arguments: delta } }] })], text: delta };
+      }
+      case 'response.completed':
+      case 'response.incomplete':
+        return this.finish(isObj(obj['response']) ? obj['response'] : {});
+      default:
+        return NOTHING;
+    }
+  }
+
+  private finish(response: Obj): StreamStep {
+    this.done = true;
+    const frames = [this.chunk({}, finishOf(response, this.calls.size > 0))];
+    const usage = chatUsage(response['usage']);
+    if (usage && this.wantsUsage) frames.push(this.frame({ ...this.base(), choices: [], usage }));
+    frames.push(DONE);
+    return { frames };
+  }
+
+  private base(): Obj {
+    return { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model };
+  }
+
+  private chunk(delta: Obj, finish: string | null = null): Buffer {
+    return this.frame({ ...this.base(), choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
+  }
+
+  private frame(o: Obj): Buffer {
+    return Buffer.from(`data: ${JSON.stringify(o)}\n\n`);
+  }
+}
