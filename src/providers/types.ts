@@ -53,6 +53,11 @@ export interface Provider {
    */
   readonly rateWindows?: (headers: Readonly<Record<string, string | string[] | undefined>>) => RateWindows;
   /**
+   * Counts a Messages request's input tokens at the vendor (Anthropic's `count_tokens`);
+   * absent for providers whose vendor has no such endpoint (the gateway estimates).
+   */
+  readonly countTokens?: (body: Readonly<Record<string, unknown>>, headers: Readonly<Record<string, string>>, requestId: string, signal: AbortSignal) => Promise<UpstreamResponse>;
+  /**
    * Sends one wire request and returns the upstream's answer as it is (status, headers,
    * decoded body stream).
    * @throws network errors (undici `UND_ERR_*`, Node `E*` codes) before response headers;

@@ -10,6 +10,9 @@ import { mayUse } from '../auth/keys.js';
 import { modelNamed } from '../config/aliases.js';
 import { StrategySchema } from '../config/schema.js';
 import { GatewayError } from '../errors/codes.js';
+import type { Model } from '../config/types.js';
+import type { HeldGeneration } from '../pipeline/call.js';
+import { readCapped } from '../upstream/send.js';
 import { countPromptTokens } from '../usage/estimate.js';
 import { handleModelCall, type PipelineDeps } from '../pipeline/handle.js';
 
@@ -34,12 +37,34 @@ export const CountTokensSchema = Type.Object(
 );
 
 /**
+ * The count from the first target of `model` whose vendor counts tokens (an Anthropic
+ * account), sent with that target's model id; null when none does or its answer is not a count
+ * (the caller estimates instead).
+ */
+async function vendorCount(gen: HeldGeneration, model: Model, body: Record<string, unknown>, requestId: string, beta: string | string[] | undefined): Promise<{ input_tokens: number } | null> {
+  for (const t of model.targets) {
+    const provider = gen.providers.get(t.upstream.id);
+    if (!provider?.countTokens) continue;
+    const { cluster_routing: _r, ...rest } = body;
+    try {
+      const res = await provider.countTokens({ ...rest, model: t.model }, typeof beta === 'string' ? { 'anthropic-beta': beta } : {}, requestId, AbortSignal.timeout(t.upstream.timeouts.first_byte_ms));
+      const { buf } = await readCapped(res.body, 64 * 1024);
+      const parsed = res.statusCode === 200 ? (JSON.parse(buf.toString('utf8')) as { input_tokens?: unknown }) : null;
+      if (parsed && typeof parsed.input_tokens === 'number') return { input_tokens: parsed.input_tokens };
+    } catch {
+      // unreachable or unreadable: the next target, else the estimate
+    }
+  }
+  return null;
+}
+
+/**
  * Registers `POST /v1/messages` and `POST /v1/messages/count_tokens`; their errors
  * (validation included) are Anthropic-shaped. count_tokens answers Anthropic's shape
- * (`{"input_tokens": n}`; Anthropic API reference, "Count tokens in a message") from the
- * gateway's tokenizer estimate (usage/estimate.ts), marked `x-switchyard-estimated: true`:
- * the count is for budgeting a prompt, and the model's own tokenizer may differ by a few
- * percent. The model must be one the key may use.
+ * (`{"input_tokens": n}`; Anthropic API reference, "Count tokens in a message"): from an
+ * Anthropic account of the model when it has one, else from the gateway's tokenizer estimate
+ * (usage/estimate.ts), marked `x-switchyard-estimated: true` (the model's own tokenizer may
+ * differ by a few percent). The model must be one the key may use.
  */
 export function registerMessages(app: FastifyInstance, deps: PipelineDeps): void {
   const config = { api: 'messages', errorBody: messagesApi.errorBody };
@@ -53,6 +78,8 @@ export function registerMessages(app: FastifyInstance, deps: PipelineDeps): void
       if (!model || !req.caller || !mayUse(req.caller, model.name)) {
         throw new GatewayError('GW_ERR_MODEL_NOT_FOUND', { message: `The model \`${req.body.model.slice(0, 256)}\` does not exist or you do not have access to it.`, param: 'model' });
       }
+      const counted = await vendorCount(gen, model, req.body, req.id, req.headers['anthropic-beta']);
+      if (counted) return counted;
       const tools = Array.isArray(req.body['tools']) ? [{ role: 'system', content: JSON.stringify(req.body['tools']) }] : [];
       const input = await countPromptTokens([...tools, ...(messagesApi.promptMessages(req.body) as unknown[])]);
       void reply.header('x-switchyard-estimated', 'true');

@@ -174,15 +174,25 @@ describe('/v1/messages with the Anthropic SDK', () => {
     assert.equal(claude.requests.length, 0);
   });
 
-  test('count_tokens: an estimate in Anthropic\'s shape, marked estimated, for a model the key may use; upstream untouched', async () => {
-    const short = await client.messages.countTokens({ model: 'claude-test', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+  test("count_tokens: an Anthropic account counts (its model id, the client's betas); a model without one gets an estimate marked estimated; the key's models apply", async () => {
+    claude.on((req) => (req.url.endsWith('/messages/count_tokens') ? { status: 200, body: { input_tokens: 42 } } : { status: 500, body: {} }));
+    const counted = await client.messages.countTokens({ model: 'claude-test', messages: [{ role: 'user', content: 'hi' }] }, { headers: { 'anthropic-beta': 'token-counting-2024-11-01' } }).withResponse();
+    assert.equal(counted.data.input_tokens, 42);
+    assert.equal(counted.response.headers.get('x-switchyard-estimated'), null);
+    const sent = claude.requests.at(-1)!;
+    assert.equal(sent.url, '/v1/messages/count_tokens');
+    assert.equal(sent.json?.['model'], 'claude-upstream-id');
+    assert.equal(sent.headers['x-api-key'], UPSTREAM_KEY);
+    assert.match(String(sent.headers['anthropic-beta']), /token-counting-2024-11-01/);
+    const short = await client.messages.countTokens({ model: 'gpt-only', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
     assert.equal(short.response.headers.get('x-switchyard-estimated'), 'true');
-    const long = await client.messages.countTokens({ model: 'claude-test', system: 'Be brief.', messages: [{ role: 'user', content: 'hi '.repeat(500) }] });
+    const long = await client.messages.countTokens({ model: 'gpt-only', system: 'Be brief.', messages: [{ role: 'user', content: 'hi '.repeat(500) }] });
     assert.ok(short.data.input_tokens > 0 && long.input_tokens > short.data.input_tokens + 400, `${short.data.input_tokens} then ${long.input_tokens}`);
     const limited = new Anthropic({ apiKey: OTHER_KEY, baseURL: gw.url, maxRetries: 0 });
+    const before = claude.requests.length;
     const err = await limited.messages.countTokens({ model: 'claude-test', messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
     assert.ok(err instanceof Anthropic.NotFoundError, String(err));
-    assert.equal(claude.requests.length, 0);
+    assert.equal(claude.requests.length, before);
   });
 
   test('an error event mid-stream reaches the SDK as an error after the text so far', async () => {

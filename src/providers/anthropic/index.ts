@@ -58,6 +58,18 @@ export function createAnthropic(upstream: LiveUpstream): Provider {
         idleMs: upstream.timeouts.idle_ms,
       });
     },
+    // Anthropic API reference, "Count tokens in a message": POST /v1/messages/count_tokens -> {"input_tokens": n}.
+    countTokens(body, headers, requestId, signal) {
+      return sendUpstream(pool, {
+        path: `${prefix}/messages/count_tokens`,
+        method: 'POST',
+        headers: headersFor({ api: 'messages', body, stream: false, headers, requestId, signal }),
+        body: JSON.stringify(body),
+        signal,
+        firstByteMs: upstream.timeouts.first_byte_ms,
+        idleMs: upstream.timeouts.idle_ms,
+      });
+    },
     close: () => pool.close(),
   };
 }
