@@ -24,6 +24,8 @@ export interface WireRequest {
   readonly headers?: Readonly<Record<string, string>>;
   /** Propagated to the upstream as `x-request-id` for cross-system tracing. */
   readonly requestId: string;
+  /** A Responses API operation other than creating a response: `compact` (`POST /responses/compact`). */
+  readonly operation?: 'compact';
   /** Aborts the upstream call (client disconnect, deadline, shutdown). */
   readonly signal: AbortSignal;
 }

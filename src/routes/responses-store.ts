@@ -6,14 +6,22 @@
  * conversation's input items), so a client reads its response back the same way on every
  * account. Only the key that made a response reads or deletes it; any other gets the 404 an
  * unknown id gets. Deleting forgets the journal entry and the owner pin; the owning account's
- * own copy (a Responses account) is not deleted there.
+ * own copy (a Responses account) is not deleted there. Compaction goes to an account.
  */
-import type { FastifyInstance } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { mayUse } from '../auth/keys.js';
+import { modelNamed } from '../config/aliases.js';
+import type { Target } from '../config/types.js';
 import { GatewayError } from '../errors/codes.js';
-import { forgetResponse, readJournal, type JournalEntry } from '../pipeline/continuation.js';
+import { Continuation, forgetResponse, readJournal, type JournalEntry } from '../pipeline/continuation.js';
+import { readCapped } from '../upstream/send.js';
+import { redactSecrets } from '../util/redact.js';
 import type { PipelineDeps } from '../pipeline/handle.js';
 
 type Params = { Params: { id: string } };
+
+const CompactSchema = Type.Object({ model: Type.String({ minLength: 1 }) }, { additionalProperties: true });
 
 /** The entry of `id` when the caller's key made it, else the 404 OpenAI answers for an unknown id. */
 async function entryOf(deps: PipelineDeps, id: string, key: string | undefined): Promise<JournalEntry> {
@@ -33,7 +41,36 @@ function listed(item: unknown, id: string, i: number): Record<string, unknown> {
   return { ...o, id: typeof o['id'] === 'string' ? o['id'] : `item_${id.slice(-24)}_${i}`, type: o['type'] ?? 'message' };
 }
 
+/**
+ * `POST /v1/responses/compact` (OpenAI API reference, "Compact a response"): compaction runs
+ * at an account that serves the Responses API, so the request goes to the one that made its
+ * `previous_response_id` when the gateway pinned it, else to the model's first such account,
+ * with that target's model id and key; its answer is relayed as it is (status and body).
+ * A model with no Responses account answers 400 `unsupported_api`.
+ */
+async function compact(deps: PipelineDeps, req: FastifyRequest<{ Body: Record<string, unknown> & { model: string } }>, reply: FastifyReply): Promise<unknown> {
+  const gen = deps.hold();
+  try {
+    const model = modelNamed(gen.config, req.body.model);
+    if (!model || !req.caller || !mayUse(req.caller, model.name)) {
+      throw new GatewayError('GW_ERR_MODEL_NOT_FOUND', { message: `The model \`${req.body.model.slice(0, 256)}\` does not exist or you do not have access to it.`, param: 'model' });
+    }
+    const continuation = await Continuation.open(gen.router.store, req.body);
+    const speaks = (t: Target): boolean => gen.providers.get(t.upstream.id)?.wireApis.has('responses') === true;
+    const target = model.targets.find((t) => t.key === continuation?.owner && speaks(t)) ?? model.targets.find(speaks);
+    if (!target) throw new GatewayError('GW_ERR_API_NOT_SUPPORTED', { message: `The model \`${model.name}\` has no account that serves the Responses API, which compaction needs.`, param: 'model' });
+    const { cluster_routing: _r, ...body } = req.body;
+    const res = await gen.providers.get(target.upstream.id)!.send({ api: 'responses', operation: 'compact', body: { ...body, model: target.model }, stream: false, requestId: req.id, signal: AbortSignal.timeout(target.upstream.timeouts.first_byte_ms) });
+    const { buf } = await readCapped(res.body, 32 * 1024 * 1024);
+    void reply.code(res.statusCode).header('content-type', 'application/json').header('x-switchyard-upstream', target.upstream.id);
+    return redactSecrets(buf.toString('utf8'), [target.upstream.apiKey]);
+  } finally {
+    gen.release();
+  }
+}
+
 export function registerResponsesStore(app: FastifyInstance, deps: PipelineDeps): void {
+  app.post<{ Body: Record<string, unknown> & { model: string } }>('/v1/responses/compact', { schema: { body: CompactSchema } }, (req, reply) => compact(deps, req, reply));
   app.get<Params>('/v1/responses/:id', async (req) => {
     const entry = await entryOf(deps, req.params.id, req.caller?.name);
     return { id: req.params.id, object: 'response', created_at: entry.createdAt ?? null, status: 'completed', error: null, output: entry.output };

@@ -192,6 +192,20 @@ describe('Responses follow-ups across two accounts and two replicas on Redis', (
     assert.ok(gone instanceof NotFoundError, `deleted: ${String(gone)}`);
   });
 
+  test('POST /v1/responses/compact goes to the account that made the previous response; a model with no Responses account is refused', async () => {
+    const r1 = await gw1.client().responses.create({ model: 'gpt-resp', input: 'a long conversation' });
+    const owner = r1.id.startsWith('resp_a_') ? a : b;
+    owner.upstream.requests.length = 0;
+    const res = await fetch(`${gw2.url}/v1/responses/compact`, { method: 'POST', headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-resp', previous_response_id: r1.id }) });
+    assert.equal(res.status, 200, await res.clone().text());
+    assert.equal(res.headers.get('x-switchyard-upstream'), owner === a ? 'acct-a' : 'acct-b');
+    assert.equal(owner.upstream.requests[0]?.url, '/v1/responses/compact');
+    assert.equal(owner.upstream.requests[0]?.json?.['model'], 'gpt-x');
+    const refused = await fetch(`${gw1.url}/v1/responses/compact`, { method: 'POST', headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'chat-only', input: 'x' }) });
+    assert.equal(refused.status, 400);
+    assert.equal(((await refused.json()) as { error: { code: string } }).error.code, 'unsupported_api');
+  });
+
   test('an id the gateway never journalled, on a model with no Responses account: 400 previous_response_not_found naming why, upstream untouched', async () => {
     chat.requests.length = 0;
     const err = await gw1.client().responses.create({ model: 'chat-only', input: 'hi', previous_response_id: 'resp_unknown' }).then(() => null, (e: unknown) => e);

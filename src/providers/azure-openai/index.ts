@@ -53,7 +53,8 @@ export function createAzureOpenAI(upstream: LiveUpstream): Provider {
     authHeaders: upstream.apiKey ? { 'api-key': upstream.apiKey } : {},
     path: (req) => {
       const api: ApiName = req.api === 'responses' && options.responses ? 'responses' : 'chat';
-      return azurePath(api, typeof req.body['model'] === 'string' ? req.body['model'] : '', options);
+      const path = azurePath(api, typeof req.body['model'] === 'string' ? req.body['model'] : '', options);
+      return api === 'responses' && req.operation === 'compact' ? `${path}/compact` : path;
     },
   });
 }

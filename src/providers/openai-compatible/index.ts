@@ -35,7 +35,7 @@ export function createOpenAICompatible(upstream: LiveUpstream): Provider {
   return createOpenAIStyle(upstream, {
     wireApis: wireApisOf(options),
     authHeaders: upstream.apiKey ? { authorization: `Bearer ${upstream.apiKey}` } : {},
-    path: (req) => PATHS[req.api] ?? PATHS.chat!,
+    path: (req) => (req.api === 'responses' && req.operation === 'compact' ? '/responses/compact' : (PATHS[req.api] ?? PATHS.chat!)),
   });
 }
 
