@@ -9,11 +9,9 @@
  * is answered `false`. A stream always asks for usage (`stream_options.include_usage`), so
  * the final event carries it.
  */
-import { readChatUsage, readOpenAIError } from '../../apis/chat.js';
-import { GatewayError } from '../../errors/codes.js';
 import type { Usage } from '../../usage/usage.js';
-import { answerFailure, cutShort, streamErrorFailure } from '../failure.js';
-import { badFrame, eventObject, isObj, NOTHING, parseBody, type Obj } from '../read.js';
+import { ChatEvents, chatErrorAnswer, rebuiltChatJson } from '../chat-events.js';
+import { isObj, type Obj } from '../read.js';
 import type { ResponseAnswer, Translator, TranslatorContext } from '../types.js';
 import { callItem, echoOf, type Echo, messageItem, newId, reasoningItem, responseObject, statusOf } from './output.js';
 import { toChatRequest } from './request.js';
@@ -50,11 +48,10 @@ export function responsesToChat(ctx: TranslatorContext): Translator {
   const id = newId('resp');
   let customTools: ReadonlySet<string> = new Set();
   let echo: Echo = echoOf({});
-  let usage: Usage | null = null;
   let stream: ChatToResponsesStream | null = null;
   let answer: ResponseAnswer | null = null;
-  const streamOf = (): ChatToResponsesStream => (stream ??= new ChatToResponsesStream({ id, createdAt: Math.floor(Date.now() / 1000), echo, customTools }, () => usage));
-  const withUsage = <T extends object>(step: T): T => (usage ? { ...step, usage } : step);
+  // Made at the first event, once `request` set the echo and the custom tools.
+  const events: ChatEvents = new ChatEvents(() => (stream ??= new ChatToResponsesStream({ id, createdAt: Math.floor(Date.now() / 1000), echo, customTools }, () => events.usage)), ctx.secrets);
 
   return {
     client: 'responses',
@@ -66,49 +63,14 @@ export function responsesToChat(ctx: TranslatorContext): Translator {
       echo = echoOf(body);
       return { body: out.body };
     },
-    json(_raw, parsed) {
-      if (!isObj(parsed)) throw new GatewayError('GW_ERR_UPSTREAM_BAD_RESPONSE', { message: 'The upstream answered with JSON that is not an object.' });
-      if ((isObj(parsed['error']) || typeof parsed['error'] === 'string') && !Array.isArray(parsed['choices'])) {
-        return { body: Buffer.alloc(0), usage: null, failure: streamErrorFailure(readOpenAIError(parsed['error']), ctx.secrets) };
-      }
-      const u = readChatUsage(parsed['usage']);
-      const { body, text } = toResponse(parsed, { id, echo, customTools }, u);
-      answer = { id, output: body['output'] as unknown[] };
-      const bytes = Buffer.from(JSON.stringify(body));
-      return u ? { body: bytes, usage: u } : { body: bytes, usage: null, text };
-    },
-    event(ev) {
-      // Keep-alive comments pass (the client's own API has them too), also after the end.
-      if (ev.data === null) return { frames: [ev.raw] };
-      const s = streamOf();
-      if (s.done) return NOTHING;
-      if (ev.data === '[DONE]') {
-        if (s.finished) return withUsage(s.complete());
-        s.done = true;
-        return { error: cutShort() };
-      }
-      const obj = eventObject(ev);
-      if (obj === null) return NOTHING;
-      if (obj === false) return badFrame();
-      const fromUsage = obj['usage'] === undefined || obj['usage'] === null ? null : readChatUsage(obj['usage']);
-      if (fromUsage) usage = fromUsage;
-      const inner = isObj(obj['error']) || typeof obj['error'] === 'string' ? obj['error'] : ev.event === 'error' ? obj : undefined;
-      if (inner !== undefined) {
-        s.done = true;
-        return withUsage({ error: streamErrorFailure(readOpenAIError(inner), ctx.secrets) });
-      }
-      return withUsage(s.chunk(obj));
-    },
-    end() {
-      const s = streamOf();
-      if (s.done) return NOTHING;
-      if (s.finished) return withUsage(s.complete());
-      s.done = true;
-      return { error: cutShort() };
-    },
-    error(status, headers, body) {
-      const parsed = parseBody(body);
-      return answerFailure(status, headers, isObj(parsed) ? readOpenAIError(parsed['error']) : null, ctx.secrets);
-    },
+    json: (_raw, parsed) =>
+      rebuiltChatJson(parsed, ctx.secrets, (chat, usage) => {
+        const made = toResponse(chat, { id, echo, customTools }, usage);
+        answer = { id, output: made.body['output'] as unknown[] };
+        return made;
+      }),
+    event: (ev) => events.event(ev),
+    end: () => events.end(),
+    error: (status, headers, body) => chatErrorAnswer(status, headers, body, ctx.secrets),
   };
 }
