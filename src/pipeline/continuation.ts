@@ -123,11 +123,13 @@ export class Continuation {
    */
   narrow(model: Model, wireOf: (t: Target) => ApiName | null): Model {
     if (this.entry) return model;
-    const targets = model.targets.filter((t) => (this.owner !== undefined ? t.key === this.owner : wireOf(t) === 'responses'));
+    // Without the journal only a Responses account that keeps the response can continue it.
+    const targets = model.targets.filter((t) => wireOf(t) === 'responses' && (this.owner === undefined || t.key === this.owner));
     if (targets.length === 0) {
+      const why = this.owner !== undefined ? 'the gateway made it but did not journal it (its conversation was larger than the journal keeps, or the entry expired), and the account that made it keeps no responses' : 'the gateway has no journal of it (it expired, or was not made through this gateway)';
       throw new GatewayError('GW_ERR_PREVIOUS_RESPONSE_NOT_FOUND', {
         param: 'previous_response_id',
-        message: `Previous response with id '${this.previousId.slice(0, 128)}' not found: the gateway has no journal of it (it expired, or was not made through this gateway) and no account of \`${model.name}\` can look it up. Send the conversation as input instead.`,
+        message: `Previous response with id '${this.previousId.slice(0, 128)}' not found: ${why}, and no account of \`${model.name}\` can look it up. Send the conversation as input instead.`,
       });
     }
     return targets.length === model.targets.length ? model : Object.freeze({ ...model, targets: Object.freeze(targets) });

@@ -69,17 +69,35 @@ async function compact(deps: PipelineDeps, req: FastifyRequest<{ Body: Record<st
   }
 }
 
+/**
+ * The list parameters of `input_items` (OpenAI API reference, "List input items": `limit`
+ * 1–100, default 20; `order` `asc` | `desc`, default `desc`; `after` an item id).
+ * @throws GatewayError 400 naming the parameter for a bad value.
+ */
+function pageOf(q: Record<string, string | undefined>): { limit: number; order: 'asc' | 'desc'; after: string | undefined } {
+  const limit = q['limit'] === undefined ? 20 : Number(q['limit']);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new GatewayError('GW_ERR_INVALID_REQUEST', { message: "'limit' must be an integer from 1 to 100.", param: 'limit' });
+  const order = q['order'] ?? 'desc';
+  if (order !== 'asc' && order !== 'desc') throw new GatewayError('GW_ERR_INVALID_REQUEST', { message: "'order' must be 'asc' or 'desc'.", param: 'order' });
+  return { limit, order, after: q['after'] };
+}
+
 export function registerResponsesStore(app: FastifyInstance, deps: PipelineDeps): void {
   app.post<{ Body: Record<string, unknown> & { model: string } }>('/v1/responses/compact', { schema: { body: CompactSchema } }, (req, reply) => compact(deps, req, reply));
   app.get<Params>('/v1/responses/:id', async (req) => {
     const entry = await entryOf(deps, req.params.id, req.caller?.name);
     return { id: req.params.id, object: 'response', created_at: entry.createdAt ?? null, status: 'completed', error: null, output: entry.output };
   });
-  app.get<Params>('/v1/responses/:id/input_items', async (req) => {
+  app.get<Params & { Querystring: Record<string, string | undefined> }>('/v1/responses/:id/input_items', async (req) => {
+    const { limit, order, after } = pageOf(req.query);
     const entry = await entryOf(deps, req.params.id, req.caller?.name);
-    // Newest first, as the API lists them by default.
-    const data = entry.input.map((item, i) => listed(item, req.params.id, i)).reverse();
-    return { object: 'list', data, first_id: data[0]?.['id'] ?? null, last_id: data.at(-1)?.['id'] ?? null, has_more: false };
+    // Newest first unless `order=asc`, as the API lists them; `after` an item id of the list.
+    const all = entry.input.map((item, i) => listed(item, req.params.id, i));
+    if (order === 'desc') all.reverse();
+    const from = after === undefined ? 0 : all.findIndex((x) => x['id'] === after) + 1;
+    if (after !== undefined && from === 0) throw new GatewayError('GW_ERR_INVALID_REQUEST', { message: `No item with id '${after.slice(0, 128)}' in this response's input.`, param: 'after' });
+    const data = all.slice(from, from + limit);
+    return { object: 'list', data, first_id: data[0]?.['id'] ?? null, last_id: data.at(-1)?.['id'] ?? null, has_more: from + limit < all.length };
   });
   app.delete<Params>('/v1/responses/:id', async (req) => {
     await entryOf(deps, req.params.id, req.caller?.name);

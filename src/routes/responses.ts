@@ -15,6 +15,7 @@ export const ResponsesRequestSchema = Type.Object(
     input: Type.Optional(Type.Union([Type.String(), Type.Array(Type.Unknown())])),
     stream: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
     max_output_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+    previous_response_id: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 512 }), Type.Null()])),
     reasoning: Type.Optional(Type.Union([Type.Object({ effort: Type.Optional(Type.Union([Type.String(), Type.Null()])) }, { additionalProperties: true }), Type.Null()])),
     /** Gateway-only: per-request routing strategy. */
     cluster_routing: Type.Optional(StrategySchema),

@@ -229,6 +229,51 @@ describe('bridges to a chat-completions account, through the official SDKs', () 
     assert.equal((err.error as { type: string }).type, 'error');
   });
 
+  test('images in tool results follow the tool messages as a user message, both ways', async () => {
+    upstream.on(() => ({ status: 200, body: fixtureJson('deepseek-reasoner.json') }));
+    const png = 'iVBORw0KGgo=';
+    await anthropic.messages.create({
+      model: 'deep-chat',
+      max_tokens: 100,
+      messages: [
+        { role: 'user', content: 'look' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'tu1', name: 'shot', input: {} }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'tu1', content: [{ type: 'text', text: 'here' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } }] }] },
+      ],
+    });
+    const m = upstream.requests.at(-1)!.json!['messages'] as Obj[];
+    assert.deepEqual(m.slice(2), [
+      { role: 'tool', tool_call_id: 'tu1', content: 'here' },
+      { role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } }] },
+    ]);
+    await gw.client().responses.create({
+      model: 'deep-chat',
+      input: [
+        { role: 'user', content: 'look' },
+        { type: 'function_call', call_id: 'c1', name: 'shot', arguments: '{}' },
+        { type: 'function_call_output', call_id: 'c1', output: [{ type: 'input_text', text: 'here' }, { type: 'input_image', image_url: `data:image/png;base64,${png}` }] },
+      ] as never,
+    });
+    const r = upstream.requests.at(-1)!.json!['messages'] as Obj[];
+    assert.deepEqual(r.slice(2), [
+      { role: 'tool', tool_call_id: 'c1', content: 'here' },
+      { role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } }] },
+    ]);
+  });
+
+  test("Messages client: Anthropic-defined client tools and a tool without input_schema are refused 400 naming the tool", async () => {
+    const before = upstream.requests.length;
+    for (const [tools, param] of [
+      [[{ type: 'bash_20250124', name: 'bash' }], 'tools[0]'],
+      [[{ name: 'ok', input_schema: { type: 'object' } }, { name: 'no-schema' }], 'tools[1].input_schema'],
+    ] as const) {
+      const err = await anthropic.messages.create({ model: 'deep-chat', max_tokens: 10, tools: tools as never, messages: [{ role: 'user', content: 'hi' }] }).then(() => null, (e: unknown) => e);
+      assert.ok(err instanceof Anthropic.BadRequestError, String(err));
+      assert.match(err.message, param === 'tools[0]' ? /defined by Anthropic/ : /input_schema/);
+    }
+    assert.equal(upstream.requests.length, before);
+  });
+
   test('Messages client: a block a chat server cannot take is refused 400 naming it, upstream untouched', async () => {
     const err = await anthropic.messages
       .create({ model: 'deep-chat', max_tokens: 10, messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' } }] }] })

@@ -184,6 +184,17 @@ describe('Responses follow-ups across two accounts and two replicas on Redis', (
       'the conversation up to this response, newest first',
     );
     assert.equal(((items.data[0] as unknown as Obj)['content']), 'And of Italy?');
+    // Paging: limit, order, after.
+    const page = (q: string) => fetch(`${gw1.url}/v1/responses/${r2.id}/input_items?${q}`, { headers: { authorization: `Bearer ${CLIENT_KEY}` } }).then(async (res) => ({ status: res.status, body: (await res.json()) as { data: Obj[]; has_more: boolean; error?: { param: string } } }));
+    const first = await page('limit=1&order=asc');
+    assert.deepEqual([first.body.data.length, first.body.data[0]!['content'], first.body.has_more], [1, 'What is the capital of France?', true]);
+    const rest = await page(`order=asc&after=${String(first.body.data[0]!['id'])}`);
+    assert.deepEqual([rest.body.data.length, rest.body.has_more], [2, false]);
+    for (const bad of ['limit=0', 'limit=abc', 'order=sideways', 'after=nope']) {
+      const r = await page(bad);
+      assert.equal(r.status, 400, bad);
+      assert.equal(r.body.error?.param, bad.split('=')[0]);
+    }
     const other = gw1.client({ apiKey: OTHER_KEY });
     const foreign = await other.responses.retrieve(r2.id).then(() => null, (e: unknown) => e);
     assert.ok(foreign instanceof NotFoundError, `another key gets 404: ${String(foreign)}`);
@@ -204,6 +215,16 @@ describe('Responses follow-ups across two accounts and two replicas on Redis', (
     const refused = await fetch(`${gw1.url}/v1/responses/compact`, { method: 'POST', headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'chat-only', input: 'x' }) });
     assert.equal(refused.status, 400);
     assert.equal(((await refused.json()) as { error: { code: string } }).error.code, 'unsupported_api');
+  });
+
+  test('a response too large to journal, on a chat-completions account: its follow-up is refused naming why, not sent without its history', async () => {
+    const big = await gw1.client().responses.create({ model: 'chat-only', input: 'x'.repeat(4_300_000) });
+    chat.requests.length = 0;
+    const err = await gw2.client().responses.create({ model: 'chat-only', input: 'and then?', previous_response_id: big.id }).then(() => null, (e: unknown) => e);
+    assert.ok(err instanceof BadRequestError, String(err));
+    assert.equal(err.code, 'previous_response_not_found');
+    assert.match(err.message, /did not journal it/);
+    assert.equal(chat.requests.length, 0);
   });
 
   test('an id the gateway never journalled, on a model with no Responses account: 400 previous_response_not_found naming why, upstream untouched', async () => {

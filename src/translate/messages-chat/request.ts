@@ -12,7 +12,8 @@
  *   reasoning in its input, and a signature means nothing off Anthropic's accounts.
  * - `tools`: client tools (`input_schema`) as chat functions; Anthropic's server tools (web
  *   search, code execution…, `type` with a version date) run on Anthropic's side only and are
- *   left out. `tool_choice` `auto` / `any` / `tool` / `none` -> `auto` / `required` /
+ *   left out; Anthropic-defined client tools (`bash_*`, `text_editor_*`, `computer_*`) and a
+ *   tool without `input_schema` are refused. `tool_choice` `auto` / `any` / `tool` / `none` -> `auto` / `required` /
  *   the function / `none`; `disable_parallel_tool_use` -> `parallel_tool_calls: false`.
  * - `max_tokens` -> the output cap in the field the model takes; `thinking` (or
  *   `output_config.effort`) -> `reasoning_effort` at the level the gateway reads it as
@@ -65,6 +66,8 @@ function userTurn(content: unknown, param: string): Obj[] {
         return;
       case 'tool_result': {
         const text = joinText(b['content']);
+        // A tool message holds text only: the result's images follow in the turn's user message.
+        if (Array.isArray(b['content'])) b['content'].forEach((c, j) => isObj(c) && c['type'] === 'image' && parts.push(imagePart(c, `${p}.content[${j}]`)));
         tools.push({ role: 'tool', tool_call_id: String(b['tool_use_id'] ?? ''), content: b['is_error'] === true && text === '' ? 'error' : text });
         return;
       }
@@ -104,14 +107,22 @@ function assistantTurn(content: unknown): Obj {
   return m;
 }
 
+/** Anthropic-defined tools the client runs (their schemas are Anthropic's): a chat account cannot be offered them as they are. */
+const CLIENT_DEFINED = /^(bash|text_editor|computer)_\d+$/;
+
 function toTools(tools: unknown): Obj[] {
   const out: Obj[] = [];
-  for (const t of Array.isArray(tools) ? tools : []) {
-    // A client tool has an input_schema and no type (or `custom`); server tools are typed with a version.
-    if (!isObj(t) || (t['type'] !== undefined && t['type'] !== 'custom') || !isObj(t['input_schema'])) continue;
+  (Array.isArray(tools) ? tools : []).forEach((t, i) => {
+    if (!isObj(t)) throw invalid('Each tool must be an object.', `tools[${i}]`);
+    if (typeof t['type'] === 'string' && CLIENT_DEFINED.test(t['type'])) {
+      throw invalid(`Tools of type '${t['type']}' are defined by Anthropic and need an Anthropic account; this model's upstream speaks chat completions: declare the tool with a name, description and input_schema instead.`, `tools[${i}]`);
+    }
+    // Server tools (web search, code execution…, typed with a version) run at Anthropic only: left out.
+    if (t['type'] !== undefined && t['type'] !== 'custom') return;
+    if (!isObj(t['input_schema'])) throw invalid('A tool needs an input_schema (a JSON schema object).', `tools[${i}].input_schema`);
     const description = typeof t['description'] === 'string' ? { description: t['description'] } : {};
     out.push({ type: 'function', function: { name: String(t['name'] ?? ''), ...description, parameters: t['input_schema'] } });
-  }
+  });
   return out;
 }
 

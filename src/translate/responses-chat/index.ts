@@ -39,7 +39,8 @@ function toResponse(chat: Obj, r: { id: string; echo: Echo; customTools: Readonl
     output.push(callItem(newId(custom ? 'ctc' : 'fc'), { callId: String(call['id'] ?? newId('call')), name, args }, custom, 'completed'));
   }
   const finish = typeof choice['finish_reason'] === 'string' ? choice['finish_reason'] : null;
-  const created = typeof chat['created'] === 'number' ? chat['created'] : Math.floor(Date.now() / 1000);
+  // The response is made now, by the gateway (a recorded or cached chat answer may carry an old `created`).
+  const created = Math.floor(Date.now() / 1000);
   const body = responseObject({ id: r.id, createdAt: created, model: String(chat['model'] ?? ''), echo: r.echo }, { ...statusOf(finish), output, usage });
   return { body, text: text + reasoning };
 }

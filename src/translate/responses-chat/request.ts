@@ -7,7 +7,8 @@
  *   `messages`: `message` items keep their role (`developer` becomes `system`, which every
  *   chat server takes), `input_text` / `output_text` parts become text, `input_image` an
  *   `image_url` part; `function_call` items become the `tool_calls` of the assistant message
- *   they follow (parallel calls in one message), `function_call_output` a `tool` message;
+ *   they follow (parallel calls in one message), `function_call_output` a `tool` message (its images, which a tool message cannot hold, in a
+ *   user message after the outputs);
  *   `custom_tool_call` and its output likewise (the call's `input` as the function's one
  *   string argument, see `customToolAsFunction`). `reasoning` items are dropped: a chat
  *   server takes no reasoning in its input (an encrypted one means nothing off its account).
@@ -95,10 +96,17 @@ function toMessages(input: unknown, instructions: unknown): Obj[] {
     const m = lastAssistant();
     m['tool_calls'] = [...((m['tool_calls'] as Obj[] | undefined) ?? []), call];
   };
+  /** Images of tool outputs: a chat tool message holds text only, so they follow the outputs as a user message. */
+  let images: Obj[] = [];
+  const flushImages = (): void => {
+    if (images.length > 0) out.push({ role: 'user', content: images });
+    images = [];
+  };
   input.forEach((item, i) => {
     const param = `input[${i}]`;
     if (!isObj(item)) throw invalid('Each input item must be an object.', param);
     const type = item['type'] ?? (item['role'] !== undefined ? 'message' : undefined);
+    if (type !== 'function_call_output' && type !== 'custom_tool_call_output') flushImages();
     switch (type) {
       case 'message': {
         const role = item['role'] === 'developer' ? 'system' : item['role'];
@@ -121,6 +129,7 @@ function toMessages(input: unknown, instructions: unknown): Obj[] {
       case 'function_call_output':
       case 'custom_tool_call_output':
         out.push({ role: 'tool', tool_call_id: String(item['call_id'] ?? ''), content: outputText(item['output'], `${param}.output`) });
+        if (Array.isArray(item['output'])) images.push(...(userContent(item['output'].filter((p) => isObj(p) && p['type'] === 'input_image'), `${param}.output`) as Obj[]));
         return;
       case 'reasoning':
         return;
@@ -128,6 +137,7 @@ function toMessages(input: unknown, instructions: unknown): Obj[] {
         throw invalid(`Input items of type '${String(type)}' cannot be sent to this model's upstream (it speaks chat completions): send messages, function calls and their outputs.`, param);
     }
   });
+  flushImages();
   return out;
 }
 
