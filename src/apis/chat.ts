@@ -39,6 +39,16 @@ export function readChatUsage(usage: unknown): Usage | null {
   return out;
 }
 
+/**
+ * The reasoning text of a chat message or delta: `reasoning_content` (DeepSeek; recording
+ * `deepseek-reasoner-stream.sse`), else `reasoning` (OpenRouter, vLLM; recording
+ * `openrouter-chat-stream-reasoning-claude.sse`); '' when it has none.
+ */
+export function chatReasoning(o: Readonly<Record<string, unknown>>): string {
+  if (typeof o['reasoning_content'] === 'string') return o['reasoning_content'];
+  return typeof o['reasoning'] === 'string' ? o['reasoning'] : '';
+}
+
 /** The fields of an OpenAI error object, as sent. */
 export interface OpenAIErrorFields {
   readonly message?: string;

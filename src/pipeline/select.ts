@@ -42,11 +42,10 @@ export function forApi(config: GatewayConfig, providers: ReadonlyMap<string, Pro
 }
 
 /**
- * The model the request names, as its API can reach it.
- * @throws GatewayError 404 `model_not_found` (unknown, or not allowed for the key), 400
- *   `unsupported_api` (no target speaks a wire API this client API can be served over).
+ * The configured model `name` (or one of its aliases) stands for, when the caller's key may use it.
+ * @throws GatewayError 404 `model_not_found` (unknown, or not allowed for the key).
  */
-export function findModel(config: GatewayConfig, providers: ReadonlyMap<string, Provider>, req: FastifyRequest, api: InboundApi, name: string): Model {
+export function allowedModel(config: GatewayConfig, req: FastifyRequest, name: string): Model {
   const declared = modelNamed(config, name);
   if (!declared || !req.caller || !mayUse(req.caller, declared.name)) {
     throw new GatewayError('GW_ERR_MODEL_NOT_FOUND', {
@@ -54,6 +53,16 @@ export function findModel(config: GatewayConfig, providers: ReadonlyMap<string, 
       param: 'model',
     });
   }
+  return declared;
+}
+
+/**
+ * The model the request names, as its API can reach it.
+ * @throws GatewayError 404 `model_not_found` (unknown, or not allowed for the key), 400
+ *   `unsupported_api` (no target speaks a wire API this client API can be served over).
+ */
+export function findModel(config: GatewayConfig, providers: ReadonlyMap<string, Provider>, req: FastifyRequest, api: InboundApi, name: string): Model {
+  const declared = allowedModel(config, req, name);
   const model = forApi(config, providers, api.name, declared);
   if (!model) {
     throw new GatewayError('GW_ERR_API_NOT_SUPPORTED', {

@@ -6,10 +6,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { messagesApi } from '../apis/messages.js';
-import { mayUse } from '../auth/keys.js';
-import { modelNamed } from '../config/aliases.js';
 import { StrategySchema } from '../config/schema.js';
-import { GatewayError } from '../errors/codes.js';
+import { allowedModel } from '../pipeline/select.js';
 import type { Model } from '../config/types.js';
 import type { HeldGeneration } from '../pipeline/call.js';
 import { readCapped } from '../upstream/send.js';
@@ -74,10 +72,7 @@ export function registerMessages(app: FastifyInstance, deps: PipelineDeps): void
   app.post<{ Body: Record<string, unknown> & { model: string } }>('/v1/messages/count_tokens', { schema: { body: CountTokensSchema }, config }, async (req, reply) => {
     const gen = deps.hold();
     try {
-      const model = modelNamed(gen.config, req.body.model);
-      if (!model || !req.caller || !mayUse(req.caller, model.name)) {
-        throw new GatewayError('GW_ERR_MODEL_NOT_FOUND', { message: `The model \`${req.body.model.slice(0, 256)}\` does not exist or you do not have access to it.`, param: 'model' });
-      }
+      const model = allowedModel(gen.config, req, req.body.model);
       const counted = await vendorCount(gen, model, req.body, req.id, req.headers['anthropic-beta']);
       if (counted) return counted;
       const tools = Array.isArray(req.body['tools']) ? [{ role: 'system', content: JSON.stringify(req.body['tools']) }] : [];

@@ -10,10 +10,9 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { mayUse } from '../auth/keys.js';
-import { modelNamed } from '../config/aliases.js';
 import type { Target } from '../config/types.js';
 import { GatewayError } from '../errors/codes.js';
+import { allowedModel } from '../pipeline/select.js';
 import { Continuation, forgetResponse, readJournal, type JournalEntry } from '../pipeline/continuation.js';
 import { readCapped } from '../upstream/send.js';
 import { redactSecrets } from '../util/redact.js';
@@ -51,10 +50,7 @@ function listed(item: unknown, id: string, i: number): Record<string, unknown> {
 async function compact(deps: PipelineDeps, req: FastifyRequest<{ Body: Record<string, unknown> & { model: string } }>, reply: FastifyReply): Promise<unknown> {
   const gen = deps.hold();
   try {
-    const model = modelNamed(gen.config, req.body.model);
-    if (!model || !req.caller || !mayUse(req.caller, model.name)) {
-      throw new GatewayError('GW_ERR_MODEL_NOT_FOUND', { message: `The model \`${req.body.model.slice(0, 256)}\` does not exist or you do not have access to it.`, param: 'model' });
-    }
+    const model = allowedModel(gen.config, req, req.body.model);
     const continuation = await Continuation.open(gen.router.store, req.body);
     const speaks = (t: Target): boolean => gen.providers.get(t.upstream.id)?.wireApis.has('responses') === true;
     const target = model.targets.find((t) => t.key === continuation?.owner && speaks(t)) ?? model.targets.find(speaks);

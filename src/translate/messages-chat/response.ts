@@ -13,6 +13,7 @@
  * - Usage: Anthropic counts input apart from cache reads and writes, so `input_tokens` is
  *   chat's `prompt_tokens` minus the cached (and cache-written) tokens.
  */
+import { chatReasoning } from '../../apis/chat.js';
 import type { Usage } from '../../usage/usage.js';
 import { isObj, type Obj } from '../read.js';
 import { newMessageId } from './ids.js';
@@ -55,7 +56,7 @@ export function toMessage(chat: Obj, usage: Usage | null): { body: Obj; text: st
   const message = isObj(choice['message']) ? choice['message'] : {};
   const content: Obj[] = [];
   let text = '';
-  const reasoning = typeof message['reasoning_content'] === 'string' ? message['reasoning_content'] : typeof message['reasoning'] === 'string' ? message['reasoning'] : '';
+  const reasoning = chatReasoning(message);
   if (reasoning !== '') content.push({ type: 'thinking', thinking: reasoning, signature: '' });
   if (typeof message['content'] === 'string' && message['content'] !== '') {
     text += message['content'];

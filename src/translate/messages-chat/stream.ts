@@ -15,6 +15,7 @@
  * - The end of the answer -> `message_delta` (`stop_reason`, and the usage: every count,
  *   since chat gives them only now) and `message_stop`.
  */
+import { chatReasoning } from '../../apis/chat.js';
 import type { Usage } from '../../usage/usage.js';
 import { unreadable } from '../failure.js';
 import type { Obj } from '../read.js';
@@ -73,7 +74,7 @@ export class ChatToMessagesStream {
     for (const choice of (Array.isArray(c['choices']) ? c['choices'] : []) as Obj[]) {
       if (!choice || typeof choice !== 'object' || (choice['index'] ?? 0) !== 0) continue;
       const d = (choice['delta'] ?? {}) as Obj;
-      const r = typeof d['reasoning_content'] === 'string' ? d['reasoning_content'] : typeof d['reasoning'] === 'string' ? d['reasoning'] : '';
+      const r = chatReasoning(d);
       if (r !== '') {
         reasoning += r;
         if (this.open?.kind !== 'thinking') frames.push(...this.start({ kind: 'thinking' }, { type: 'thinking', thinking: '', signature: '' }));

@@ -20,7 +20,7 @@
  * That keeps the common frame at about half the cost of parsing it (the A/B in
  * docs/performance.md).
  */
-import { readChatUsage, readOpenAIError } from '../../apis/chat.js';
+import { chatReasoning, readChatUsage, readOpenAIError } from '../../apis/chat.js';
 import { answerFailure, cutShort, streamErrorFailure } from '../failure.js';
 import { isJsonObjectText } from '../json-check.js';
 import { badFrame, isObj, NOTHING, parseBody, type Obj } from '../read.js';
@@ -54,9 +54,7 @@ function choicesText(choices: unknown[]): { text: string; reasoning: string; fin
     const d = c['delta'];
     if (!isObj(d)) continue;
     if (typeof d['content'] === 'string') text += d['content'];
-    // `reasoning_content` (DeepSeek), `reasoning` (OpenRouter, vLLM).
-    if (typeof d['reasoning_content'] === 'string') reasoning += d['reasoning_content'];
-    else if (typeof d['reasoning'] === 'string') reasoning += d['reasoning'];
+    reasoning += chatReasoning(d);
     const calls = d['tool_calls'];
     if (Array.isArray(calls)) text += toolText(calls);
   }

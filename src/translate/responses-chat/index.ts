@@ -9,6 +9,7 @@
  * is answered `false`. A stream always asks for usage (`stream_options.include_usage`), so
  * the final event carries it.
  */
+import { chatReasoning } from '../../apis/chat.js';
 import type { Usage } from '../../usage/usage.js';
 import { ChatEvents, chatErrorAnswer, rebuiltChatJson } from '../chat-events.js';
 import { isObj, type Obj } from '../read.js';
@@ -23,7 +24,7 @@ function toResponse(chat: Obj, r: { id: string; echo: Echo; customTools: Readonl
   const message = isObj(choice['message']) ? choice['message'] : {};
   const output: Obj[] = [];
   let text = '';
-  const reasoning = typeof message['reasoning_content'] === 'string' ? message['reasoning_content'] : typeof message['reasoning'] === 'string' ? message['reasoning'] : '';
+  const reasoning = chatReasoning(message);
   if (reasoning !== '') output.push(reasoningItem(newId('rs'), reasoning, 'completed'));
   if (typeof message['content'] === 'string' && message['content'] !== '') {
     text += message['content'];

@@ -21,6 +21,7 @@
  * `content_filter` finish, with the whole output and the usage. Every event carries its
  * `sequence_number`, from 0.
  */
+import { chatReasoning } from '../../apis/chat.js';
 import type { Usage } from '../../usage/usage.js';
 import type { Obj } from '../read.js';
 import type { StreamStep } from '../types.js';
@@ -86,7 +87,7 @@ export class ChatToResponsesStream {
     for (const choice of choices as Obj[]) {
       if (!choice || typeof choice !== 'object' || (choice['index'] ?? 0) !== 0) continue;
       const d = (choice['delta'] ?? {}) as Obj;
-      const r = typeof d['reasoning_content'] === 'string' ? d['reasoning_content'] : typeof d['reasoning'] === 'string' ? d['reasoning'] : '';
+      const r = chatReasoning(d);
       if (r !== '') {
         reasoning += r;
         frames.push(...this.delta('reasoning', r));
