@@ -17,6 +17,13 @@ import type { PreparedBody } from './types.js';
 /** Body fields meant for the gateway only; never sent upstream. */
 export const GATEWAY_FIELDS = ['cluster_routing', 'switchyard'] as const;
 
+/** A copy of `body` without the gateway-only fields, for a body relayed to an upstream as it is. */
+export function withoutGatewayFields(body: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...body };
+  for (const f of GATEWAY_FIELDS) delete out[f];
+  return out;
+}
+
 export interface ApiFields {
   /** Fields every model takes (`model`, the prompt, `stream` …). */
   readonly always: readonly string[];
@@ -42,8 +49,7 @@ function renameMaxTokens(out: Record<string, unknown>, field: 'max_tokens' | 'ma
  */
 export function normalise(body: Record<string, unknown>, upstreamModel: string, model: Model, primary: boolean, fields: ApiFields): PreparedBody {
   const caps = model.capabilities;
-  const out: Record<string, unknown> = { ...body, model: upstreamModel };
-  for (const f of GATEWAY_FIELDS) delete out[f];
+  const out: Record<string, unknown> = { ...withoutGatewayFields(body), model: upstreamModel };
   if (fields.maxTokensField && caps.max_tokens_field) renameMaxTokens(out, caps.max_tokens_field);
 
   const unsupported = new Set<string>(caps.unsupported_params);

@@ -6,6 +6,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { messagesApi } from '../apis/messages.js';
+import { withoutGatewayFields } from '../apis/normalise.js';
 import { StrategySchema } from '../config/schema.js';
 import { allowedModel } from '../pipeline/select.js';
 import type { Model } from '../config/types.js';
@@ -43,9 +44,8 @@ async function vendorCount(gen: HeldGeneration, model: Model, body: Record<strin
   for (const t of model.targets) {
     const provider = gen.providers.get(t.upstream.id);
     if (!provider?.countTokens) continue;
-    const { cluster_routing: _r, ...rest } = body;
     try {
-      const res = await provider.countTokens({ ...rest, model: t.model }, typeof beta === 'string' ? { 'anthropic-beta': beta } : {}, requestId, AbortSignal.timeout(t.upstream.timeouts.first_byte_ms));
+      const res = await provider.countTokens({ ...withoutGatewayFields(body), model: t.model }, typeof beta === 'string' ? { 'anthropic-beta': beta } : {}, requestId, AbortSignal.timeout(t.upstream.timeouts.first_byte_ms));
       const { buf } = await readCapped(res.body, 64 * 1024);
       const parsed = res.statusCode === 200 ? (JSON.parse(buf.toString('utf8')) as { input_tokens?: unknown }) : null;
       if (parsed && typeof parsed.input_tokens === 'number') return { input_tokens: parsed.input_tokens };

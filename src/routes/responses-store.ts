@@ -10,6 +10,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { withoutGatewayFields } from '../apis/normalise.js';
 import type { Target } from '../config/types.js';
 import { GatewayError } from '../errors/codes.js';
 import { allowedModel } from '../pipeline/select.js';
@@ -55,8 +56,7 @@ async function compact(deps: PipelineDeps, req: FastifyRequest<{ Body: Record<st
     const speaks = (t: Target): boolean => gen.providers.get(t.upstream.id)?.wireApis.has('responses') === true;
     const target = model.targets.find((t) => t.key === continuation?.owner && speaks(t)) ?? model.targets.find(speaks);
     if (!target) throw new GatewayError('GW_ERR_API_NOT_SUPPORTED', { message: `The model \`${model.name}\` has no account that serves the Responses API, which compaction needs.`, param: 'model' });
-    const { cluster_routing: _r, ...body } = req.body;
-    const res = await gen.providers.get(target.upstream.id)!.send({ api: 'responses', operation: 'compact', body: { ...body, model: target.model }, stream: false, requestId: req.id, signal: AbortSignal.timeout(target.upstream.timeouts.first_byte_ms) });
+    const res = await gen.providers.get(target.upstream.id)!.send({ api: 'responses', operation: 'compact', body: { ...withoutGatewayFields(req.body), model: target.model }, stream: false, requestId: req.id, signal: AbortSignal.timeout(target.upstream.timeouts.first_byte_ms) });
     const { buf } = await readCapped(res.body, 32 * 1024 * 1024);
     void reply.code(res.statusCode).header('content-type', 'application/json').header('x-switchyard-upstream', target.upstream.id);
     return redactSecrets(buf.toString('utf8'), [target.upstream.apiKey]);
