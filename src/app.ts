@@ -76,8 +76,15 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
       );
     return router;
   };
+  // Keys of every config this process loaded count as once valid: a key rotated out is a
+  // stale key, throttled on its own, never against its client's address.
+  const authThrottle = new AuthThrottle(10);
+  const rememberKeys = (keys: KeyStore): KeyStore => {
+    for (const d of keys.digests()) authThrottle.remember(d);
+    return keys;
+  };
   const live = new LiveState(
-    { config, keys: new KeyStore(config.keys), router: newRouter(config), providers: createProviders(config, PROVIDERS).providers },
+    { config, keys: rememberKeys(new KeyStore(config.keys)), router: newRouter(config), providers: createProviders(config, PROVIDERS).providers },
     (err) => logger.warn({ err }, 'closing a replaced upstream provider failed'),
   );
   const current = (): Generation => live.current;
@@ -112,7 +119,7 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
       } catch (err) {
         throw new ConfigError(`${path}: ${(err as Error).message}`);
       }
-      live.swap({ config: next, keys: new KeyStore(next.keys), router: newRouter(next), providers: made.providers });
+      live.swap({ config: next, keys: rememberKeys(new KeyStore(next.keys)), router: newRouter(next), providers: made.providers });
       summary = reloadSummary(path, prev.config, next, made);
     } catch (err) {
       // ConfigError messages name paths and redact secret values; never log the file itself.
@@ -138,8 +145,7 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
   registerHealth(app, () => live.current.config, () => store.mode, () => drain.draining);
   registerMetrics(app, metrics);
   await app.register(async (v1) => {
-    const throttle = new AuthThrottle(10);
-    v1.addHook('onRequest', authHook(() => live.current.keys, throttle, () => metrics.authThrottled.inc()));
+    v1.addHook('onRequest', authHook(() => live.current.keys, authThrottle, () => metrics.authThrottled.inc()));
     registerModels(v1, () => live.current.config, Date.now());
     registerChatCompletions(v1, deps);
     registerPassthrough(v1, () => live.current, limits);

@@ -34,10 +34,19 @@ export class KeyStore {
    * `timingSafeEqual`, with no early exit, so timing says nothing about which matched.
    */
   authenticate(presented: string): Caller | null {
-    const digest = createHash('sha256').update(presented, 'utf8').digest();
+    return this.byDigest(createHash('sha256').update(presented, 'utf8').digest());
+  }
+
+  /** {@link authenticate} for a key already hashed (the 32-byte SHA-256 digest). */
+  byDigest(digest: Buffer): Caller | null {
     let found: Caller | null = null;
     for (const e of this.entries) if (timingSafeEqual(digest, e.digest)) found ??= e.caller;
     return found;
+  }
+
+  /** Hex digests of every key this store accepts (remembered by the auth throttle across reloads). */
+  digests(): string[] {
+    return this.entries.map((e) => e.digest.toString('hex'));
   }
 
   /** Whether the demo key would be accepted (for the start-up warning). */

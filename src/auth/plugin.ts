@@ -3,9 +3,10 @@
  * refused before its body is read. Accepts `Authorization: Bearer <key>` (OpenAI SDKs),
  * `api-key` (Azure OpenAI SDKs) and `x-api-key` (Anthropic SDKs).
  */
+import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/codes.js';
-import type { AuthThrottle } from '../limits/index.js';
+import type { AuthThrottle, ThrottleVerdict } from '../limits/index.js';
 import type { Caller, KeyStore } from './keys.js';
 
 declare module 'fastify' {
@@ -30,28 +31,53 @@ function presentedKey(req: FastifyRequest): string | undefined {
   return undefined;
 }
 
+/** What a client that sent no key should send, in its own SDK's terms. */
+function missingKeyMessage(req: FastifyRequest): string {
+  return req.url.startsWith('/v1/messages')
+    ? 'Missing API key. Send it as "x-api-key: <key>" (Anthropic SDKs, Claude Code) or "Authorization: Bearer <key>".'
+    : 'Missing API key. Send it as "Authorization: Bearer <key>".';
+}
+
+/** The 429 for a key or address the throttle holds back; `x-should-retry: false`, since retrying cannot fix a key. */
+export function throttledError(v: ThrottleVerdict): GatewayError {
+  const message =
+    v.by === 'key'
+      ? `This API key failed authentication too many times within a minute; it is not a valid key here. Fix the key; this one is refused for ${v.retryAfterS} s.`
+      : `Too many unknown API keys from this address within a minute; retry after ${v.retryAfterS} s with a valid key (valid keys are not affected).`;
+  return new GatewayError('GW_ERR_AUTH_THROTTLED', { message, headers: { 'retry-after': String(v.retryAfterS), 'x-should-retry': 'false' } });
+}
+
 /**
  * Builds the hook; it sets `request.caller` or throws 401 `invalid_api_key`. With a
- * `throttle`, an address that sent too many bad keys within a minute gets 429 (whatever
- * key it sends) until the minute is over; other addresses are not affected.
+ * `throttle` (see {@link AuthThrottle}): a key that failed too often within a minute gets
+ * 429 whoever sends it; an address that sent too many never-valid keys gets 429 for further
+ * unknown keys. A valid key is always accepted, whatever else failed from its address.
  */
 export function authHook(keys: () => KeyStore, throttle?: AuthThrottle, onThrottled?: () => void) {
   return async function authenticate(req: FastifyRequest, _reply: FastifyReply): Promise<void> {
+    const key = presentedKey(req);
+    if (key === undefined) throw new GatewayError('GW_ERR_INVALID_API_KEY', { message: missingKeyMessage(req) });
+    const digest = createHash('sha256').update(key, 'utf8').digest();
+    const hex = throttle ? digest.toString('hex') : '';
+    const held = throttle ? await throttle.keyBlocked(hex) : null;
+    if (held) {
+      onThrottled?.();
+      throw throttledError(held);
+    }
+    const caller = keys().byDigest(digest);
+    if (caller) {
+      throttle?.remember(hex);
+      req.caller = caller;
+      return;
+    }
     if (throttle) {
-      const wait = await throttle.blocked(req.ip);
-      if (wait > 0) {
+      const byAddress = throttle.wasValid(hex) ? null : await throttle.addressBlocked(req.ip);
+      await throttle.failed(req.ip, hex);
+      if (byAddress) {
         onThrottled?.();
-        throw new GatewayError('GW_ERR_AUTH_THROTTLED', { headers: { 'retry-after': String(wait) } });
+        throw throttledError(byAddress);
       }
     }
-    const key = presentedKey(req);
-    const caller = key === undefined ? null : keys().authenticate(key);
-    if (!caller) {
-      if (throttle && key !== undefined) await throttle.failed(req.ip);
-      throw new GatewayError('GW_ERR_INVALID_API_KEY', {
-        message: key === undefined ? 'Missing API key. Send it as "Authorization: Bearer <key>".' : 'Incorrect API key provided.',
-      });
-    }
-    req.caller = caller;
+    throw new GatewayError('GW_ERR_INVALID_API_KEY', { message: 'Incorrect API key provided.' });
   };
 }

@@ -116,7 +116,7 @@ export const ERRORS = {
     status: 429,
     type: 'requests',
     code: 'rate_limit_exceeded',
-    message: 'Too many failed authentication attempts from this address; retry later.',
+    message: 'Too many failed authentication attempts; fix the API key and retry later.',
   },
   GW_ERR_API_NOT_SUPPORTED: {
     status: 400,

@@ -2,6 +2,6 @@
  * Limits on what clients may send: per-key rate limits, concurrency and budgets
  * (`key-limits.ts`, on the shared store) and the failed-auth throttle (`auth-throttle.ts`).
  */
-export { AuthThrottle } from './auth-throttle.js';
+export { AuthThrottle, type ThrottleVerdict } from './auth-throttle.js';
 export { DEFAULT_COMPLETION_TOKENS, KeyLimits, type Admission, type PromptTokenCounter, type SettledTokens } from './key-limits.js';
 export { periodOf, resetDuration } from './periods.js';

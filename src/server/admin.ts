@@ -17,7 +17,7 @@ import { timingSafeEqual } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Gateway } from './gateway.js';
 import { hashKey } from '../auth/keys.js';
-import { bearerToken } from '../auth/plugin.js';
+import { bearerToken, throttledError } from '../auth/plugin.js';
 import { ConfigError } from '../config/load.js';
 import { GatewayError } from '../errors/codes.js';
 import { useGatewayErrors } from '../errors/reply.js';
@@ -43,25 +43,29 @@ export async function buildAdmin(gw: Gateway, opts: AdminOptions = {}): Promise<
   admin.removeAllContentTypeParsers();
   admin.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, _body, done) => done(null, undefined));
 
-  // Like the client port: an address that sent 10 bad admin keys within a minute gets 429.
+  // Like the client port: a wrong key is throttled on its own, an address only for keys that
+  // never worked; the right admin key is always accepted.
   const throttle = new AuthThrottle(10);
   admin.addHook('onRequest', async (req) => {
     // The console page itself holds no data (its data endpoint needs the key).
     if (req.routeOptions.config.adminPublic === true) return;
-    const wait = await throttle.blocked(req.ip);
-    if (wait > 0) throw new GatewayError('GW_ERR_AUTH_THROTTLED', { headers: { 'retry-after': String(wait) } });
     const key = bearerToken(req);
+    if (key === undefined) throw new GatewayError('GW_ERR_INVALID_API_KEY', { message: 'Missing admin key. Send it as "Authorization: Bearer <admin key>".' });
+    const digest = hashKey(key);
+    const held = await throttle.keyBlocked(digest);
+    if (held) throw throttledError(held);
     const expected = gw.current().config.admin.key_sha256;
-    if (key !== undefined && expected) {
-      if (timingSafeEqual(Buffer.from(hashKey(key), 'hex'), Buffer.from(expected, 'hex'))) return;
+    if (expected && timingSafeEqual(Buffer.from(digest, 'hex'), Buffer.from(expected, 'hex'))) {
+      throttle.remember(digest);
+      return;
     }
-    if (key !== undefined && gw.current().keys.authenticate(key)) {
+    if (gw.current().keys.authenticate(key)) {
       throw new GatewayError('GW_ERR_FORBIDDEN', { message: 'A client key cannot use the admin API; send the admin key.' });
     }
-    if (key !== undefined) await throttle.failed(req.ip);
-    throw new GatewayError('GW_ERR_INVALID_API_KEY', {
-      message: key === undefined ? 'Missing admin key. Send it as "Authorization: Bearer <admin key>".' : 'Incorrect admin key provided.',
-    });
+    const byAddress = throttle.wasValid(digest) ? null : await throttle.addressBlocked(req.ip);
+    await throttle.failed(req.ip, digest);
+    if (byAddress) throw throttledError(byAddress);
+    throw new GatewayError('GW_ERR_INVALID_API_KEY', { message: 'Incorrect admin key provided.' });
   });
 
   admin.get('/admin/upstreams', async () => {

@@ -1,4 +1,4 @@
-/** The admin listener slows down an address that keeps sending wrong admin keys, like the client port. */
+/** The admin listener throttles wrong admin keys like the client port, and never the right key. */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
@@ -27,7 +27,7 @@ describe('admin API bad-key throttle', () => {
     await upstream.close();
   });
 
-  test('10 wrong admin keys within a minute: then 429 with Retry-After, even for the right key', async () => {
+  test('10 wrong admin keys within a minute: then 429 with Retry-After for unknown keys, never for the right key', async () => {
     const get = (key: string) => fetch(`${url}/admin/upstreams`, { headers: { authorization: `Bearer ${key}` } });
     assert.equal((await get(ADMIN_KEY)).status, 200);
     for (let i = 0; i < 10; i++) {
@@ -39,9 +39,15 @@ describe('admin API bad-key throttle', () => {
     assert.equal(blocked.status, 429);
     assert.ok(Number(blocked.headers.get('retry-after')) >= 1);
     await blocked.arrayBuffer();
+    assert.equal(blocked.headers.get('x-should-retry'), 'false');
     const right = await get(ADMIN_KEY);
-    assert.equal(right.status, 429, 'the address is blocked whatever key it sends');
+    assert.equal(right.status, 200, 'the right key is accepted whatever else failed from its address');
     await right.arrayBuffer();
+    // One wrong key repeated is held back on its own.
+    for (let i = 0; i < 10; i++) await (await get('sk-wrong-0')).arrayBuffer();
+    const same = await get('sk-wrong-0');
+    assert.equal(same.status, 429);
+    assert.match(((await same.json()) as { error: { message: string } }).error.message, /not a valid key/);
     // The console page itself stays reachable (it holds no data).
     assert.equal((await fetch(`${url}/console`)).status, 200);
   });
