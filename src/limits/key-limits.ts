@@ -150,9 +150,15 @@ export class KeyLimits {
 
       const l = this.limiters.for(caller, limits);
       if (l.rpm && limits.rpm) {
-        const r = await consume(l.rpm, name, 1);
+        const rpm = l.rpm;
+        const r = await consume(rpm, name, 1);
+        // A request refused here or by a later check is not counted against the minute.
+        if (r.ok) undo.push(() => rpm.settle(name, -1));
+        else {
+          await rpm.settle(name, -1).catch(() => {});
+        }
         if (!r.ok) {
-          setRateHeaders(headers, 'requests', limits.rpm, r.res);
+          setRateHeaders(headers, 'requests', limits.rpm, r.res, 1);
           this.reject(
             caller,
             'requests',
@@ -171,8 +177,12 @@ export class KeyLimits {
         const max = typeof body.max_completion_tokens === 'number' ? body.max_completion_tokens : typeof body.max_tokens === 'number' ? body.max_tokens : DEFAULT_COMPLETION_TOKENS;
         const estimate = Math.max(1, (await this.countPromptTokens(body.messages)) + Math.max(0, Math.floor(max)));
         const r = await consume(tpm, name, estimate);
+        // A refused reservation is given back at once (the limiter counts refused points too).
         if (!r.ok) {
-          setRateHeaders(headers, 'tokens', limits.tpm, r.res);
+          await tpm.settle(name, -estimate).catch(() => {});
+        }
+        if (!r.ok) {
+          setRateHeaders(headers, 'tokens', limits.tpm, r.res, estimate);
           this.reject(
             caller,
             'tokens',
@@ -197,8 +207,7 @@ export class KeyLimits {
           if (lease) jobs.push(this.store.release(lease));
           if (reserved > 0 && l.tpm) {
             const diff = usage.input + usage.output - reserved;
-            if (diff > 0) jobs.push(l.tpm.penalty(name, diff));
-            else if (diff < 0) jobs.push(l.tpm.reward(name, -diff));
+            jobs.push(l.tpm.settle(name, diff));
           }
           if (spend && cost > 0 && limits.budget_usd) {
             const budget = limits.budget_usd.amount;

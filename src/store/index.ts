@@ -12,7 +12,7 @@
  * No method of this class rejects: a Redis failure always falls back to the local answer.
  */
 import type { StoreConfig } from '../config/schema.js';
-import type { CapacityBounds, CapacityFeedback } from './capacity.js';
+import { replicaShare, type CapacityBounds, type CapacityFeedback } from './capacity.js';
 import { LeaseHeartbeat } from './heartbeat.js';
 import { MemoryStore } from './memory.js';
 import { createRedisClient, RedisStore } from './redis.js';
@@ -53,10 +53,11 @@ export class StateStore {
     this.local = new MemoryStore(cfg.lease_ms);
     this.heartbeat = new LeaseHeartbeat(cfg.lease_ms, (from, leases) => this.renewFrom(from, leases));
     const via: ViaStore = (viaRedis, viaLocal) => this.attempt(() => viaRedis(), viaLocal);
+    const link = { online: () => this.mode_ === 'redis', failed: (err: Error) => this.degrade(err) };
     const url = cfg.redis_url ?? env['REDIS_URL'] ?? '';
     if (!url && cfg.cluster_nodes.length === 0) {
       this.mode_ = 'memory';
-      this.spendCounters = new SpendCounters(via, null, this.keyPrefix);
+      this.spendCounters = new SpendCounters(via, link, null, this.keyPrefix);
       log.info({ store: 'memory' }, 'shared store: in-memory (single replica); set store.redis_url or REDIS_URL to share state across replicas');
       return;
     }
@@ -70,7 +71,8 @@ export class StateStore {
       leaseMs: cfg.lease_ms,
     });
     this.client = client;
-    this.spendCounters = new SpendCounters(via, client, this.keyPrefix);
+    this.spendCounters = new SpendCounters(via, link, client, this.keyPrefix);
+    this.spendCounters.onFlushed = (counters) => log.info({ store: 'redis', counters }, 'shared store: counts made during the outage added to Redis');
     this.redis = new RedisStore(client, { prefix: cfg.key_prefix, leaseMs: cfg.lease_ms });
     client.on('ready', () => this.onReady());
     client.on('error', (err: NodeJS.ErrnoException) => this.degrade(err));
@@ -106,6 +108,26 @@ export class StateStore {
     return this.spendCounters.add(key, amount, expireAtMs);
   }
 
+  /**
+   * Records points a rate window took (negative: gave back) on its local insurance limiter
+   * while Redis was away, added to the shared window `counter` once back (store/spend.ts);
+   * a call made while the store thought it was on Redis also degrades it.
+   */
+  outagePoints(counter: string, points: number, windowS: number): void {
+    if (this.mode_ === 'redis') this.degrade(null);
+    this.spendCounters.outagePoints(counter, points, windowS);
+  }
+
+  /** A rate window's settlement on Redis, exactly once (store/spend.ts); false when not on Redis. */
+  windowAdd(counter: string, points: number, windowS: number): Promise<boolean> {
+    return this.spendCounters.windowAdd(counter, points, windowS);
+  }
+
+  /** Counters with outage amounts not yet added to Redis (`/readyz`, metrics). */
+  get counterBacklog(): number {
+    return this.spendCounters.backlog;
+  }
+
   private set(mode: StoreMode): void {
     if (this.mode_ === mode) return;
     this.mode_ = mode;
@@ -121,6 +143,7 @@ export class StateStore {
     this.probe = null;
     const again = this.pending.splice(0);
     for (const lease of again) void this.release(lease);
+    void this.spendCounters.flush();
   }
 
   /**
@@ -156,14 +179,6 @@ export class StateStore {
     while (this.mode_ === 'degraded' && !this.closed && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
   }
 
-  /** The local request, with limits scaled to this replica's share while degraded. */
-  private scaled(req: SlotRequest): SlotRequest {
-    if (this.mode_ !== 'degraded' || this.cfg.replicas <= 1) return req;
-    const share = (n: number) => Math.max(1, Math.floor(n / this.cfg.replicas));
-    const part = (b: CapacityBounds): CapacityBounds => ({ start: share(b.start), ceiling: share(b.ceiling), min: Math.min(b.min, share(b.ceiling)) });
-    return { ...req, limit: share(req.limit), capacity: part(req.capacity), calls: part(req.calls) };
-  }
-
   private async attempt<T>(viaRedis: (r: SharedStore) => Promise<T>, viaLocal: () => Promise<T>): Promise<T> {
     if (this.mode_ === 'redis' && this.redis) {
       try {
@@ -187,7 +202,7 @@ export class StateStore {
   async acquire(req: SlotRequest): Promise<SlotResult> {
     const got = await this.attempt(
       (r) => r.acquire(req),
-      () => this.local.acquire(this.scaled(req)),
+      () => this.local.acquire(this.mode_ === 'degraded' ? replicaShare(req, this.cfg.replicas) : req),
     );
     if (got.ok) this.heartbeat.add(got.lease);
     return got;
@@ -278,6 +293,7 @@ export class StateStore {
   async close(): Promise<void> {
     this.closed = true;
     this.heartbeat.stop();
+    this.spendCounters.stop();
     if (this.probe) clearInterval(this.probe);
     await this.redis?.close();
   }
