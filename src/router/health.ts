@@ -137,6 +137,16 @@ export class HealthBoard {
     r.add(this.now(), ok);
   }
 
+  /**
+   * Whether the target is known to answer now: not cooling or probing, and more than half of
+   * its attempts over the last minute on this replica succeeded (none at all: not known).
+   */
+  answering(key: string, upstreamId: string): boolean {
+    if (this.state(key, upstreamId) !== 'healthy') return false;
+    const r = this.recentOutcomes(key);
+    return r.requests > 0 && r.errorRate < 0.5;
+  }
+
   /** Attempts to the target over the last minute on this replica, and the failed share. */
   recentOutcomes(key: string): { requests: number; errorRate: number } {
     return this.recent.get(key)?.rate(this.now()) ?? { requests: 0, errorRate: 0 };

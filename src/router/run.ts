@@ -57,6 +57,8 @@ export class RouteRun {
   private throttled = false;
   /** An attempt of this request was left because it stalled (router/feedback.ts). */
   private stallMoved = false;
+  /** The account of the last failed attempt. */
+  private failedUpstream: string | undefined;
 
   constructor(
     private readonly state: RouterState,
@@ -120,7 +122,12 @@ export class RouteRun {
         continue;
       }
 
-      const budget = this.spendRetry(model);
+      // The first failover to another account that is answering is always allowed (issue 14):
+      // not cooling, and most of its calls over the last minute succeeded. Retries beyond it,
+      // or onto accounts not known to answer (every account failing at once), draw on the budget.
+      const away = this.attempts === 1 ? pool.filter((t) => t.upstream.id !== this.failedUpstream && this.state.health.answering(t.key, t.upstream.id)) : [];
+      if (away.length > 0) pool = away;
+      const budget = this.spendRetry(model, away.length > 0);
       if (budget) return budget;
       const taken = await this.take(model, pool, views, deep, signal);
       if (taken === 'hot') {
@@ -174,6 +181,7 @@ export class RouteRun {
     if (classified.class === 'timeout' || classified.class === 'stall') this.state.latency.observe(target.key, result.latencyMs);
     if (result.retryAfterMs !== undefined) this.retryHintMs = Math.max(this.retryHintMs, result.retryAfterMs);
     this.lastFailure = { classified, error: result.error };
+    this.failedUpstream = target.upstream.id;
     if (!classified.retryable) this.stopNow = true;
   }
 
@@ -226,14 +234,15 @@ export class RouteRun {
 
   /**
    * Draws a retry (every attempt after the first) from the budget; a stop when it is spent.
-   * Moving on from a throttled account is routing, not a retry: it draws nothing.
+   * Moving on from a throttled account is routing, not a retry, and so is the first
+   * failover to a healthy account (`free`): they draw nothing.
    */
-  private spendRetry(model: Model): Next | null {
+  private spendRetry(model: Model, free: boolean): Next | null {
     if (this.throttled) {
       this.throttled = false;
       return null;
     }
-    if (this.attempts === 0 || this.state.budget.tryRetry()) return null;
+    if (free || this.attempts === 0 || this.state.budget.tryRetry()) return null;
     this.state.onBudgetExhausted?.();
     return { stop: budgetStop(this.lastFailure?.error, retryAfterSeconds(model, this.state.health, this.retryHintMs)) };
   }
