@@ -23,7 +23,8 @@ import { packageRoot } from './util/package-root.js';
 const USAGE = `usage:
   switchyard [serve] [--config <file>]   start the gateway (env: PORT=8080, HOST=127.0.0.1, SWITCHYARD_CONFIG); SIGHUP reloads the config
   switchyard hash-key [<key>]            print the key's SHA-256 for keys[].key_sha256 (reads stdin if no key given)
-  switchyard check-config [--config <file>]
+  switchyard check-config [--config <file> | <file>]   validate a config file, print its warnings
+  switchyard --version | --help
   switchyard simulate [--port 9100] [--accounts 4] [--config <file>] [--throttle] [--seed <n>] [--chunk-delay-ms <n>]
                                          simulated provider accounts on /acct-<n>/v1 (settings: the config's first simulator upstream)
 `;
@@ -104,25 +105,49 @@ async function serve(path: string): Promise<void> {
   logStartup(logger, config, host, address);
 }
 
+const OPTIONS = {
+  config: { type: 'string', short: 'c' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+  // simulate
+  port: { type: 'string' },
+  accounts: { type: 'string' },
+  throttle: { type: 'boolean' },
+  seed: { type: 'string' },
+  'chunk-delay-ms': { type: 'string' },
+} as const;
+
+/** The package's version (package.json next to dist/ or src/). */
+function version(): string {
+  return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+}
+
 async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      config: { type: 'string', short: 'c' },
-      help: { type: 'boolean', short: 'h' },
-      // simulate
-      port: { type: 'string' },
-      accounts: { type: 'string' },
-      throttle: { type: 'boolean' },
-      seed: { type: 'string' },
-      'chunk-delay-ms': { type: 'string' },
-    },
-  });
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
+  } catch (err) {
+    // Node's message names the option; its advice about "--" is for positionals, not ours.
+    const message = (err as Error).message.split('. ')[0]!.replace(/\.$/, '');
+    process.stderr.write(`switchyard: ${message}\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
   const command = positionals[0] ?? 'serve';
-  if (values.help) {
+  if (values.help || command === 'help') {
     process.stdout.write(USAGE);
     return 0;
+  }
+  if (values.version || command === 'version') {
+    process.stdout.write(`switchyard ${version()}\n`);
+    return 0;
+  }
+  // `switchyard check-config my.yaml` and `switchyard serve my.yaml` take the file as well as --config.
+  const file = values.config ?? (command === 'serve' || command === 'check-config' ? positionals[1] : undefined);
+  const extra = positionals.slice(command === 'hash-key' || file === positionals[1] ? 2 : 1);
+  if (extra.length > 0 && ['serve', 'check-config', 'simulate', 'hash-key'].includes(command)) {
+    process.stderr.write(`switchyard ${command}: unexpected argument "${extra[0]!.slice(0, 80)}"\n${USAGE}`);
+    return 2;
   }
   const simulateOnly = (['port', 'accounts', 'throttle', 'seed', 'chunk-delay-ms'] as const).filter((f) => values[f] !== undefined);
   if (command !== 'simulate' && simulateOnly.length > 0) {
@@ -131,7 +156,7 @@ async function main(argv: string[]): Promise<number> {
   }
   switch (command) {
     case 'serve':
-      await serve(configPath(values.config));
+      await serve(configPath(file));
       return -1;
     case 'hash-key': {
       const key = positionals[1] ?? readFileSync(0, 'utf8').trim();
@@ -143,7 +168,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'check-config': {
-      const config = loadConfig(configPath(values.config), { kinds: PROVIDERS });
+      const config = loadConfig(configPath(file), { kinds: PROVIDERS });
       const simulated = config.upstreamStatus.filter((u) => u.mode === 'simulated').length;
       const live = config.upstreamStatus.filter((u) => u.mode === 'live').length;
       process.stdout.write(`${config.path}: ok (${config.models.size} models; upstreams: ${live} live, ${simulated} simulated, ${config.upstreamStatus.length - live - simulated} off)\n`);
@@ -154,7 +179,7 @@ async function main(argv: string[]): Promise<number> {
       await runSimulate(configPath(values.config), values);
       return -1;
     default:
-      process.stderr.write(USAGE);
+      process.stderr.write(`switchyard: unknown command "${command.slice(0, 80)}"\n${USAGE}`);
       return 2;
   }
 }

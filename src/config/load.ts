@@ -13,6 +13,7 @@ import { parse as parseYaml } from 'yaml';
 import { ConfigError } from './error.js';
 import { interpolate, type Unresolved } from './interpolate.js';
 import { buildAliases } from './aliases.js';
+import { literalSecretWarnings, redisUrlProblems } from './checks.js';
 import { buildModels } from './models.js';
 import type { GatewayConfig, ProviderKinds } from './types.js';
 import { API_KEY_PATH, buildUpstreams } from './upstreams.js';
@@ -68,8 +69,8 @@ function parse(text: string, kinds: ProviderKinds, env: NodeJS.ProcessEnv, path:
   const unset = unresolved.filter((u) => !API_KEY_PATH.test(u.path)).map((u) => `${u.path}: environment variable ${u.variable} is not set`);
   if (unset.length > 0) throw new ConfigError(`${path} is invalid:\n  - ${unset.join('\n  - ')}`);
   const raw = validateDocument(resolved, path);
-  const problems: string[] = [];
-  const warnings: string[] = [];
+  const problems: string[] = redisUrlProblems(raw.store, env, doc);
+  const warnings: string[] = literalSecretWarnings(doc);
 
   const { upstreams, status, declared } = buildUpstreams(raw.upstreams, kinds, unresolved, resolved, problems);
   const models = buildModels(raw, upstreams, declared, (u) => kinds[u.provider]?.simulated === true, { problems, warnings });

@@ -47,6 +47,13 @@ export const EFFORT_LEVELS: readonly string[] = ['minimal', 'low', 'medium', 'hi
 export const EffortSchema = Type.Union(EFFORT_LEVELS.map((e) => Type.Literal(e)));
 
 /**
+ * A request's `reasoning_effort` (chat) or `reasoning.effort` (Responses): a level, `none`
+ * (GPT-5.1 and later: no reasoning), or null. Anything else is refused with 400 naming the
+ * levels, as OpenAI does, rather than relayed to a provider that may ignore it.
+ */
+export const RequestEffortSchema = Type.Union([...['none', ...EFFORT_LEVELS].map((e) => Type.Literal(e)), Type.Null()]);
+
+/**
  * What happens to a deep call when every account of its model is hot (deep calls in flight
  * at the account's learned capacity). `ladder` (the default) walks the rungs in order: wait
  * briefly for a place (`wait_ms`, first come first served; background keys skip it), the

@@ -16,7 +16,7 @@ import { AdminSchema, PassthroughSchema, ServerSchema, StoreSchema } from './sch
 import { SimulatorSchema, TimeoutsSchema, UpstreamSchema } from './schema-upstream.js';
 
 export { ClientKeySchema } from './schema-keys.js';
-export { CapabilitiesSchema, EffortSchema, ModelSchema, PriceSchema, ShedSchema, StrategySchema, TargetSchema } from './schema-model.js';
+export { CapabilitiesSchema, EffortSchema, RequestEffortSchema, ModelSchema, PriceSchema, ShedSchema, StrategySchema, TargetSchema } from './schema-model.js';
 export { RoutingSchema } from './schema-routing.js';
 export { AdminSchema, PassthroughSchema, ServerSchema, StoreSchema } from './schema-server.js';
 export { SimulatorSchema, TimeoutsSchema, UpstreamSchema, WindowSchema } from './schema-upstream.js';

@@ -8,6 +8,7 @@ import type { Unresolved } from './interpolate.js';
 import { DEFAULT_CAPACITY_START } from './schema-upstream.js';
 import type { UpstreamConfig } from './schema.js';
 import type { LiveUpstream, ProviderKinds, UpstreamStatus } from './types.js';
+import { foldLiteralUnions } from '../util/ajv-issues.js';
 import { describe, optionValidator } from './validate.js';
 
 /** The pointer of an upstream's `api_key`; group 1 is the upstream's index. */
@@ -80,7 +81,7 @@ export function buildUpstreams(
     const options = structuredClone(u.options);
     const check = optionValidator(kind.options);
     if (check && !check(options)) {
-      for (const e of check.errors ?? []) problems.push(describe({ ...e, instancePath: `/upstreams/${i}/options${e.instancePath}` }, root));
+      for (const e of foldLiteralUnions(check.errors ?? [])) problems.push(describe({ ...e, instancePath: `/upstreams/${i}/options${e.instancePath}` }, root));
     } else if (!check && Object.keys(options).length > 0) {
       problems.push(`/upstreams/${i}/options: provider "${u.provider}" takes no options`);
     }

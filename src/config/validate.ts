@@ -5,6 +5,7 @@
  */
 import type { TSchema } from '@sinclair/typebox';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { foldLiteralUnions } from '../util/ajv-issues.js';
 import { ConfigError } from './error.js';
 import { ConfigSchema, type RawConfig } from './schema.js';
 
@@ -57,7 +58,7 @@ export function describe(err: ErrorObject, root: unknown): string {
  */
 export function validateDocument(doc: unknown, path: string): RawConfig {
   if (!validate(doc)) {
-    const lines = (validate.errors ?? []).map((e) => describe(e, doc));
+    const lines = foldLiteralUnions(validate.errors ?? []).map((e) => describe(e, doc));
     throw new ConfigError(`${path} is invalid:\n  - ${[...new Set(lines)].join('\n  - ')}`);
   }
   return doc;

@@ -7,6 +7,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { GatewayError } from './codes.js';
 import { errorBody } from './render.js';
+import { foldLiteralUnions } from '../util/ajv-issues.js';
 
 /** Renders a gateway error as the JSON body of one API's dialect. */
 export type ErrorBodyRenderer = (err: GatewayError) => unknown;
@@ -57,7 +58,8 @@ function paramFromPointer(pointer: string): string {
     .join('');
 }
 
-function fromValidation(issues: AjvIssue[]): GatewayError {
+function fromValidation(all: AjvIssue[]): GatewayError {
+  const issues = foldLiteralUnions(all);
   const issue = issues.find((i) => i.keyword !== 'anyOf') ?? issues[0] ?? {};
   let param = paramFromPointer(issue.instancePath ?? '');
   let message: string;

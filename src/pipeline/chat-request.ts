@@ -4,7 +4,7 @@
  * that clients most often get wrong). Unknown fields pass through to the upstream.
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { StrategySchema } from '../config/schema.js';
+import { RequestEffortSchema, StrategySchema } from '../config/schema.js';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 
@@ -23,7 +23,7 @@ export const ChatRequestSchema = Type.Object(
     max_completion_tokens: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
     tools: Type.Optional(Type.Array(Type.Object({ type: Type.String() }, { additionalProperties: true }))),
     user: Type.Optional(Type.String()),
-    reasoning_effort: Type.Optional(Nullable(Type.String())),
+    reasoning_effort: Type.Optional(RequestEffortSchema),
     /** Gateway-only: per-request routing strategy. */
     cluster_routing: Type.Optional(StrategySchema),
     prompt_cache_key: Type.Optional(Type.String()),

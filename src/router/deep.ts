@@ -7,9 +7,11 @@
 import { EFFORT_LEVELS } from '../config/schema-model.js';
 import type { Model } from '../config/types.js';
 
-/** An effort level's place in EFFORT_LEVELS (an unknown level counts as `medium`). */
+/** An effort level's place in EFFORT_LEVELS (`none` below them all, an unknown level counts as `medium`). */
 export function effortRank(effort: string): number {
-  const i = EFFORT_LEVELS.indexOf(effort.toLowerCase());
+  const e = effort.toLowerCase();
+  if (e === 'none') return -1;
+  const i = EFFORT_LEVELS.indexOf(e);
   return i === -1 ? EFFORT_LEVELS.indexOf('medium') : i;
 }
 

@@ -6,7 +6,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { responsesApi } from '../apis/responses.js';
-import { StrategySchema } from '../config/schema.js';
+import { RequestEffortSchema, StrategySchema } from '../config/schema.js';
 import { handleModelCall, type PipelineDeps } from '../pipeline/handle.js';
 
 export const ResponsesRequestSchema = Type.Object(
@@ -16,7 +16,7 @@ export const ResponsesRequestSchema = Type.Object(
     stream: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
     max_output_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
     previous_response_id: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 512 }), Type.Null()])),
-    reasoning: Type.Optional(Type.Union([Type.Object({ effort: Type.Optional(Type.Union([Type.String(), Type.Null()])) }, { additionalProperties: true }), Type.Null()])),
+    reasoning: Type.Optional(Type.Union([Type.Object({ effort: Type.Optional(RequestEffortSchema) }, { additionalProperties: true }), Type.Null()])),
     /** Gateway-only: per-request routing strategy. */
     cluster_routing: Type.Optional(StrategySchema),
   },

@@ -204,21 +204,36 @@ describe('refusals never reach the upstream', () => {
     assertOpenAIError(trailing, { status: 400, type: 'invalid_request_error', code: 'invalid_json' }, 'trailing garbage');
   });
 
-  const INVALID: { name: string; body: Record<string, unknown>; param: string }[] = [
+  const INVALID: { name: string; body: Record<string, unknown>; param: string; lists?: string }[] = [
     { name: 'missing model', body: { messages: MESSAGES }, param: 'model' },
     { name: 'missing messages', body: { model: 'gpt-test' }, param: 'messages' },
     { name: 'messages not an array', body: { model: 'gpt-test', messages: 'hello' }, param: 'messages' },
     { name: 'messages an object', body: { model: 'gpt-test', messages: { role: 'user', content: 'hi' } }, param: 'messages' },
     { name: 'stream as the string "true"', body: { model: 'gpt-test', messages: MESSAGES, stream: 'true' }, param: 'stream' },
     { name: 'temperature as a string', body: { model: 'gpt-test', messages: MESSAGES, temperature: '0.7' }, param: 'temperature' },
+    { name: 'reasoning_effort "ultra"', body: { model: 'gpt-test', messages: MESSAGES, reasoning_effort: 'ultra' }, param: 'reasoning_effort', lists: 'none, minimal, low, medium, high, xhigh' },
+    { name: 'cluster_routing "fastest"', body: { model: 'gpt-test', messages: MESSAGES, cluster_routing: 'fastest' }, param: 'cluster_routing', lists: 'fast, balanced, cheap, sticky' },
   ];
   for (const c of INVALID) {
     test(`${c.name}: 400 invalid_request_error naming param ${c.param}`, async () => {
       const r = await postChat(gw, c.body);
       const e = assertOpenAIError(r, { status: 400, type: 'invalid_request_error', code: null, param: c.param }, c.name);
       assert.ok(e.message.includes(c.param), `the message names ${c.param}: ${e.message}`);
+      if (c.lists) assert.ok(e.message.includes(`must be one of: ${c.lists}`), `the message lists the allowed values: ${e.message}`);
     });
   }
+
+  test('reasoning.effort "ultra" on the Responses API: 400 listing the levels', async () => {
+    const res = await fetch(`${gw.url}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-test', input: 'hi', reasoning: { effort: 'ultra' } }),
+    });
+    assert.equal(res.status, 400);
+    const body = (await res.json()) as { error: { param: string; message: string } };
+    assert.equal(body.error.param, 'reasoning.effort');
+    assert.match(body.error.message, /must be one of: none, minimal, low, medium, high, xhigh/);
+  });
 
   test('the openai client raises BadRequestError with param for a bad field', async () => {
     const err = await rejection(

@@ -59,12 +59,12 @@ interface Run {
 }
 
 /** Runs the compiled CLI from the repository root with no provider keys. */
-function cli(args: string[], input?: string): Promise<Run> {
+function cli(args: string[], input?: string, env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,
       [MAIN, ...args],
-      { cwd: ROOT, env: { PATH: process.env['PATH'] ?? '' }, timeout: 20_000 },
+      { cwd: ROOT, env: { PATH: process.env['PATH'] ?? '', ...env }, timeout: 20_000 },
       (err, stdout, stderr) => {
         const code = err ? ((err as { code?: unknown }).code as number | null) : 0;
         resolve({ code: typeof code === 'number' ? code : null, stdout, stderr });
@@ -323,6 +323,64 @@ describe('CLI start-up failures exit with a clear message', () => {
     } finally {
       blocker.close();
     }
+  });
+
+  test('--version, -v and help exit 0; an unknown flag or command exits 2 with the usage and no stack', async () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    for (const args of [['--version'], ['-v'], ['version']]) {
+      const run = await cli(args);
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(run.stdout.trim(), `switchyard ${pkg.version}`);
+    }
+    for (const args of [['help'], ['--help'], ['-h']]) {
+      const run = await cli(args);
+      assert.equal(run.code, 0, `${args.join(' ')}: ${run.stderr}`);
+      assert.match(run.stdout, /^usage:/);
+    }
+    for (const args of [['--bogus'], ['serve', '--frobnicate'], ['frob'], ['check-config', 'a.yaml', 'b.yaml']]) {
+      const run = await cli(args);
+      assert.equal(run.code, 2, args.join(' '));
+      assert.match(run.stderr, /usage:/);
+      assert.doesNotMatch(run.stderr, /\n\s+at /, 'no stack trace');
+    }
+    assert.match((await cli(['--bogus'])).stderr, /Unknown option '--bogus'/);
+    assert.match((await cli(['frob'])).stderr, /unknown command "frob"/);
+  });
+
+  test('check-config takes the file as an argument, lists the allowed values of an enum, and warns of a literal api_key', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'switchyard-cli-'));
+    try {
+      const file = join(dir, 'c.yaml');
+      const text = readFileSync(CONFIG_PATH, 'utf8');
+      writeFileSync(file, text.replace('${OPENAI_API_KEY}', 'sk-proj-literal-0123456789'));
+      const warned = await cli(['check-config', file]);
+      assert.equal(warned.code, 0, warned.stderr);
+      assert.ok(warned.stdout.includes(file), 'the named file is the one checked');
+      assert.match(warned.stdout, /warning: \/upstreams\/0\/api_key is written into the config file; reference an environment variable/);
+      assert.ok(!warned.stdout.includes('sk-proj-literal'), 'the secret is not echoed');
+
+      writeFileSync(file, text.replace('strategy: balanced ', 'strategy: fastest '));
+      const bad = await cli(['check-config', file]);
+      assert.equal(bad.code, 1);
+      assert.match(bad.stderr, /\/routing\/strategy: must be one of: fast, balanced, cheap, sticky \(got "fastest"\)/);
+      assert.doesNotMatch(bad.stderr, /must be equal to constant|anyOf/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('REDIS_URL that is not a Redis URL is a config error, not a degraded start', async () => {
+    for (const url of ['notaurl', 'http://redis:6379']) {
+      const run = await cli(['check-config'], undefined, { REDIS_URL: url });
+      assert.equal(run.code, 1, run.stdout);
+      assert.match(run.stderr, /\/store\/redis_url \(\$\{REDIS_URL:-\}\): (not a URL|scheme "http" is not redis or rediss)/);
+    }
+    const withPassword = await cli(['check-config'], undefined, { REDIS_URL: 'redis://:hunter2-secret@' });
+    assert.equal(withPassword.code, 1);
+    assert.ok(!withPassword.stderr.includes('hunter2'), 'the password is never shown');
+    const served = await cli(['--config', CONFIG_PATH], undefined, { REDIS_URL: 'notaurl', PORT: '0' });
+    assert.equal(served.code, 1, 'serve refuses to start');
+    assert.match(served.stderr, /not a URL/);
   });
 
   test('serve rejects options that belong to simulate', async () => {

@@ -1,0 +1,71 @@
+/**
+ * Checks of a config that the schema cannot express: a secret written into the file instead
+ * of referenced from the environment (a warning), and Redis URLs that are not URLs (an
+ * error, rather than a gateway that starts degraded and keeps reconnecting to nothing).
+ * No message quotes the value: it may hold a password.
+ */
+
+/**
+ * Warnings for upstream `api_key`s and a Redis password written into the document as text
+ * (`doc` is the parsed YAML before `${VAR}` references are resolved).
+ */
+export function literalSecretWarnings(doc: unknown): string[] {
+  const out: string[] = [];
+  const d = (doc ?? {}) as { upstreams?: unknown; store?: { redis_url?: unknown } };
+  if (Array.isArray(d.upstreams)) {
+    d.upstreams.forEach((u: unknown, i) => {
+      const key = (u as { api_key?: unknown } | null)?.api_key;
+      if (typeof key === 'string' && key !== '' && !key.includes('${')) {
+        out.push(`/upstreams/${i}/api_key is written into the config file; reference an environment variable instead (api_key: \${MY_PROVIDER_KEY}) so the secret stays out of the file and its history`);
+      }
+    });
+  }
+  const url = d.store?.redis_url;
+  if (typeof url === 'string' && !url.includes('${') && hasPassword(url)) {
+    out.push('/store/redis_url holds a password written into the config file; use redis_url: ${REDIS_URL} (or REDIS_URL alone) instead');
+  }
+  return out;
+}
+
+function hasPassword(url: string): boolean {
+  try {
+    return new URL(url).password !== '';
+  } catch {
+    return false;
+  }
+}
+
+/** Why `url` is not a Redis URL, or null when it is one. */
+export function redisUrlProblem(url: string): string | null {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return 'not a URL';
+  }
+  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') return `scheme "${u.protocol.replace(/:$/, '')}" is not redis or rediss`;
+  if (!u.hostname) return 'no host';
+  return null;
+}
+
+/**
+ * Errors for the Redis URLs the store would use: `store.redis_url`, else `REDIS_URL` from
+ * `env`, and each of `store.cluster_nodes` (`redis://host:port`).
+ */
+export function redisUrlProblems(store: { redis_url?: string | undefined; cluster_nodes: readonly string[] }, env: NodeJS.ProcessEnv, doc: unknown): string[] {
+  const out: string[] = [];
+  const expected = 'expected redis://[:password@]host:port[/db] or rediss://…';
+  const written = (doc as { store?: { redis_url?: unknown } } | null)?.store?.redis_url;
+  const where =
+    store.redis_url === undefined ? 'REDIS_URL (environment)' : typeof written === 'string' && written.includes('${') ? `/store/redis_url (${written.trim()})` : '/store/redis_url';
+  const url = store.redis_url ?? env['REDIS_URL'] ?? '';
+  if (url) {
+    const why = redisUrlProblem(url);
+    if (why) out.push(`${where}: ${why} (${expected})`);
+  }
+  store.cluster_nodes.forEach((n, i) => {
+    const why = redisUrlProblem(n);
+    if (why) out.push(`/store/cluster_nodes/${i}: ${why} (expected redis://host:port)`);
+  });
+  return out;
+}
