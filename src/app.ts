@@ -27,6 +27,7 @@ import { StateStore } from './store/index.js';
 import { clientError } from './server/client-error.js';
 import { Drain } from './server/drain.js';
 import type { BuildOptions, Gateway, ReloadSummary } from './server/gateway.js';
+import { BodyGuard, useBodyGuard } from './server/body-guard.js';
 import { createProviders, reloadSummary } from './server/generations.js';
 import { registerHealth } from './server/health.js';
 import { LiveState, type Generation } from './server/live.js';
@@ -139,6 +140,7 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
 
   // Before the /v1 routes' auth hook: while draining, new requests get 503 shutting_down.
   drain.attach(app);
+  useBodyGuard(app, new BodyGuard(), () => live.current.config.server.max_body_bytes_in_flight, () => metrics.bodyGuardRefused.inc());
 
   useGatewayErrors(app, 'request failed');
 

@@ -6,6 +6,11 @@ export const ServerSchema = Type.Object(
   {
     /** Largest accepted request body; OpenAI's own limit is in this range. */
     body_limit_bytes: Type.Integer({ minimum: 1024, default: 32 * 1024 * 1024 }),
+    /**
+     * Bytes of large (≥ 1 MiB) request bodies processed at once; past it such a request gets
+     * 503 server_overloaded before its body is read (server/body-guard.ts). 0 = no guard.
+     */
+    max_body_bytes_in_flight: Type.Integer({ minimum: 0, default: 128 * 1024 * 1024 }),
     /** Longest time a client may take to send its whole request (headers and body); 0 = none. */
     request_timeout_ms: Type.Integer({ minimum: 0, default: 60_000 }),
     /**

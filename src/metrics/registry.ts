@@ -42,6 +42,7 @@ export interface Metrics {
   readonly budgetRemaining: Gauge<'key'>;
   /** Requests refused because their address sent too many bad keys. */
   readonly authThrottled: Counter;
+  readonly bodyGuardRefused: Counter;
   /** Read at scrape time by the state gauges; set by the app once the router exists. */
   readonly sources: MetricSources;
 }
@@ -243,9 +244,14 @@ export function createMetrics(): Metrics {
       labelNames: ['key'],
       registers,
     }),
+    bodyGuardRefused: new Counter({
+      name: 'switchyard_body_guard_refused_total',
+      help: 'Requests refused with 503 server_overloaded because their large body did not fit server.max_body_bytes_in_flight.',
+      registers,
+    }),
     authThrottled: new Counter({
       name: 'switchyard_auth_throttled_total',
-      help: 'Requests refused with 429 because their address sent too many invalid keys within a minute.',
+      help: 'Requests refused with 429 because their key failed too often within a minute, or their address sent too many never-valid keys.',
       registers,
     }),
     sources,

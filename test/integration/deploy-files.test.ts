@@ -757,14 +757,46 @@ function preStopSeconds(c: Container): number {
 }
 
 describe('Kubernetes manifests', () => {
-  test('files: configmap, secret example, deployment, service, sidecar', () => {
-    assert.deepEqual(k8sFiles.sort(), ['configmap.yaml', 'deployment.yaml', 'secret.example.yaml', 'service.yaml', 'sidecar.yaml']);
+  test('files: configmap, secret example, deployment, service, sidecar, redis', () => {
+    assert.deepEqual(k8sFiles.sort(), ['configmap.yaml', 'deployment.yaml', 'redis.yaml', 'secret.example.yaml', 'service.yaml', 'sidecar.yaml']);
     for (const d of k8sAll) {
       assert.ok(d['apiVersion'] && d['kind'], 'apiVersion and kind');
       assert.ok(obj(d['metadata'], 'metadata')['name'], 'metadata.name');
     }
     assert.equal(kind('Deployment').length, 2);
-    assert.equal(kind('Service').length, 1);
+    assert.equal(kind('Service').length, 2);
+  });
+
+  test("the Secret example's REDIS_URL is served by redis.yaml: a Service of that name and port selecting the Redis pods", () => {
+    const url = new URL(String(obj(secret['stringData'], 'stringData')['REDIS_URL']));
+    const svc = kind('Service', url.hostname)[0];
+    assert.ok(svc, `a Service named ${url.hostname}`);
+    const s = obj(svc['spec'], 'spec');
+    assert.equal(Number(obj(arr(s['ports'], 'ports')[0], 'port')['port']), Number(url.port || 6379));
+    const sts = kind('StatefulSet', 'redis')[0]!;
+    const { spec, labels } = podOf(sts);
+    for (const [k, v] of Object.entries(obj(s['selector'], 'selector'))) assert.equal(labels[k], v, `selector ${k}`);
+    const redis = spec.containers[0]!;
+    assert.match(redis.image, /^redis:\d+\.\d+\.\d+/, 'a pinned Redis image');
+    assert.ok(redis.resources?.limits?.['memory'], 'a memory limit');
+    const args = (redis as unknown as { args: string[] }).args.join(' ');
+    assert.match(args, /--maxmemory-policy noeviction/, 'Redis never evicts a budget counter');
+    assert.equal((redis.securityContext ?? {})['readOnlyRootFilesystem'], true);
+  });
+
+  test('memory limits fit the large bodies the ConfigMap lets run at once (docs/deploy.md, "Memory")', () => {
+    const server = (parseYaml(configMapYaml) as { server: { body_limit_bytes: number; max_body_bytes_in_flight: number } }).server;
+    const cap = server.max_body_bytes_in_flight;
+    assert.ok(cap >= server.body_limit_bytes, 'one body at the limit fits the cap');
+    // ~125 MiB idle (160 with headroom) plus about 4.4 x each large body while it runs (measured).
+    const MiB = 1024 * 1024;
+    const need = 160 * MiB + 4.4 * cap;
+    const bytes = (q: string) => Number(/^(\d+)(Mi|Gi)$/.exec(q)![1]) * (q.endsWith('Gi') ? 1024 : 1) * MiB;
+    for (const name of ['switchyard', 'agent']) {
+      const c = gatewayContainer(podOf(kind('Deployment', name)[0]!).spec);
+      const limit = bytes(String(c.resources?.limits?.['memory']));
+      assert.ok(limit >= need, `${name}: limit ${limit / MiB} MiB >= ${Math.ceil(need / MiB)} MiB`);
+    }
   });
 
   test("the ConfigMap's switchyard.yaml passes the gateway config validation", () => {

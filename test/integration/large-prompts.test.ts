@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { after, before, describe, test } from 'node:test';
 import { hashKey } from '../../src/auth/keys.js';
-import { closeAll, startWithUpstream, testConfigYaml, waitFor, type GatewayWithUpstream } from '../helpers/gateway.js';
+import { CLIENT_KEY, closeAll, startWithUpstream, testConfigYaml, waitFor, type GatewayWithUpstream } from '../helpers/gateway.js';
 
 const TPM_KEY = 'sk-test-tpm-large-0123456789abcdef';
 const MB = 1024 * 1024;
@@ -96,5 +96,50 @@ describe('large prompts on a key with a token limit', () => {
     const input = (line['tokens'] as { input: number }).input;
     assert.ok(input > 27 * MB * 0.2, `the abandoned stream's prompt was estimated (${input} tokens)`);
     assert.equal(line['tokens_estimated'], true);
+  });
+});
+
+describe('large bodies at once are bounded by server.max_body_bytes_in_flight', () => {
+  let g: GatewayWithUpstream;
+  const big = JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: prompt(27 * MB) }] });
+  const waiting: (() => void)[] = [];
+  const release = () => waiting.shift()?.();
+
+  before(async () => {
+    g = await startWithUpstream((url) => testConfigYaml(url, { server: `  max_body_bytes_in_flight: ${40 * MB}` }));
+    g.upstream.on(async () => {
+      await new Promise<void>((r) => waiting.push(r));
+      return { status: 200, body: { id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] } };
+    });
+  });
+  after(() => closeAll(g?.gw, g?.upstream));
+
+  const post = (body: string) =>
+    fetch(`${g.gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json' }, body });
+
+  test('a second 27 MB body while one is in flight gets 503 server_overloaded before it is read; small bodies and later large ones are served', async () => {
+    const first = post(big);
+    await waitFor(() => g.upstream.requests.length === 1, 10_000, 'the first body reached the upstream');
+    const second = await post(big).catch((e: unknown) => e);
+    assert.ok(second instanceof Response, `the client reads the refusal: ${String(second)}`);
+    assert.equal(second.status, 503);
+    assert.equal(second.headers.get('retry-after'), '1');
+    const body = (await second.json()) as { error: { code: string; message: string } };
+    assert.equal(body.error.code, 'server_overloaded');
+    assert.match(body.error.message, /max_body_bytes_in_flight/);
+    assert.equal(g.upstream.requests.length, 1, 'the refused body never went upstream');
+    // A small request is not held back by the large one.
+    const small = post(JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] }));
+    await waitFor(() => g.upstream.requests.length === 2, 5000, 'the small request reached the upstream');
+    release();
+    assert.equal((await first).status, 200);
+    release();
+    assert.equal((await small).status, 200);
+    // Once the first is done, another large body fits again.
+    const again = post(big);
+    await waitFor(() => g.upstream.requests.length === 3, 10_000, 'the next large body reached the upstream');
+    release();
+    assert.equal((await again).status, 200);
+    assert.match(await g.gw.metricsText(), /switchyard_body_guard_refused_total 1\n/);
   });
 });
