@@ -18,6 +18,13 @@
  *   count at its start: the calls admitted since say nothing of what it found. That is sharper than a
  *   multiplicative cut, because `n` is known; several refusals of one burst all cut to about
  *   the same place instead of collapsing the limit.
+ *   Unless the account served a call that found at least `n` in flight within the last
+ *   SERVED_MS and since the last refusal at that level: then one refusal is not about
+ *   concurrency (a provider refusing 1% of calls at random, or at a token window's edge,
+ *   would otherwise ratchet the limit down to 1 and queue everything; found by the soak,
+ *   docs/soak.md). A refusal at the very level served uses that evidence up (the level
+ *   drops by one), so a real drop of capacity, refusing at every level above it, is
+ *   followed within a few refusals.
  * - **Probe.** A deep call that succeeded while the account was at its limit (`n >= limit`,
  *   `n` the count when it took its place: that is what it proved the account takes) says the
  *   account may take more: once the account has been calm for `probeMs` (no change of the
@@ -43,6 +50,14 @@
 
 import type { ProbeState } from './probe-gate.js';
 
+/**
+ * How long a served call is evidence of what the account takes, ms: a throttle at no more
+ * calls in flight than one served within this time is not a concurrency limit.
+ */
+export const SERVED_MS = 5_000;
+/** A served call at the same level refreshes that evidence at most this often (a store write), ms. */
+const SERVED_REFRESH_MS = 1_000;
+
 /** The first wait before probing above a limit, ms. */
 export const PROBE_BASE_MS = 2_000;
 /** The longest wait between probes of a saturated account, ms. */
@@ -60,6 +75,9 @@ export interface CapacityState extends ProbeState {
   probeMs: number;
   /** No throttle seen yet: raises grow the limit by half. */
   slowStart: boolean;
+  /** The most calls in flight a served call found recently (0: none), and when, epoch ms. */
+  servedAt: number;
+  servedMs: number;
 }
 
 /** What the operator may configure per upstream (all optional in the config). */
@@ -81,7 +99,7 @@ export interface CapacityFeedback {
 
 /** The state of an account nothing has been learned about yet. */
 export function initialCapacity(b: CapacityBounds): CapacityState {
-  return { limit: clamp(b.start, b), changedAt: 0, raisedFrom: 0, probeMs: PROBE_BASE_MS, slowStart: true, trusted: 0, probe: '', probeAt: 0 };
+  return { limit: clamp(b.start, b), changedAt: 0, raisedFrom: 0, probeMs: PROBE_BASE_MS, slowStart: true, servedAt: 0, servedMs: 0, trusted: 0, probe: '', probeAt: 0 };
 }
 
 function clamp(n: number, b: CapacityBounds): number {
@@ -98,7 +116,16 @@ function clamp(n: number, b: CapacityBounds): number {
 export function applyFeedback(s: CapacityState, f: CapacityFeedback, b: CapacityBounds, now: number, liveNow = 0): CapacityState {
   s.limit = clamp(s.limit, b);
   if (f.signal === 'throttled') {
-    const cut = clamp(Math.max(f.inFlight, liveNow) - 1, b);
+    const seen = Math.max(f.inFlight, liveNow);
+    // The account served as many at once moments ago: this refusal alone is not about
+    // concurrency (a random 429, a token window); the request moves on, the limit and the calm
+    // stay. A refusal at the very level served uses that evidence up: a second one there
+    // before another call is served there cuts. One below it says nothing of the level.
+    if (s.servedAt >= seen && now - s.servedMs <= SERVED_MS) {
+      if (seen === s.servedAt) s.servedAt = seen - 1;
+      return s;
+    }
+    const cut = clamp(seen - 1, b);
     if (cut < s.limit) {
       // A raise that failed in the places it added waits twice as long for the next; a
       // throttle below them (a cut under the limit before the raise) says nothing of the probe.
@@ -110,6 +137,10 @@ export function applyFeedback(s: CapacityState, f: CapacityFeedback, b: Capacity
     s.changedAt = now;
     s.slowStart = false;
     return s;
+  }
+  if (f.inFlight > s.servedAt || now - s.servedMs > (f.inFlight === s.servedAt ? SERVED_REFRESH_MS : SERVED_MS)) {
+    s.servedAt = f.inFlight;
+    s.servedMs = now;
   }
   if (s.changedAt === 0) {
     s.changedAt = now; // the first word from the account starts the calm

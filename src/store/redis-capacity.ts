@@ -1,10 +1,10 @@
 /**
  * The learned-capacity law of store/capacity.ts, in Lua, for the Redis store: the same
- * state (one HASH per account: limit, changedAt, raised (the limit before the last raise, 0: none), probeMs, slowStart) and the same
+ * state (one HASH per account: limit, changedAt, raised (the limit before the last raise, 0: none), probeMs, slowStart, servedAt, servedMs) and the same
  * steps, so every replica updates one estimate atomically. Keep the two in step: the store
  * contract test (test/redis/store-contract.test.ts) runs one table of cases on both.
  */
-import { PROBE_BASE_MS, PROBE_MAX_MS } from './capacity.js';
+import { PROBE_BASE_MS, PROBE_MAX_MS, SERVED_MS } from './capacity.js';
 import { PROBE_HOLD_MS } from './probe-gate.js';
 
 /**
@@ -22,9 +22,9 @@ local function cap_clamp(n, mn, ceiling)
   return n
 end
 local function cap_read(key, start, mn, ceiling)
-  local v = redis.call('HMGET', key, 'limit', 'changedAt', 'raised', 'probeMs', 'slowStart')
-  if not v[1] then return { limit = cap_clamp(start, mn, ceiling), changedAt = 0, raised = 0, probeMs = ${PROBE_BASE_MS}, slowStart = 1 } end
-  return { limit = cap_clamp(tonumber(v[1]), mn, ceiling), changedAt = tonumber(v[2]), raised = tonumber(v[3]), probeMs = tonumber(v[4]), slowStart = tonumber(v[5]) }
+  local v = redis.call('HMGET', key, 'limit', 'changedAt', 'raised', 'probeMs', 'slowStart', 'servedAt', 'servedMs')
+  if not v[1] then return { limit = cap_clamp(start, mn, ceiling), changedAt = 0, raised = 0, probeMs = ${PROBE_BASE_MS}, slowStart = 1, servedAt = 0, servedMs = 0 } end
+  return { limit = cap_clamp(tonumber(v[1]), mn, ceiling), changedAt = tonumber(v[2]), raised = tonumber(v[3]), probeMs = tonumber(v[4]), slowStart = tonumber(v[5]), servedAt = tonumber(v[6] or '0'), servedMs = tonumber(v[7] or '0') }
 end
 local function cap_limit(key, start, mn, ceiling)
   return cap_read(key, start, mn, ceiling).limit
@@ -34,6 +34,10 @@ local function cap_feedback(key, start, mn, ceiling, signal, inflight, now, live
   if signal == 'throttled' then
     local seen = inflight
     if live > seen then seen = live end
+    if s.servedAt >= seen and now - s.servedMs <= ${SERVED_MS} then
+      if seen == s.servedAt then redis.call('HSET', key, 'servedAt', seen - 1) end
+      return
+    end
     local cut = cap_clamp(seen - 1, mn, ceiling)
     if cut < s.limit then
       if s.raised > 0 and cut >= s.raised then s.probeMs = math.min(${PROBE_MAX_MS}, s.probeMs * 2) end
@@ -42,6 +46,18 @@ local function cap_feedback(key, start, mn, ceiling, signal, inflight, now, live
     end
     s.changedAt = now
     s.slowStart = 0
+  end
+  local served = false
+  if signal ~= 'throttled' then
+    local stale = ${SERVED_MS}
+    if inflight == s.servedAt then stale = 1000 end
+    if inflight > s.servedAt or now - s.servedMs > stale then
+      s.servedAt = inflight
+      s.servedMs = now
+      served = true
+    end
+  end
+  if signal == 'throttled' then
   elseif s.changedAt == 0 then
     s.changedAt = now
   elseif inflight >= s.limit then
@@ -51,10 +67,10 @@ local function cap_feedback(key, start, mn, ceiling, signal, inflight, now, live
       if s.slowStart == 1 then s.limit = math.min(ceiling, s.limit + math.max(1, math.floor(s.limit / 2))) else s.limit = s.limit + 1 end
       s.changedAt = now
     end
-  else
-    return -- a success below the limit changes nothing: no write
+  elseif not served then
+    return -- a success below the limit that refreshed no evidence changes nothing: no write
   end
-  redis.call('HSET', key, 'limit', s.limit, 'changedAt', s.changedAt, 'raised', s.raised, 'probeMs', s.probeMs, 'slowStart', s.slowStart)
+  redis.call('HSET', key, 'limit', s.limit, 'changedAt', s.changedAt, 'raised', s.raised, 'probeMs', s.probeMs, 'slowStart', s.slowStart, 'servedAt', s.servedAt, 'servedMs', s.servedMs)
   redis.call('PEXPIRE', key, 86400000)
 end
 -- The probe gate (store/probe-gate.ts): fields trusted, probe, probeAt of the same HASH.

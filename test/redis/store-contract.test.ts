@@ -329,17 +329,27 @@ for (const flavour of FLAVOURS) {
       const steps: [CapacityFeedback, number, string][] = [
         [{ signal: 'ok', inFlight: 2 }, 8, 'a call below the limit says nothing (its word starts the calm)'],
         [{ signal: 'ok', inFlight: 8 }, 8, 'served at the limit within the first calm: no raise yet'],
-        [{ signal: 'throttled', inFlight: 6 }, 5, 'throttled with 6 in flight: the account takes 5'],
-        [{ signal: 'throttled', inFlight: 6 }, 5, 'the same refusal again changes nothing'],
-        [{ signal: 'throttled', inFlight: 9 }, 5, 'a refusal above the limit changes nothing'],
-        [{ signal: 'ok', inFlight: 5 }, 5, 'no raise before the probe wait'],
-        [{ signal: 'throttled', inFlight: 3 }, 2, 'cut to 2'],
-        [{ signal: 'throttled', inFlight: 1 }, 1, 'never below min'],
-        [{ signal: 'ok', inFlight: 1 }, 1, 'no raise before the probe wait'],
+        [{ signal: 'throttled', inFlight: 6 }, 8, 'it served 8 at once a moment ago: a refusal below that is not about concurrency'],
+        [{ signal: 'throttled', inFlight: 8 }, 8, 'a refusal at the level served uses that evidence up'],
+        [{ signal: 'throttled', inFlight: 8 }, 7, 'a second there, nothing served there between: the account takes 7'],
+        [{ signal: 'throttled', inFlight: 8 }, 7, 'the same refusal again changes nothing'],
+        [{ signal: 'throttled', inFlight: 9 }, 7, 'a refusal above the limit changes nothing'],
+        [{ signal: 'ok', inFlight: 7 }, 7, 'no raise before the probe wait'],
       ];
       for (const [f, want, why] of steps) {
         await s.feedback(a, f, b);
         assert.equal(await limit(), want, `${JSON.stringify(f)}: ${why}`);
+      }
+      // An account that has served nothing yet: every refusal cuts.
+      const cold = up('law-cold');
+      const coldSteps: [CapacityFeedback, number, string][] = [
+        [{ signal: 'throttled', inFlight: 3 }, 2, 'nothing served yet: the account takes 2'],
+        [{ signal: 'throttled', inFlight: 1 }, 1, 'never below min'],
+        [{ signal: 'ok', inFlight: 1 }, 1, 'no raise before the probe wait'],
+      ];
+      for (const [f, want, why] of coldSteps) {
+        await s.feedback(cold, f, b);
+        assert.equal((await s.view([ref(cold, { capacity: b })]))[0]!.limit, want, `${JSON.stringify(f)}: ${why}`);
       }
       // Feedback given with a release applies too, once per lease.
       const c = up('law-release');

@@ -61,8 +61,10 @@ describe('learned capacity', () => {
     applyFeedback(s, { signal: 'throttled', inFlight: 7 }, b, T0); // limit 6, slow start over
     applyFeedback(s, { signal: 'ok', inFlight: 6 }, b, T0 + PROBE_BASE_MS); // the probe: 6 -> 7
     assert.equal(s.limit, 7);
+    applyFeedback(s, { signal: 'throttled', inFlight: 6 }, b, T0 + PROBE_BASE_MS + 5);
+    assert.equal(s.limit, 7, 'it served 6 at once a moment ago: one refusal at 6 only uses that evidence up');
     applyFeedback(s, { signal: 'throttled', inFlight: 6 }, b, T0 + PROBE_BASE_MS + 10);
-    assert.equal(s.limit, 5, 'throttled as the sixth: the account takes 5');
+    assert.equal(s.limit, 5, 'throttled as the sixth again: the account takes 5');
     assert.equal(s.probeMs, PROBE_BASE_MS, 'the refusal came below the probed place: no longer wait');
     applyFeedback(s, { signal: 'ok', inFlight: 5 }, b, T0 + 2 * PROBE_BASE_MS + 10);
     assert.equal(s.limit, 6, 'the next probe comes after the base wait');
@@ -93,6 +95,21 @@ describe('learned capacity', () => {
     assert.equal(s.limit, 2);
     for (let t = 20_000; t < 200_000; t += 20_000) applyFeedback(s, { signal: 'ok', inFlight: s.limit }, b, T0 + t);
     assert.equal(s.limit, 6);
+  });
+
+  test('a provider refusing 1% of calls at random does not ratchet the limit down (issue 14 soak)', () => {
+    const b: CapacityBounds = { start: 64, min: 1, ceiling: 64 };
+    const s = initialCapacity(b);
+    // 20 calls in flight, a call served every 2 ms at levels 18..20, one in 100 refused at random.
+    let refused = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const level = 18 + (i % 3);
+      const random = (i * 7919) % 100 === 0;
+      if (random) refused++;
+      applyFeedback(s, { signal: random ? 'throttled' : 'ok', inFlight: level }, b, T0 + 2 * i);
+    }
+    assert.ok(refused >= 190);
+    assert.ok(s.limit >= 18, `the limit stays at the level the account serves (${s.limit})`);
   });
 
   test('calls below the limit teach nothing', () => {
