@@ -4,13 +4,13 @@
 // by side in one run. The upstream is a local HTTP server in this process that reads each body
 // and answers after HOLD_MS, so every body is in flight at the same time. Prints a Markdown table.
 //   --bodies 8 --mb 27 --cap-mib 128
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { freePort, start, stop, waitHttp } from './bench/procs.mjs';
 
 const { values } = parseArgs({ options: { bodies: { type: 'string', default: '8' }, mb: { type: 'string', default: '27' }, 'cap-mib': { type: 'string', default: '128' } } });
 const BODIES = Number(values.bodies);
@@ -57,18 +57,10 @@ keys:
   - { name: bench, key_sha256: "${createHash('sha256').update(KEY).digest('hex')}" }
 `,
   );
-  const child = spawn(process.execPath, ['dist/main.js', '--config', config], { env: { ...process.env, PORT: '0', BENCH_KEY: 'x' }, stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout.on('data', (d) => (out += d));
-  let url;
-  for (let i = 0; i < 100 && !url; i++) {
-    await sleep(100);
-    url = /listening on (http:\/\/[^\s"]+)/.exec(out)?.[1];
-  }
-  if (!url) {
-    child.kill('SIGKILL');
-    throw new Error(`the gateway did not start: ${out}`);
-  }
+  const port = await freePort();
+  const child = start(dir, 'gateway', process.execPath, ['dist/main.js', '--config', config], { PORT: String(port), BENCH_KEY: 'x' });
+  const url = `http://127.0.0.1:${port}`;
+  await waitHttp(`${url}/healthz`);
   await sleep(500);
   const idle = rss(child.pid, 'VmRSS');
   const statuses = await Promise.all(
@@ -80,8 +72,7 @@ keys:
     ),
   );
   const peak = rss(child.pid, 'VmHWM');
-  child.kill('SIGTERM');
-  await new Promise((r) => child.on('exit', r));
+  await stop(child);
   rmSync(dir, { recursive: true, force: true });
   const count = (s) => statuses.filter((x) => x === s).length;
   return { cap, idle, peak, ok: count(200), refused: count(503), other: BODIES - count(200) - count(503) };

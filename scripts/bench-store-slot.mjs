@@ -5,25 +5,19 @@
 // them. Reports model calls per second and the Redis process's CPU share. In a Redis Cluster
 // every Switchyard key shares one hash tag, so this is also the ceiling of one cluster.
 //   --concurrency 64 --seconds 5
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { parseArgs } from 'node:util';
 import { createRedisClient, RedisStore } from '../dist/store/redis.js';
+import { startRedis } from './bench/procs.mjs';
 
 const { values } = parseArgs({ options: { concurrency: { type: 'string', default: '64' }, seconds: { type: 'string', default: '5' } } });
 const C = Number(values.concurrency);
 const SECONDS = Number(values.seconds);
 
-const port = await new Promise((r) => {
-  const s = createServer().listen(0, '127.0.0.1', () => {
-    const p = s.address().port;
-    s.close(() => r(p));
-  });
-});
-const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', tmpdir()], { stdio: 'ignore' });
-await new Promise((r) => setTimeout(r, 300));
+const logDir = mkdtempSync(join(tmpdir(), 'switchyard-slot-'));
+const { child: redis, port } = await startRedis(logDir);
 const cpu = () => {
   const f = readFileSync(`/proc/${redis.pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(f[11]) + Number(f[12])) / 100; // utime + stime, clock ticks of 10 ms
@@ -53,5 +47,6 @@ const secs = (Date.now() - t0) / 1000;
 const redisCpu = (cpu() - cpu0) / secs;
 await store.close();
 redis.kill('SIGKILL');
+rmSync(logDir, { recursive: true, force: true });
 console.log(`one Redis slot, ${C} concurrent loops of view + acquire + release (3 scripts per model call), ${SECONDS} s, node ${process.version}`);
 console.log(`model calls/s: ${Math.round(calls / secs)}   scripts/s: ${Math.round((3 * calls) / secs)}   redis-server CPU: ${(redisCpu * 100).toFixed(0)}% of one core`);

@@ -43,7 +43,7 @@ async function upstream(name, seed) {
   const port = await freePort();
   const child = start(dir, name, process.execPath, ['scripts/soak/upstream.mjs', '--port', String(port), '--seed', String(seed)]);
   await sleep(300);
-  return { child, url: `http://127.0.0.1:${port}` };
+  return { name, child, url: `http://127.0.0.1:${port}` };
 }
 const ups = [await upstream('acct-a', 1), await upstream('acct-b', 2)];
 
@@ -193,37 +193,24 @@ const finished = logLines.filter((l) => l.msg === 'request finished');
 const ids = new Map();
 for (const l of finished) ids.set(l.request_id, (ids.get(l.request_id) ?? 0) + 1);
 const clientIds = results.filter((r) => r.requestId).map((r) => r.requestId);
-const redisKeys = async (pattern) => {
-  const reply = await new Promise((res) => {
-    const out = spawn('redis-cli', ['-p', String(redisPort), '--scan', '--pattern', pattern]);
-    let s = '';
-    out.stdout.on('data', (d) => (s += d));
-    out.on('exit', () => res(s));
-  });
-  return reply.split('\n').filter(Boolean);
-};
-const redisGet = async (k) => {
-  const out = spawn('redis-cli', ['-p', String(redisPort), 'get', k]);
+/** One redis-cli call to the soak's Redis; its stdout lines. */
+const cli = async (...args) => {
+  const out = spawn('redis-cli', ['-p', String(redisPort), ...args]);
   let s = '';
   out.stdout.on('data', (d) => (s += d));
   await new Promise((r) => out.on('exit', r));
-  return Number(s.trim() || 0);
+  return s.split('\n').filter(Boolean);
 };
-const redisZLive = async (k) => {
-  const out = spawn('redis-cli', ['-p', String(redisPort), 'zcount', k, String(Date.now()), '+inf']);
-  let s = '';
-  out.stdout.on('data', (d) => (s += d));
-  await new Promise((r) => out.on('exit', r));
-  return Number(s.trim() || 0);
-};
+const redisKeys = (pattern) => cli('--scan', '--pattern', pattern);
+const redisNumber = async (...args) => Number((await cli(...args))[0] ?? 0);
 let redisSpend = 0;
-for (const k of await redisKeys(`{${PREFIX}}:spend:day:*:key:soak`)) redisSpend += await redisGet(k);
+for (const k of await redisKeys(`{${PREFIX}}:spend:day:*:key:soak`)) redisSpend += await redisNumber('get', k);
 let slotsHeld = 0;
-for (const k of await redisKeys(`{${PREFIX}}:inflight:*`)) slotsHeld += await redisZLive(k);
+for (const k of await redisKeys(`{${PREFIX}}:inflight:*`)) slotsHeld += await redisNumber('zcount', k, String(Date.now()), '+inf');
 const upstreamCounts = [];
 for (const u of ups) {
   await stop(u.child);
-  upstreamCounts.push(readFileSync(join(dir, `${u === ups[0] ? 'acct-a' : 'acct-b'}.log`), 'utf8').trim().split('\n').at(-1));
+  upstreamCounts.push(readFileSync(join(dir, `${u.name}.log`), 'utf8').trim().split('\n').at(-1));
 }
 for (const g of gateways) await stop(g.child);
 await stop(redis);

@@ -1,8 +1,8 @@
 /**
  * A memory guard for large request bodies. While its request runs, a JSON body of B bytes
- * is held about twice: the parsed document and the re-serialised upstream body, plus the
- * raw text until it is collected (measured: eight concurrent 27 MB prompts took RSS from
- * 171 MB to 619 MB, about 2.1 × B each; docs/deploy.md, "Memory"). A handful of large
+ * costs about 4.4 × B: the raw text, the parsed document, the re-serialised upstream body
+ * and its buffer, until collected (`npm run bench:bodies`: eight concurrent 27 MB prompts
+ * took one process from 119 MB to 984 MB; docs/deploy.md, "Memory"). A handful of large
  * prompts at once could take a pod past its memory limit and get everything on it killed.
  *
  * So a request whose `Content-Length` is at least {@link LARGE_BODY_BYTES} reserves it

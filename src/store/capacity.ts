@@ -56,7 +56,7 @@ import type { ProbeState } from './probe-gate.js';
  */
 export const SERVED_MS = 5_000;
 /** A served call at the same level refreshes that evidence at most this often (a store write), ms. */
-const SERVED_REFRESH_MS = 1_000;
+export const SERVED_REFRESH_MS = 1_000;
 
 /** The first wait before probing above a limit, ms. */
 export const PROBE_BASE_MS = 2_000;

@@ -4,7 +4,7 @@
  * steps, so every replica updates one estimate atomically. Keep the two in step: the store
  * contract test (test/redis/store-contract.test.ts) runs one table of cases on both.
  */
-import { PROBE_BASE_MS, PROBE_MAX_MS, SERVED_MS } from './capacity.js';
+import { PROBE_BASE_MS, PROBE_MAX_MS, SERVED_MS, SERVED_REFRESH_MS } from './capacity.js';
 import { PROBE_HOLD_MS } from './probe-gate.js';
 
 /**
@@ -46,29 +46,27 @@ local function cap_feedback(key, start, mn, ceiling, signal, inflight, now, live
     end
     s.changedAt = now
     s.slowStart = 0
-  end
-  local served = false
-  if signal ~= 'throttled' then
+  else
+    local served = false
     local stale = ${SERVED_MS}
-    if inflight == s.servedAt then stale = 1000 end
+    if inflight == s.servedAt then stale = ${SERVED_REFRESH_MS} end
     if inflight > s.servedAt or now - s.servedMs > stale then
       s.servedAt = inflight
       s.servedMs = now
       served = true
     end
-  end
-  if signal == 'throttled' then
-  elseif s.changedAt == 0 then
-    s.changedAt = now
-  elseif inflight >= s.limit then
-    if s.raised > 0 then s.probeMs = ${PROBE_BASE_MS} end
-    if s.limit < ceiling and now - s.changedAt >= s.probeMs then
-      s.raised = s.limit
-      if s.slowStart == 1 then s.limit = math.min(ceiling, s.limit + math.max(1, math.floor(s.limit / 2))) else s.limit = s.limit + 1 end
+    if s.changedAt == 0 then
       s.changedAt = now
+    elseif inflight >= s.limit then
+      if s.raised > 0 then s.probeMs = ${PROBE_BASE_MS} end
+      if s.limit < ceiling and now - s.changedAt >= s.probeMs then
+        s.raised = s.limit
+        if s.slowStart == 1 then s.limit = math.min(ceiling, s.limit + math.max(1, math.floor(s.limit / 2))) else s.limit = s.limit + 1 end
+        s.changedAt = now
+      end
+    elseif not served then
+      return -- a success below the limit that refreshed no evidence changes nothing: no write
     end
-  elseif not served then
-    return -- a success below the limit that refreshed no evidence changes nothing: no write
   end
   redis.call('HSET', key, 'limit', s.limit, 'changedAt', s.changedAt, 'raised', s.raised, 'probeMs', s.probeMs, 'slowStart', s.slowStart, 'servedAt', s.servedAt, 'servedMs', s.servedMs)
   redis.call('PEXPIRE', key, 86400000)
