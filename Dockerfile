@@ -36,7 +36,9 @@ COPY --from=build /app/dist ./dist
 COPY config ./config
 COPY src/providers/simulator/recordings ./src/providers/simulator/recordings
 # The node image's unprivileged user (uid 1000). Files stay root-owned: the gateway
-# writes nothing to disk, so the image also runs with a read-only root filesystem.
+# writes only the ledger's spool, to /var/lib/switchyard (mount a volume there), so the
+# image also runs with a read-only root filesystem.
+RUN mkdir -p /var/lib/switchyard && chown node:node /var/lib/switchyard
 USER node
 # 8080: client API, /healthz, /readyz, /metrics. 9901: admin API, only when
 # admin.key_sha256 is set and admin.host is not loopback (e.g. 0.0.0.0).

@@ -230,6 +230,11 @@ const report = {
   upstreamCaused: results.filter((r) => r.outcome === 'upstream').length,
   gatewayCaused: results.filter((r) => r.outcome === 'gateway').length,
   causes,
+  // Every log line of each gateway-caused failure (warnings and errors included), to say why.
+  gatewayFailures: results
+    .filter((r) => r.outcome === 'gateway')
+    .slice(0, 20)
+    .map((r) => ({ requestId: r.requestId, cause: r.cause, lines: logLines.filter((l) => r.requestId && (l.request_id === r.requestId || l.reqId === r.requestId)) })),
   logs: { finished: finished.length, distinctIds: ids.size, duplicated: [...ids.values()].filter((c) => c > 1).length, clientIdsMissing: clientIds.filter((id) => !ids.has(id)).length },
   metrics: { requests: metricsText.reduce((s, t) => s + sum(t, 'switchyard_requests_total'), 0), inFlight: metricsText.reduce((s, t) => s + sum(t, 'switchyard_requests_in_flight'), 0) },
   spend: { logs: finished.reduce((s, l) => s + (l.cost_usd ?? 0), 0), metrics: metricsText.reduce((s, t) => s + sum(t, 'switchyard_spend_usd_total'), 0), redis: redisSpend },

@@ -10,7 +10,8 @@ import { ConfigError, loadConfig } from './config/load.js';
 import type { GatewayConfig } from './config/types.js';
 import { useGatewayErrors } from './errors/reply.js';
 import { recordBudgetExhausted, recordShed, recordWindowSpent } from './metrics/record.js';
-import { createMetrics } from './metrics/registry.js';
+import { createMetrics, type Metrics } from './metrics/registry.js';
+import { Ledger, ledgerUrl } from './ledger/index.js';
 import { countPromptTokens } from './usage/estimate.js';
 import type { PipelineDeps } from './pipeline/handle.js';
 import { PROVIDERS } from './providers/registry.js';
@@ -37,6 +38,17 @@ import { useRequestHooks } from './server/request-hooks.js';
 export type { BuildOptions, Gateway, ReloadSummary } from './server/gateway.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The ledger when `ledger.postgres_url` or `DATABASE_URL` is set (started in the background), else null. */
+function openLedger(config: GatewayConfig, env: NodeJS.ProcessEnv, logger: FastifyBaseLogger, metrics: Metrics): Ledger | null {
+  const url = ledgerUrl(config.ledger, env);
+  if (!url) return null;
+  const ledger = new Ledger(url, config.ledger, logger, Number(env['PORT'] || 8080));
+  ledger.onRows = (result, n) => metrics.ledgerRows.inc({ result }, n);
+  metrics.sources.ledgerBacklog = () => ledger.status.backlogRows;
+  ledger.start();
+  return ledger;
+}
 
 /**
  * Creates the Fastify app for a validated config.
@@ -107,7 +119,8 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
   };
   const limits = new KeyLimits(store, metrics, countPromptTokens);
   const drain = new Drain();
-  const deps: PipelineDeps = { hold: () => live.hold(), metrics, limits, drain };
+  const ledger = openLedger(config, opts.env ?? process.env, logger, metrics);
+  const deps: PipelineDeps = { hold: () => live.hold(), metrics, limits, drain, ...(ledger ? { ledger } : {}) };
 
   const reload = (path: string = live.current.config.path): ReloadSummary => {
     const prev = live.current;
@@ -132,7 +145,7 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
     return summary;
   };
 
-  useRequestHooks(app, { metrics, drain, requestTimeoutMs: () => live.current.config.server.request_timeout_ms });
+  useRequestHooks(app, { metrics, drain, ...(ledger ? { ledger } : {}), requestTimeoutMs: () => live.current.config.server.request_timeout_ms });
   // Any content type is read as JSON: `curl -d` sends form-encoded by default, and OpenAI
   // itself accepts such bodies.
   app.removeContentTypeParser('text/plain');
@@ -144,7 +157,7 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
 
   useGatewayErrors(app, 'request failed');
 
-  registerHealth(app, () => live.current.config, () => store.mode, () => drain.draining);
+  registerHealth(app, () => live.current.config, () => store.mode, () => drain.draining, () => ledger?.status ?? null);
   registerMetrics(app, metrics);
   await app.register(async (v1) => {
     v1.addHook('onRequest', authHook(() => live.current.keys, authThrottle, () => metrics.authThrottled.inc()));
@@ -161,7 +174,7 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
     await store.ready(config.store.command_timeout_ms * 4);
   });
   app.addHook('onClose', async () => {
-    await Promise.allSettled([live.closeAll(), store.close()]);
+    await Promise.allSettled([live.closeAll(), store.close(), ledger?.close()]);
   });
   return { app, metrics, logger, store, limits, drain, current, reload };
 }

@@ -20,13 +20,15 @@ export interface Caller {
   readonly limits?: ClientKeyConfig['limits'];
   /** `background` calls take the shed ladder's lower rungs first (README, "Reasoning bursts"). */
   readonly priority?: 'interactive' | 'background';
+  /** The key's configured `metadata`: its tags in the ledger (record/tags.ts). */
+  readonly metadata?: Readonly<Record<string, string>>;
 }
 
 export class KeyStore {
   private readonly entries: { digest: Buffer; caller: Caller }[];
 
   constructor(keys: readonly ClientKeyConfig[]) {
-    this.entries = keys.map((k) => ({ digest: Buffer.from(k.key_sha256, 'hex'), caller: { name: k.name, models: k.models, priority: k.priority, ...(k.limits ? { limits: k.limits } : {}) } }));
+    this.entries = keys.map((k) => ({ digest: Buffer.from(k.key_sha256, 'hex'), caller: { name: k.name, models: k.models, priority: k.priority, metadata: k.metadata, ...(k.limits ? { limits: k.limits } : {}) } }));
   }
 
   /**

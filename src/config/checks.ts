@@ -11,7 +11,7 @@
  */
 export function literalSecretWarnings(doc: unknown): string[] {
   const out: string[] = [];
-  const d = (doc ?? {}) as { upstreams?: unknown; store?: { redis_url?: unknown } };
+  const d = (doc ?? {}) as { upstreams?: unknown; store?: { redis_url?: unknown }; ledger?: { postgres_url?: unknown } };
   if (Array.isArray(d.upstreams)) {
     d.upstreams.forEach((u: unknown, i) => {
       const key = (u as { api_key?: unknown } | null)?.api_key;
@@ -23,6 +23,10 @@ export function literalSecretWarnings(doc: unknown): string[] {
   const url = d.store?.redis_url;
   if (typeof url === 'string' && !url.includes('${') && hasPassword(url)) {
     out.push('/store/redis_url holds a password written into the config file; use redis_url: ${REDIS_URL} (or REDIS_URL alone) instead');
+  }
+  const pgUrl = d.ledger?.postgres_url;
+  if (typeof pgUrl === 'string' && !pgUrl.includes('${') && hasPassword(pgUrl)) {
+    out.push('/ledger/postgres_url holds a password written into the config file; use postgres_url: ${DATABASE_URL} (or DATABASE_URL alone) instead');
   }
   return out;
 }
@@ -68,4 +72,24 @@ export function redisUrlProblems(store: { redis_url?: string | undefined; cluste
     if (why) out.push(`/store/cluster_nodes/${i}: ${why} (expected redis://host:port)`);
   });
   return out;
+}
+
+/**
+ * The error for the ledger's PostgreSQL URL (`ledger.postgres_url`, else `DATABASE_URL`),
+ * when it is set and not a `postgres://` or `postgresql://` URL with a host; else none.
+ */
+export function postgresUrlProblems(ledger: { postgres_url?: string | undefined }, env: NodeJS.ProcessEnv): string[] {
+  const url = (ledger.postgres_url ?? env['DATABASE_URL'] ?? '').trim();
+  if (url === '') return [];
+  const where = ledger.postgres_url === undefined ? 'DATABASE_URL (environment)' : '/ledger/postgres_url';
+  const expected = 'expected postgres://user[:password]@host:port/database; unset it for no ledger';
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return [`${where}: not a URL (${expected})`];
+  }
+  if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:') return [`${where}: scheme "${u.protocol.replace(/:$/, '')}" is not postgres or postgresql (${expected})`];
+  if (!u.hostname) return [`${where}: no host (${expected})`];
+  return [];
 }

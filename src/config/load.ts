@@ -13,7 +13,7 @@ import { parse as parseYaml } from 'yaml';
 import { ConfigError } from './error.js';
 import { interpolate, type Unresolved } from './interpolate.js';
 import { buildAliases } from './aliases.js';
-import { literalSecretWarnings, redisUrlProblems } from './checks.js';
+import { literalSecretWarnings, postgresUrlProblems, redisUrlProblems } from './checks.js';
 import { buildModels } from './models.js';
 import type { GatewayConfig, ProviderKinds } from './types.js';
 import { API_KEY_PATH, buildUpstreams } from './upstreams.js';
@@ -69,7 +69,7 @@ function parse(text: string, kinds: ProviderKinds, env: NodeJS.ProcessEnv, path:
   const unset = unresolved.filter((u) => !API_KEY_PATH.test(u.path)).map((u) => `${u.path}: environment variable ${u.variable} is not set`);
   if (unset.length > 0) throw new ConfigError(`${path} is invalid:\n  - ${unset.join('\n  - ')}`);
   const raw = validateDocument(resolved, path);
-  const problems: string[] = redisUrlProblems(raw.store, env, doc);
+  const problems: string[] = [...redisUrlProblems(raw.store, env, doc), ...postgresUrlProblems(raw.ledger, env)];
   const warnings: string[] = literalSecretWarnings(doc);
 
   const { upstreams, status, declared } = buildUpstreams(raw.upstreams, kinds, unresolved, resolved, problems);
@@ -99,6 +99,7 @@ function parse(text: string, kinds: ProviderKinds, env: NodeJS.ProcessEnv, path:
     admin: Object.freeze(raw.admin),
     routing: Object.freeze(raw.routing),
     store: Object.freeze(raw.store),
+    ledger: Object.freeze(raw.ledger),
     upstreams,
     upstreamStatus: Object.freeze(status),
     models,

@@ -12,6 +12,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { ClientKeySchema } from './schema-keys.js';
 import { CapabilitiesSchema, EffortSchema, ModelSchema, PriceSchema, ShedSchema, StrategySchema } from './schema-model.js';
 import { RoutingSchema } from './schema-routing.js';
+import { LedgerSchema } from './schema-ledger.js';
 import { AdminSchema, PassthroughSchema, ServerSchema, StoreSchema } from './schema-server.js';
 import { SimulatorSchema, TimeoutsSchema, UpstreamSchema } from './schema-upstream.js';
 
@@ -19,6 +20,7 @@ export { ClientKeySchema } from './schema-keys.js';
 export { CapabilitiesSchema, EffortSchema, RequestEffortSchema, ModelSchema, PriceSchema, ShedSchema, StrategySchema, TargetSchema } from './schema-model.js';
 export { RoutingSchema } from './schema-routing.js';
 export { AdminSchema, PassthroughSchema, ServerSchema, StoreSchema } from './schema-server.js';
+export { LedgerSchema } from './schema-ledger.js';
 export { SimulatorSchema, TimeoutsSchema, UpstreamSchema, WindowSchema } from './schema-upstream.js';
 
 /** The whole config document. */
@@ -28,6 +30,7 @@ export const ConfigSchema = Type.Object(
     server: ServerSchema,
     admin: AdminSchema,
     store: StoreSchema,
+    ledger: LedgerSchema,
     routing: RoutingSchema,
     upstreams: Type.Array(UpstreamSchema, { minItems: 1 }),
     models: Type.Array(ModelSchema, { minItems: 1 }),
@@ -47,6 +50,7 @@ export type RoutingConfig = Static<typeof RoutingSchema>;
 export type Strategy = Static<typeof StrategySchema>;
 export type StoreConfig = Static<typeof StoreSchema>;
 export type AdminConfig = Static<typeof AdminSchema>;
+export type LedgerConfig = Static<typeof LedgerSchema>;
 export type Effort = Static<typeof EffortSchema>;
 export type ShedConfig = Static<typeof ShedSchema>;
 export type CapabilitiesConfig = Static<typeof CapabilitiesSchema>;

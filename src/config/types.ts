@@ -17,6 +17,7 @@ import type {
   RoutingConfig,
   ShedConfig,
   StoreConfig,
+  LedgerConfig,
   Strategy,
   UpstreamConfig,
 } from './schema.js';
@@ -85,6 +86,7 @@ export interface GatewayConfig {
   readonly admin: AdminConfig;
   readonly routing: RoutingConfig;
   readonly store: StoreConfig;
+  readonly ledger: LedgerConfig;
   readonly upstreams: ReadonlyMap<string, LiveUpstream>;
   readonly upstreamStatus: readonly UpstreamStatus[];
   readonly models: ReadonlyMap<string, Model>;

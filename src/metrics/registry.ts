@@ -43,6 +43,9 @@ export interface Metrics {
   /** Requests refused because their address sent too many bad keys. */
   readonly authThrottled: Counter;
   readonly bodyGuardRefused: Counter;
+  /** Ledger rows by what happened to them: written, spooled, replayed, dropped. */
+  readonly ledgerRows: Counter<'result'>;
+  readonly ledgerBacklog: Gauge;
   /** Read at scrape time by the state gauges; set by the app once the router exists. */
   readonly sources: MetricSources;
 }
@@ -52,6 +55,7 @@ export interface MetricSources {
   queues?: () => { upstream: string; depth: number }[];
   capacities?: () => Promise<{ upstream: string; deep: number; limit: number; callLimit: number }[]>;
   storeMode?: () => string;
+  ledgerBacklog?: () => number;
 }
 
 /** Creates the registry and all metrics. */
@@ -243,6 +247,20 @@ export function createMetrics(): Metrics {
       help: 'Remaining budget in USD for the current period, per key name (keys with limits.budget_usd).',
       labelNames: ['key'],
       registers,
+    }),
+    ledgerRows: new Counter({
+      name: 'switchyard_ledger_rows_total',
+      help: 'Ledger rows by result: written (to PostgreSQL), spooled (to the local file while PostgreSQL is down), replayed (from it), dropped (spool full, or refused by PostgreSQL).',
+      labelNames: ['result'],
+      registers,
+    }),
+    ledgerBacklog: new Gauge({
+      name: 'switchyard_ledger_backlog_rows',
+      help: 'Ledger rows not yet in PostgreSQL (queued in memory plus spooled).',
+      registers,
+      collect() {
+        if (sources.ledgerBacklog) this.set(sources.ledgerBacklog());
+      },
     }),
     bodyGuardRefused: new Counter({
       name: 'switchyard_body_guard_refused_total',

@@ -11,6 +11,8 @@ import type { Metrics } from '../metrics/registry.js';
 import type { KeyLimits } from '../limits/index.js';
 import type { Provider } from '../providers/types.js';
 import type { Router } from '../router/index.js';
+import type { RecordSink } from '../record/request.js';
+import { NO_TAGS, type Tags } from '../record/tags.js';
 import type { Continuation } from './continuation.js';
 
 /** A config generation pinned for one request (server/live.ts); `release()` when done. */
@@ -38,6 +40,8 @@ export interface PipelineDeps {
   readonly limits: KeyLimits;
   /** Absent: calls are not tracked for the drain. */
   readonly drain?: CallTracker;
+  /** Absent: no ledger configured. */
+  readonly ledger?: RecordSink;
 }
 
 export interface Call {
@@ -55,6 +59,8 @@ export interface Call {
   continuation: Continuation | null;
   /** Key-limit headers (`x-ratelimit-*`), set once the key's limits admitted the call. */
   limitHeaders: Record<string, string>;
+  /** The request's tags (record/tags.ts), once read. */
+  tags: Tags;
   /** Releases everything the call holds; idempotent. */
   close(): void;
 }
@@ -90,5 +96,5 @@ export function openCall(api: InboundApi, deps: PipelineDeps, req: FastifyReques
     gen.release();
   };
   const body = raw as Record<string, unknown> & { model: string };
-  return { api, req, reply, body, stream: body['stream'] === true, abort, gen, forwardHeaders: forwarded(req, api), continuation: null, limitHeaders: {}, close };
+  return { api, req, reply, body, stream: body['stream'] === true, abort, gen, forwardHeaders: forwarded(req, api), continuation: null, limitHeaders: {}, tags: NO_TAGS, close };
 }

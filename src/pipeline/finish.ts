@@ -9,8 +9,9 @@ import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { Admission } from '../limits/index.js';
 import { recordRequest } from '../metrics/record.js';
 import type { Metrics } from '../metrics/registry.js';
-import type { Outcome, RequestRecord } from '../record/request.js';
+import type { Outcome, RecordSink, RequestRecord } from '../record/request.js';
 import { recentRequests } from '../record/recent.js';
+import { NO_TAGS } from '../record/tags.js';
 import { costUsd, ZERO_USAGE, type Usage } from '../usage/usage.js';
 import type { Call, PipelineDeps } from './call.js';
 import type { Ending } from './outcome.js';
@@ -22,10 +23,18 @@ function logTokens(u: Usage): Record<string, number> {
   return t;
 }
 
-/** Emits a finished record: metrics, the log line, the recent-requests ring. */
-function emit(metrics: Metrics, log: FastifyBaseLogger, rec: RequestRecord): void {
+/** Where records go: metrics (and the console's ring kept with them) and, when configured, the ledger. */
+export interface RecordSinks {
+  readonly metrics: Metrics;
+  readonly ledger?: RecordSink;
+}
+
+/** Emits a finished record: metrics, the log line, the recent-requests ring, the ledger. */
+function emit(sinks: RecordSinks, log: FastifyBaseLogger, rec: RequestRecord): void {
+  const { metrics } = sinks;
   recordRequest(metrics, rec);
   recentRequests(metrics).push(rec);
+  sinks.ledger?.add(rec);
   log.info(
     {
       api: rec.api,
@@ -80,18 +89,19 @@ export async function finish(deps: PipelineDeps, call: Call, admission: Admissio
     attempts: end.attempts,
     fallback: end.fallback,
     shed: end.shed,
+    tags: call.tags,
   };
   if (admission) await admission.settle(usage, cost).catch((err: unknown) => req.log.warn({ err }, 'settling key limits failed'));
   // Spend per key and per model, per UTC day, in the shared store (not awaited).
   if (cost > 0) void deps.limits.recordSpend(rec.key, rec.model, cost);
-  emit(deps.metrics, req.log, rec);
+  emit(deps, req.log, rec);
 }
 
 /** Records a request the pipeline did not take, once (`req.recorded` guards it). */
-export function recordOutside(metrics: Metrics, req: FastifyRequest, status: number, outcome: Outcome): void {
+export function recordOutside(sinks: RecordSinks, req: FastifyRequest, status: number, outcome: Outcome): void {
   if (req.recorded) return;
   req.recorded = true;
-  emit(metrics, req.log, {
+  emit(sinks, req.log, {
     requestId: req.id,
     api: null,
     key: req.caller?.name ?? null,
@@ -112,5 +122,6 @@ export function recordOutside(metrics: Metrics, req: FastifyRequest, status: num
     attempts: 0,
     fallback: null,
     shed: null,
+    tags: NO_TAGS,
   });
 }

@@ -18,6 +18,7 @@ import { ended, failedEnding, stopped } from './endings.js';
 import { finish } from './finish.js';
 import type { Ending, Progress } from './outcome.js';
 import { Continuation, inputItems, recordResponse } from './continuation.js';
+import { requestTags } from '../record/tags.js';
 import { findModel, forApi, pickStrategy, sessionKey } from './select.js';
 
 export type { PipelineDeps } from './call.js';
@@ -47,6 +48,7 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
   const { config, router, providers } = call.gen;
   call.body = unwrapExtraBody(call.body);
   const { api, body, req } = call;
+  call.tags = requestTags(req.headers['x-switchyard-tags'], req.caller?.metadata);
   // A Responses follow-up goes where its conversation is (pipeline/continuation.ts).
   call.continuation = api.name === 'responses' ? await Continuation.open(call.gen.router.store, body) : null;
   const continuation = call.continuation;

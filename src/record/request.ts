@@ -4,6 +4,7 @@
  * the request ends, whatever the outcome; nothing else writes one.
  */
 import type { Usage } from '../usage/usage.js';
+import type { Tags } from './tags.js';
 
 /** How a request ended, from the client's side. */
 export type Outcome = 'ok' | 'client_error' | 'upstream_error' | 'client_aborted' | 'gateway_error';
@@ -43,4 +44,12 @@ export interface RequestRecord {
   readonly fallback: string | null;
   /** `model->fallback`, `queued:<ms>` or `rejected` when the burst shedder acted. */
   readonly shed: string | null;
+  /** Who and why (record/tags.ts): the key's metadata and the `x-switchyard-tags` header. */
+  readonly tags: Tags;
+}
+
+/** Where finished records go besides metrics, the log and the console (the ledger). */
+export interface RecordSink {
+  /** Takes the record; never throws, never blocks the request. */
+  add(rec: RequestRecord): void;
 }

@@ -1,21 +1,30 @@
 /**
  * Liveness and readiness, unauthenticated: `/healthz` says the process serves HTTP;
  * `/readyz` says it can take traffic (at least one model has a live target, and the
- * gateway is not shutting down) and lists each upstream's mode and the shared store's mode.
+ * gateway is not shutting down) and lists each upstream's mode, the shared store's mode and
+ * the ledger's state and backlog.
  */
 import type { FastifyInstance } from 'fastify';
 import type { GatewayConfig } from '../config/types.js';
+import type { LedgerStatus } from '../ledger/index.js';
 
 /**
  * Registers `GET /healthz` and `GET /readyz`.
  * @param draining true once a shutdown started: `/readyz` answers 503 `shutting_down` at
  *        once, so the load balancer stops sending while requests in flight finish.
  */
-export function registerHealth(app: FastifyInstance, config: () => GatewayConfig, storeMode: () => string, draining: () => boolean = () => false): void {
+export function registerHealth(
+  app: FastifyInstance,
+  config: () => GatewayConfig,
+  storeMode: () => string,
+  draining: () => boolean = () => false,
+  ledger: () => LedgerStatus | null = () => null,
+): void {
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) => {
     const c = config();
     const shuttingDown = draining();
+    const led = ledger();
     const ready = c.models.size > 0 && !shuttingDown;
     void reply.status(ready ? 200 : 503);
     return {
@@ -24,6 +33,8 @@ export function registerHealth(app: FastifyInstance, config: () => GatewayConfig
       // `degraded`: Redis is unreachable and limits are enforced per replica; still ready.
       store: { mode: storeMode(), degraded: storeMode() === 'degraded' },
       upstreams: c.upstreamStatus.map((u) => ({ id: u.id, provider: u.provider, mode: u.mode })),
+      // `spooling`: PostgreSQL is unreachable, rows wait in the local spool; still ready.
+      ...(led ? { ledger: { state: led.state, backlog_rows: led.backlogRows } } : {}),
     };
   });
 }

@@ -8,7 +8,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Metrics } from '../metrics/registry.js';
 import { recordOutside } from '../pipeline/finish.js';
-import type { RequestRecord } from '../record/request.js';
+import type { RecordSink, RequestRecord } from '../record/request.js';
 import type { Drain } from './drain.js';
 
 declare module 'fastify' {
@@ -28,6 +28,8 @@ declare module 'fastify' {
 export interface RequestHookDeps {
   readonly metrics: Metrics;
   readonly drain: Drain;
+  /** Absent: no ledger configured. */
+  readonly ledger?: RecordSink;
   /** The current config's `server.request_timeout_ms` (0: no limit). */
   requestTimeoutMs(): number;
 }
@@ -35,7 +37,7 @@ export interface RequestHookDeps {
 /** Decorates the client app's requests and adds the hooks above. */
 export function useRequestHooks(app: FastifyInstance, deps: RequestHookDeps): void {
   /** The one record of a request the pipeline did not take (passthrough, refused, unknown route), once. */
-  const recordOutsidePipeline = (req: FastifyRequest, status: number, outcome: RequestRecord['outcome']): void => recordOutside(deps.metrics, req, status, outcome);
+  const recordOutsidePipeline = (req: FastifyRequest, status: number, outcome: RequestRecord['outcome']): void => recordOutside(deps, req, status, outcome);
 
   app.decorateRequest('caller', null);
   app.decorateRequest('startedAt', 0);

@@ -405,8 +405,9 @@ const services = obj(compose['services'], 'services');
 const SWITCHYARDS = ['switchyard-1', 'switchyard-2'];
 
 describe('docker-compose.yml', () => {
-  test('has two switchyard replicas, redis, prometheus and grafana', () => {
-    assert.deepEqual(Object.keys(services).sort(), ['grafana', 'prometheus', 'redis', ...SWITCHYARDS].sort());
+  test('has two switchyard replicas, redis, postgres, prometheus and grafana', () => {
+    assert.deepEqual(Object.keys(services).sort(), ['grafana', 'postgres', 'prometheus', 'redis', ...SWITCHYARDS].sort());
+    assert.match(String(obj(services['postgres'], 'postgres')['image']), /^postgres:\d+/);
     assert.equal(obj(services['redis'], 'redis')['image'], 'redis:7-alpine');
     assert.match(String(obj(services['prometheus'], 'prometheus')['image']), /^prom\/prometheus:/);
     assert.match(String(obj(services['grafana'], 'grafana')['image']), /^grafana\/grafana:/);
@@ -420,6 +421,7 @@ describe('docker-compose.yml', () => {
 
   test('each switchyard replica: built from the Dockerfile, one read-only config, Redis, provider keys from the host, health check, drain fits the stop grace period', () => {
     const configText = read('docker/switchyard.yaml');
+    const spoolVolumes = new Set<string>();
     for (const name of SWITCHYARDS) {
       const svc = obj(services[name], name);
       const build = obj(svc['build'], `${name}.build`);
@@ -435,6 +437,20 @@ describe('docker-compose.yml', () => {
       assert.ok(cfg.readOnly, 'mounted read-only');
       for (const v of apiKeyVars(configText)) assert.equal(env[v], `\${${v}:-}`, `${name}: ${v} passed from the host, empty when unset`);
       assert.deepEqual(obj(svc['depends_on'], 'depends_on')['redis'], { condition: 'service_healthy' });
+      assert.deepEqual(obj(svc['depends_on'], 'depends_on')['postgres'], { condition: 'service_healthy' });
+      // The ledger: DATABASE_URL names the postgres service with its user, password and database.
+      const pgEnv = obj(obj(services['postgres'], 'postgres')['environment'], 'postgres.environment');
+      const db = new URL(String(env['DATABASE_URL']).replace('${POSTGRES_PASSWORD:-switchyard}', 'pw'));
+      assert.equal(db.hostname, 'postgres');
+      assert.equal(db.username, pgEnv['POSTGRES_USER']);
+      assert.equal(db.pathname, `/${String(pgEnv['POSTGRES_DB'])}`);
+      assert.equal(String(env['DATABASE_URL']).includes(String(pgEnv['POSTGRES_PASSWORD'])), true, 'the same password variable');
+      // Its spool sits on a named volume of the replica's own (the root filesystem is read-only).
+      const spool = (parseYaml(configText) as { ledger: { spool_path: string } }).ledger.spool_path;
+      const vols = ((svc['volumes'] as unknown[]) ?? []).filter((v): v is string => typeof v === 'string' && !/^[./]/.test(v));
+      const named = vols.map((v) => v.split(':')).find(([, target]) => spool.startsWith(`${target}/`));
+      assert.ok(named && obj(compose['volumes'], 'volumes')[named[0]!] !== undefined, `${name}: a named volume holds ${spool}`);
+      spoolVolumes.add(named![0]!);
       const hc = obj(svc['healthcheck'], 'healthcheck');
       assert.match(JSON.stringify(hc['test']), /\/healthz/);
       assert.ok(!/\bcurl\b|\bwget\b/.test(JSON.stringify(hc['test'])));
@@ -446,6 +462,8 @@ describe('docker-compose.yml', () => {
       const worst = (drainMs(configText) + shutdownMarginMs()) / 1000;
       assert.ok(seconds(svc['stop_grace_period']) > worst, `${name}: stop_grace_period > server.drain_ms + shutdown margin (${worst} s)`);
     }
+    assert.equal(spoolVolumes.size, SWITCHYARDS.length, 'one spool volume per replica');
+    assert.match(read('Dockerfile'), /mkdir -p \/var\/lib\/switchyard && chown node:node \/var\/lib\/switchyard/);
     // Both replicas share state: the config says so.
     assert.equal((parseYaml(configText) as { store: { replicas: number } }).store.replicas, SWITCHYARDS.length);
   });

@@ -35,6 +35,9 @@ const LAYERS: readonly (readonly string[])[] = [
   ['translate/'],
   ['apis/'],
   ['upstream/'],
+  // The usage ledger: reads finished records (record/) and its config; only app.ts and
+  // server/ (readiness) know it.
+  ['ledger/'],
   // The floor: modules that may import one another (where no cycle results, see (a)) but
   // nothing above them. translate/, usage/ and record/ may not exist yet.
   ['auth/', 'limits/', 'store/', 'metrics/', 'errors/', 'usage/', 'record/', 'config/', 'sse/', 'util/'],

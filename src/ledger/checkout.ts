@@ -1,0 +1,31 @@
+/**
+ * Borrowing a PostgreSQL connection for the ledger. A connection reset while a client is
+ * checked out makes `pg` emit `error` on the client; without a listener that would be an
+ * uncaught exception, so one is attached for the loan. A client that failed is destroyed on
+ * release rather than returned to the pool.
+ */
+import type pg from 'pg';
+
+/**
+ * Runs `fn` with a client from `pool` and releases it after.
+ * @throws what `pool.connect()` or `fn` throws (network, SQLSTATE errors).
+ */
+export async function withClient<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  const onError = (err: Error): void => {
+    broken = err;
+  };
+  client.on('error', onError);
+  try {
+    return await fn(client);
+  } catch (err) {
+    broken ??= err as Error;
+    throw err;
+  } finally {
+    client.off('error', onError);
+    // A SQLSTATE error leaves the connection usable; anything else (reset, timeout) does not.
+    const reusable = broken === undefined || typeof (broken as { code?: unknown }).code === 'string' && /^[0-9A-Z]{5}$/.test(String((broken as { code?: unknown }).code));
+    client.release(reusable ? undefined : broken);
+  }
+}

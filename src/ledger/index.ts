@@ -1,0 +1,205 @@
+/**
+ * The usage ledger: every finished request becomes one row in PostgreSQL
+ * (`switchyard_requests`), written off the request path in batches. It never blocks or
+ * fails a request: `add` only queues. While PostgreSQL cannot be reached the rows go to the
+ * spool file (ledger/spool.ts) and are replayed, each row once, when it is back; the backlog
+ * is in `/readyz` and `switchyard_ledger_backlog_rows`. The schema is created and migrated
+ * by the gateway (ledger/migrations.ts), daily partitions past `retention_days` dropped.
+ */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import type { FastifyBaseLogger } from 'fastify';
+import type { LedgerConfig } from '../config/schema.js';
+import type { RecordSink, RequestRecord } from '../record/request.js';
+import { withClient } from './checkout.js';
+import { migrate } from './migrations.js';
+import { dropExpired } from './partitions.js';
+import { ledgerRow, type LedgerRow } from './row.js';
+import { Spool } from './spool.js';
+import { isOutage, RowWriter } from './writer.js';
+
+export type LedgerState = 'connecting' | 'up' | 'spooling' | 'closed';
+
+/** What the ledger reports to metrics and `/readyz`. */
+export interface LedgerStatus {
+  readonly state: LedgerState;
+  /** Rows not yet in PostgreSQL: queued in memory plus spooled. */
+  readonly backlogRows: number;
+}
+
+/** Counts of rows by what happened to them (metrics/registry.ts `switchyard_ledger_rows_total`). */
+export type RowResult = 'written' | 'spooled' | 'replayed' | 'dropped';
+
+const RETENTION_EVERY_MS = 3_600_000;
+
+/** The PostgreSQL URL the ledger uses: `ledger.postgres_url`, else `DATABASE_URL`; null: no ledger. */
+export function ledgerUrl(cfg: LedgerConfig, env: NodeJS.ProcessEnv): string | null {
+  const url = cfg.postgres_url ?? env['DATABASE_URL'] ?? '';
+  return url.trim() === '' ? null : url.trim();
+}
+
+export class Ledger implements RecordSink {
+  private readonly pool: pg.Pool;
+  private readonly writer: RowWriter;
+  private readonly spool: Spool;
+  private queue: LedgerRow[] = [];
+  private st: LedgerState = 'connecting';
+  private flushTimer: NodeJS.Timeout | null = null;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private retentionTimer: NodeJS.Timeout | null = null;
+  /** The one write (batch, replay, migration) in progress: writes never overlap. */
+  private busy: Promise<void> = Promise.resolve();
+  /** Called once per row with what happened to it (metrics). */
+  onRows: (result: RowResult, n: number) => void = () => undefined;
+
+  /**
+   * @param url PostgreSQL connection URL (its password is never logged).
+   * @param port the gateway's port (`PORT`), for the default spool path: replicas on one host differ by port (0: the process id).
+   */
+  constructor(
+    url: string,
+    private readonly cfg: LedgerConfig,
+    private readonly log: FastifyBaseLogger,
+    port: number,
+  ) {
+    this.pool = new pg.Pool({
+      connectionString: url,
+      max: 2,
+      connectionTimeoutMillis: 3_000,
+      idleTimeoutMillis: 10_000,
+      query_timeout: 30_000,
+      application_name: 'switchyard-ledger',
+    });
+    // An idle client losing its connection is an outage, seen by the next write.
+    this.pool.on('error', (err) => this.log.warn({ ledger: 'postgres', code: (err as { code?: string }).code }, 'ledger connection lost'));
+    this.writer = new RowWriter(this.pool);
+    this.spool = new Spool(cfg.spool_path ?? join(tmpdir(), `switchyard-ledger-${port || process.pid}.jsonl`), cfg.spool_max_bytes);
+  }
+
+  /** Connects, migrates and replays what an earlier run spooled, in the background; never throws. */
+  start(): void {
+    this.busy = this.busy.then(async () => {
+      await this.spool.open().catch((err: unknown) => this.log.warn({ err, spool: this.spool.path }, 'ledger spool cannot be opened'));
+      await this.reconnect();
+    });
+    this.retentionTimer = setInterval(() => void this.retention(), RETENTION_EVERY_MS);
+    this.retentionTimer.unref();
+  }
+
+  get status(): LedgerStatus {
+    return { state: this.st, backlogRows: this.queue.length + this.spool.rows };
+  }
+
+  /** Queues a finished request's row; written within `flush_ms` or once a batch is full. */
+  add(rec: RequestRecord): void {
+    if (this.st === 'closed') return;
+    this.queue.push(ledgerRow(rec));
+    if (this.queue.length >= this.cfg.batch_rows) this.flushSoon(0);
+    else this.flushSoon(this.cfg.flush_ms);
+  }
+
+  private flushSoon(ms: number): void {
+    if (this.flushTimer && ms > 0) return;
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = null;
+      void this.flush();
+    }, ms);
+    this.flushTimer.unref();
+  }
+
+  /** Writes (or spools) everything queued now; resolves when done. Never rejects. */
+  flush(): Promise<void> {
+    this.busy = this.busy.then(async () => {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, this.cfg.batch_rows);
+        if (this.st !== 'up') {
+          await this.toSpool(batch);
+          continue;
+        }
+        try {
+          await this.writer.write(batch);
+          this.onRows('written', batch.length);
+        } catch (err) {
+          await this.failed(err, batch);
+        }
+      }
+    });
+    return this.busy;
+  }
+
+  private async failed(err: unknown, batch: LedgerRow[]): Promise<void> {
+    const code = (err as { code?: string }).code;
+    if (!isOutage(err)) {
+      this.log.error({ ledger: 'postgres', code, message: (err as Error).message, rows: batch.length }, 'ledger rows refused by PostgreSQL; dropped');
+      this.onRows('dropped', batch.length);
+      return;
+    }
+    this.log.warn({ ledger: 'postgres', code: code ?? (err as Error).message }, 'ledger cannot reach PostgreSQL; spooling rows');
+    this.st = 'spooling';
+    await this.toSpool(batch);
+    this.retryLater();
+  }
+
+  private async toSpool(batch: LedgerRow[]): Promise<void> {
+    const taken = await this.spool.append(batch);
+    if (taken > 0) this.onRows('spooled', taken);
+    if (taken < batch.length) {
+      this.log.error({ ledger: 'spool', spool: this.spool.path, rows: batch.length - taken }, 'ledger spool full or not writable; rows dropped');
+      this.onRows('dropped', batch.length - taken);
+    }
+  }
+
+  private retryLater(): void {
+    if (this.retryTimer || this.st === 'closed') return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.busy = this.busy.then(() => this.reconnect());
+    }, this.cfg.retry_ms);
+    this.retryTimer.unref();
+  }
+
+  /** Migrates, replays the spool, and goes `up`; on an outage stays `spooling` and retries. */
+  private async reconnect(): Promise<void> {
+    if (this.st === 'closed') return;
+    try {
+      const applied = await withClient(this.pool, migrate);
+      if (applied.length > 0) this.log.info({ ledger: 'postgres', migrations: applied }, 'ledger schema migrated');
+      if (this.spool.pending) {
+        const n = await this.spool.replay(this.cfg.batch_rows, (rows) => this.writer.write(rows));
+        this.onRows('replayed', n);
+        if (n > 0) this.log.info({ ledger: 'postgres', rows: n }, 'ledger spool replayed');
+      }
+      if (this.st !== 'up') this.log.info({ ledger: 'postgres' }, 'ledger writing to PostgreSQL');
+      this.st = 'up';
+      void this.retention();
+    } catch (err) {
+      if (this.st === 'connecting') this.log.warn({ ledger: 'postgres', code: (err as { code?: string }).code ?? (err as Error).message }, 'ledger cannot reach PostgreSQL yet; spooling rows');
+      // close() may have run while this waited for PostgreSQL.
+      if ((this.st as LedgerState) !== 'closed') this.st = 'spooling';
+      this.retryLater();
+    }
+  }
+
+  private async retention(): Promise<void> {
+    if (this.st !== 'up' || this.cfg.retention_days <= 0) return;
+    try {
+      const dropped = await withClient(this.pool, (c) => dropExpired(c, this.cfg.retention_days));
+      if (dropped.length > 0) this.log.info({ ledger: 'postgres', dropped }, 'ledger partitions past retention dropped');
+    } catch (err) {
+      this.log.warn({ ledger: 'postgres', code: (err as { code?: string }).code }, 'ledger retention failed');
+    }
+  }
+
+  /** Writes (or spools) what is queued and closes the connections; later rows are ignored. */
+  async close(): Promise<void> {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    if (this.retentionTimer) clearInterval(this.retentionTimer);
+    await this.flush();
+    this.st = 'closed';
+    await this.busy;
+    await this.pool.end().catch(() => undefined);
+  }
+}

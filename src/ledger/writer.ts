@@ -1,0 +1,61 @@
+/**
+ * Writes ledger rows to PostgreSQL: one INSERT per batch, the columns sent as arrays and
+ * unnested (`INSERT … SELECT * FROM unnest($1::uuid[], …)`), so a batch of any size is one
+ * statement with 26 parameters. `ON CONFLICT DO NOTHING` on the primary key (ts, id) makes a
+ * re-sent batch (a timed-out INSERT that landed anyway, a replayed spool) count once.
+ */
+import type { Pool, PoolClient } from 'pg';
+import { withClient } from './checkout.js';
+import { ensurePartitions } from './partitions.js';
+import { COLUMNS, type LedgerRow } from './row.js';
+
+const INSERT = `INSERT INTO switchyard_requests (${COLUMNS.map(([c]) => c).join(', ')}) SELECT * FROM unnest(${COLUMNS.map(([, t], i) => `$${i + 1}::${t}[]`).join(', ')}) ON CONFLICT DO NOTHING`;
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Whether a PostgreSQL client error means "cannot reach or use the database now" (the rows
+ * wait in the spool) rather than "these rows are wrong" (retrying would fail forever).
+ * SQLSTATE classes 08 (connection), 53 (resources), 57 (operator intervention: shutdown,
+ * cancel), 40 (transaction rollback) 3D/28 (database missing, auth failed: an operator fixes
+ * them) and 55 (object in use) are outages, as is any error without a SQLSTATE (network, timeout).
+ * Source: PostgreSQL manual, Appendix A "PostgreSQL Error Codes".
+ */
+export function isOutage(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return true;
+  return ['08', '53', '57', '40', '3D', '28', '55'].includes(code.slice(0, 2));
+}
+
+export class RowWriter {
+  /** UTC day starts whose partition this process created or saw. */
+  private readonly days = new Set<number>();
+
+  constructor(private readonly pool: Pool) {}
+
+  /** Writes one batch. @throws the PostgreSQL or network error; nothing is half-written (one statement). */
+  async write(rows: readonly LedgerRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    const params = COLUMNS.map(([c, t]) => rows.map((r) => (t === 'jsonb' ? JSON.stringify(r[c]) : r[c])));
+    await withClient(this.pool, async (client) => {
+      for (let tries = 0; ; tries++) {
+        await this.partitionsFor(client, rows);
+        try {
+          await client.query(INSERT, params);
+          return;
+        } catch (err) {
+          // 23514 "no partition for row": dropped behind this process's back; make it again, once.
+          if ((err as { code?: string }).code !== '23514' || tries > 0) throw err;
+          this.days.clear();
+        }
+      }
+    });
+  }
+
+  private async partitionsFor(client: PoolClient, rows: readonly LedgerRow[]): Promise<void> {
+    const fresh = rows.map((r) => Date.parse(r.ts)).filter((t) => !this.days.has(Math.floor(t / DAY_MS) * DAY_MS));
+    if (fresh.length === 0) return;
+    await ensurePartitions(client, fresh);
+    for (const t of fresh) this.days.add(Math.floor(t / DAY_MS) * DAY_MS);
+  }
+}

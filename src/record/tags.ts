@@ -1,0 +1,52 @@
+/**
+ * A request's tags: who and why it was made (`team=search`, `repo=api`, `dev=ana`), for the
+ * ledger's per-tag spend. From the key's `metadata` (set by the operator, so it wins) and
+ * the `x-switchyard-tags` request header (`name=value` pairs, comma-separated). Bounded so a
+ * client cannot grow the ledger or the metrics without limit.
+ */
+import { GatewayError } from '../errors/codes.js';
+
+/** At most this many tags per request (metadata included). */
+export const MAX_TAGS = 16;
+/** Tag names: lower-case letter first, then letters, digits, `_`, `-`, `.`; at most 32 characters. */
+const NAME = /^[a-z][a-z0-9_.-]{0,31}$/;
+/** Tag values: 1–128 printable ASCII characters other than `,` and `=`. */
+const VALUE = /^[\x20-\x2b\x2d-\x3c\x3e-\x7e]{1,128}$/;
+
+export type Tags = Readonly<Record<string, string>>;
+export const NO_TAGS: Tags = Object.freeze({});
+
+function invalid(message: string): GatewayError {
+  return new GatewayError('GW_ERR_INVALID_REQUEST', { message, param: 'x-switchyard-tags' });
+}
+
+/**
+ * The tags of one request.
+ * @param header the `x-switchyard-tags` header as received (absent: none).
+ * @param metadata the key's configured `metadata` (its values win over the header's).
+ * @throws GatewayError GW_ERR_INVALID_REQUEST (400) when the header is malformed: a pair
+ *         without `=`, a bad name or value, a name given twice, or more than {@link MAX_TAGS}.
+ */
+export function requestTags(header: string | string[] | undefined, metadata: Tags | undefined): Tags {
+  const out: Record<string, string> = {};
+  const text = Array.isArray(header) ? header.join(',') : header;
+  if (text !== undefined && text.trim() !== '') {
+    for (const raw of text.split(',')) {
+      const pair = raw.trim();
+      if (pair === '') continue;
+      const eq = pair.indexOf('=');
+      if (eq <= 0) throw invalid(`Invalid x-switchyard-tags header: "${pair.slice(0, 40)}" is not name=value; send e.g. "team=search,repo=api".`);
+      const name = pair.slice(0, eq).trim();
+      const value = pair.slice(eq + 1).trim();
+      if (!NAME.test(name)) throw invalid(`Invalid tag name "${name.slice(0, 40)}": use a lower-case letter then letters, digits, "_", "-" or "." (at most 32).`);
+      if (!VALUE.test(value)) throw invalid(`Invalid value for tag "${name}": use 1 to 128 printable ASCII characters without "," or "=".`);
+      if (name in out) throw invalid(`Tag "${name}" is given twice in x-switchyard-tags.`);
+      out[name] = value;
+    }
+  }
+  for (const [name, value] of Object.entries(metadata ?? {})) {
+    if (NAME.test(name) && VALUE.test(value)) out[name] = value;
+  }
+  if (Object.keys(out).length > MAX_TAGS) throw invalid(`Too many tags: at most ${MAX_TAGS} per request, the key's metadata included.`);
+  return Object.freeze(out);
+}
