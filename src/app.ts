@@ -176,5 +176,5 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
   app.addHook('onClose', async () => {
     await Promise.allSettled([live.closeAll(), store.close(), ledger?.close()]);
   });
-  return { app, metrics, logger, store, limits, drain, current, reload };
+  return { app, metrics, logger, store, limits, ledger, drain, current, reload };
 }

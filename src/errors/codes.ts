@@ -150,6 +150,12 @@ export const ERRORS = {
     code: 'server_overloaded',
     message: 'This gateway is processing too many large request bodies; retry the request shortly.',
   },
+  GW_ERR_LEDGER_UNAVAILABLE: {
+    status: 503,
+    type: 'server_error',
+    code: 'ledger_unavailable',
+    message: 'The usage ledger cannot be read now.',
+  },
   GW_ERR_NO_TARGET: { status: 503, type: 'server_error', code: 'no_upstream_available', message: 'No upstream can serve this model now.' },
   GW_ERR_INTERNAL: { status: 500, type: 'server_error', code: 'internal_error', message: 'The gateway hit an internal error.' },
 } as const satisfies Record<string, ErrorSpec>;

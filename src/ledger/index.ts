@@ -192,6 +192,24 @@ export class Ledger implements RecordSink {
     }
   }
 
+  /**
+   * Runs a read-only statement for the admin API (`/admin/spend`) with a 10 s statement
+   * timeout; the rows as `pg` returns them.
+   * @throws the PostgreSQL or network error.
+   */
+  async read(sql: string, params: readonly unknown[]): Promise<Record<string, unknown>[]> {
+    return withClient(this.pool, async (c) => {
+      await c.query('BEGIN READ ONLY');
+      try {
+        await c.query("SET LOCAL statement_timeout = '10s'");
+        const res = await c.query(sql, params as unknown[]);
+        return res.rows as Record<string, unknown>[];
+      } finally {
+        await c.query('COMMIT').catch(() => undefined);
+      }
+    });
+  }
+
   /** Writes (or spools) what is queued and closes the connections; later rows are ignored. */
   async close(): Promise<void> {
     if (this.flushTimer) clearTimeout(this.flushTimer);

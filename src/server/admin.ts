@@ -10,6 +10,7 @@
  *                           spend in the current period, remaining budget and current rate
  *                           usage (never the key or hash)
  *   POST /admin/reload      re-reads the config file; 200 with a summary, or 400 with the error
+ *   GET  /admin/spend       spend, requests and tokens from the ledger per period and group (admin-spend.ts)
  *   GET  /admin/console.json, and GET /console (the page, the one route without the key):
  *                           the built-in console, see server/console.ts
  */
@@ -23,6 +24,7 @@ import { GatewayError } from '../errors/codes.js';
 import { useGatewayErrors } from '../errors/reply.js';
 import { AuthThrottle } from '../limits/index.js';
 import { targetRef } from '../router/attempt.js';
+import { registerSpend } from './admin-spend.js';
 import { registerConsole } from './console.js';
 
 export interface AdminOptions {
@@ -126,6 +128,7 @@ export async function buildAdmin(gw: Gateway, opts: AdminOptions = {}): Promise<
     }
   });
 
+  registerSpend(admin, gw);
   registerConsole(admin, gw);
   return admin;
 }

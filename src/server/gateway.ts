@@ -3,6 +3,7 @@
  * reload's summary. Types only, here in server/ so the admin app and the console, which
  * work on a built gateway, need no import of app.ts above them.
  */
+import type { Ledger } from '../ledger/index.js';
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream, Logger } from 'pino';
 import type { KeyLimits } from '../limits/index.js';
@@ -46,6 +47,8 @@ export interface Gateway {
   readonly store: StateStore;
   /** Per-key limits and budgets. */
   readonly limits: KeyLimits;
+  /** The usage ledger (PostgreSQL), null when none is configured. */
+  readonly ledger: Ledger | null;
   /** Graceful shutdown: `drain.shutdown(server.drain_ms)` drains and closes the app. */
   readonly drain: Drain;
   /** The config, keys, router and providers new requests use. */

@@ -1,0 +1,111 @@
+/**
+ * `GET /admin/spend`'s question, read from its query string and turned into one SQL
+ * statement over `switchyard_requests`: spend, requests and tokens per period and per
+ * group. Every group and granularity is from a fixed list and every value is a bind
+ * parameter, so nothing a caller sends becomes SQL text.
+ */
+
+/** Groups by column; `tag:<name>` groups by one tag's value. */
+const COLUMNS: Readonly<Record<string, string>> = {
+  key: 'key_name',
+  model: 'model',
+  requested_model: 'requested_model',
+  upstream: 'upstream',
+  api: 'api',
+  outcome: 'outcome',
+};
+const GRANULARITIES = ['hour', 'day', 'month', 'none'] as const;
+export type Granularity = (typeof GRANULARITIES)[number];
+const TAG = /^tag:([a-z][a-z0-9_.-]{0,31})$/;
+const MAX_GROUPS = 4;
+const MAX_RANGE_MS = 400 * 86_400_000;
+/** Rows returned at most; `truncated: true` says more groups matched. */
+export const MAX_ROWS = 10_000;
+
+export interface SpendQuery {
+  readonly from: Date;
+  readonly to: Date;
+  readonly granularity: Granularity;
+  /** As asked (`key`, `model`, `tag:repo` …), in order. */
+  readonly groupBy: readonly string[];
+  readonly sql: string;
+  readonly params: readonly unknown[];
+}
+
+/** A query-string problem, with a message that says what to send. */
+export class SpendQueryError extends Error {
+  constructor(
+    message: string,
+    readonly param: string,
+  ) {
+    super(message);
+  }
+}
+
+function time(v: unknown, name: string, fallback: Date): Date {
+  if (v === undefined || v === '') return fallback;
+  const d = typeof v === 'string' ? new Date(v) : new Date(NaN);
+  if (Number.isNaN(d.getTime())) throw new SpendQueryError(`${name} must be an ISO-8601 date or time (2026-12-01 or 2026-12-01T08:00:00Z).`, name);
+  return d;
+}
+
+/**
+ * Reads `group_by`, `from`, `to` and `granularity` (defaults: no groups, the last 7 days up
+ * to now, `day`) and builds the statement.
+ * @throws SpendQueryError for an unknown group or granularity, a bad time, `from` not before
+ *         `to`, more than 4 groups or a range over 400 days.
+ */
+export function spendQuery(q: Record<string, unknown>, now = Date.now()): SpendQuery {
+  const to = time(q['to'], 'to', new Date(now));
+  const from = time(q['from'], 'from', new Date(to.getTime() - 7 * 86_400_000));
+  if (from >= to) throw new SpendQueryError('from must be before to.', 'from');
+  if (to.getTime() - from.getTime() > MAX_RANGE_MS) throw new SpendQueryError('The range from..to is at most 400 days.', 'from');
+  const g = q['granularity'] ?? 'day';
+  if (typeof g !== 'string' || !(GRANULARITIES as readonly string[]).includes(g)) {
+    throw new SpendQueryError(`granularity must be one of ${GRANULARITIES.join(', ')}.`, 'granularity');
+  }
+  const granularity = g as Granularity;
+  const raw = typeof q['group_by'] === 'string' ? q['group_by'] : '';
+  const groupBy = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (groupBy.length > MAX_GROUPS) throw new SpendQueryError(`group_by takes at most ${MAX_GROUPS} groups.`, 'group_by');
+  if (new Set(groupBy).size !== groupBy.length) throw new SpendQueryError('group_by names a group twice.', 'group_by');
+
+  const params: unknown[] = [from.toISOString(), to.toISOString()];
+  const selects: string[] = [];
+  if (granularity !== 'none') {
+    params.push(granularity);
+    selects.push(`date_trunc($${params.length}, ts, 'UTC') AS period`);
+  }
+  groupBy.forEach((name, i) => {
+    const col = COLUMNS[name];
+    const tag = TAG.exec(name);
+    if (col) selects.push(`${col} AS g${i}`);
+    else if (tag) {
+      params.push(tag[1]);
+      selects.push(`tags->>$${params.length} AS g${i}`);
+    } else {
+      throw new SpendQueryError(`Unknown group "${name.slice(0, 40)}" in group_by: use ${Object.keys(COLUMNS).join(', ')} or tag:<name>.`, 'group_by');
+    }
+  });
+  const keys = selects.map((_, i) => String(i + 1));
+  const sql = [
+    `SELECT ${[...selects, 'count(*) AS requests', 'sum(cost_usd) AS cost_usd', 'sum(input_tokens) AS input_tokens', 'sum(cached_tokens) AS cached_tokens',
+      'sum(cache_write_tokens) AS cache_write_tokens', 'sum(output_tokens) AS output_tokens', 'sum(reasoning_tokens) AS reasoning_tokens',
+      'count(*) FILTER (WHERE shed IS NOT NULL) AS shed', 'count(*) FILTER (WHERE fallback IS NOT NULL) AS fallback'].join(', ')}`,
+    'FROM switchyard_requests WHERE ts >= $1 AND ts < $2',
+    keys.length > 0 ? `GROUP BY ${keys.join(', ')} ORDER BY ${granularity !== 'none' ? '1, ' : ''}cost_usd DESC` : '',
+    `LIMIT ${MAX_ROWS + 1}`,
+  ].join(' ');
+  return { from, to, granularity, groupBy, sql, params };
+}
+
+/** One result row as the API answers it: period (ISO), each group by its name, the sums as numbers. */
+export function spendRow(q: SpendQuery, r: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (q.granularity !== 'none') out['period'] = r['period'] instanceof Date ? r['period'].toISOString() : r['period'];
+  q.groupBy.forEach((name, i) => (out[name] = r[`g${i}`] ?? null));
+  for (const k of ['requests', 'cost_usd', 'input_tokens', 'cached_tokens', 'cache_write_tokens', 'output_tokens', 'reasoning_tokens', 'shed', 'fallback']) {
+    out[k] = Number(r[k] ?? 0);
+  }
+  return out;
+}
