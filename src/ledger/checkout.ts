@@ -25,7 +25,13 @@ export async function withClient<T>(pool: pg.Pool, fn: (client: pg.PoolClient) =
   } finally {
     client.off('error', onError);
     // A SQLSTATE error leaves the connection usable; anything else (reset, timeout) does not.
-    const reusable = broken === undefined || typeof (broken as { code?: unknown }).code === 'string' && /^[0-9A-Z]{5}$/.test(String((broken as { code?: unknown }).code));
+    const reusable = broken === undefined || sqlState(broken) !== null;
     client.release(reusable ? undefined : broken);
   }
+}
+
+/** The SQLSTATE of a PostgreSQL error (five characters, e.g. `08006`), or null for any other error (network, timeout). */
+export function sqlState(err: unknown): string | null {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : null;
 }

@@ -15,7 +15,7 @@ export function dayName(ms: number): string {
 }
 
 /** Start of the UTC day holding `ms`, epoch ms. */
-function dayStart(ms: number): number {
+export function dayStart(ms: number): number {
   return Math.floor(ms / DAY_MS) * DAY_MS;
 }
 

@@ -5,13 +5,12 @@
  * re-sent batch (a timed-out INSERT that landed anyway, a replayed spool) count once.
  */
 import type { Pool, PoolClient } from 'pg';
-import { withClient } from './checkout.js';
-import { ensurePartitions } from './partitions.js';
+import { sqlState, withClient } from './checkout.js';
+import { dayStart, ensurePartitions } from './partitions.js';
 import { COLUMNS, type LedgerRow } from './row.js';
 
 const INSERT = `INSERT INTO switchyard_requests (${COLUMNS.map(([c]) => c).join(', ')}) SELECT * FROM unnest(${COLUMNS.map(([, t], i) => `$${i + 1}::${t}[]`).join(', ')}) ON CONFLICT DO NOTHING`;
 
-const DAY_MS = 86_400_000;
 
 /**
  * Whether a PostgreSQL client error means "cannot reach or use the database now" (the rows
@@ -22,8 +21,8 @@ const DAY_MS = 86_400_000;
  * Source: PostgreSQL manual, Appendix A "PostgreSQL Error Codes".
  */
 export function isOutage(err: unknown): boolean {
-  const code = (err as { code?: unknown }).code;
-  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return true;
+  const code = sqlState(err);
+  if (code === null) return true;
   return ['08', '53', '57', '40', '3D', '28', '55'].includes(code.slice(0, 2));
 }
 
@@ -45,7 +44,7 @@ export class RowWriter {
           return;
         } catch (err) {
           // 23514 "no partition for row": dropped behind this process's back; make it again, once.
-          if ((err as { code?: string }).code !== '23514' || tries > 0) throw err;
+          if (sqlState(err) !== '23514' || tries > 0) throw err;
           this.days.clear();
         }
       }
@@ -53,9 +52,9 @@ export class RowWriter {
   }
 
   private async partitionsFor(client: PoolClient, rows: readonly LedgerRow[]): Promise<void> {
-    const fresh = rows.map((r) => Date.parse(r.ts)).filter((t) => !this.days.has(Math.floor(t / DAY_MS) * DAY_MS));
+    const fresh = rows.map((r) => Date.parse(r.ts)).filter((t) => !this.days.has(dayStart(t)));
     if (fresh.length === 0) return;
     await ensurePartitions(client, fresh);
-    for (const t of fresh) this.days.add(Math.floor(t / DAY_MS) * DAY_MS);
+    for (const t of fresh) this.days.add(dayStart(t));
   }
 }
