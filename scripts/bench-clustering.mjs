@@ -246,6 +246,15 @@ function summarise({ label, shape, agents, arm, chains, run, stats, rungs, trace
 
 // ---------------------------------------------------------------------------------------
 const started = new Date();
+const git = (args) => {
+  try {
+    return execFileSync('git', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return null;
+  }
+};
+// The tree as it was built (npm run build ran just before): later edits are not in this run.
+const builtFrom = { rev: git(['rev-parse', '--short', 'HEAD']), dirty: (git(['status', '--porcelain', '--', 'src']) ?? '') !== '' };
 const cheap = await startProvider('cheap-provider', { accounts: 1, cap: 100_000, shape: '429', 'ttft-ms': PROVIDER.ttft_ms, 'event-ms': PROVIDER.event_ms });
 const redis = armNames.includes('two') && hasRedis() ? await startRedis(work) : null;
 if (armNames.includes('two') && !redis) process.stderr.write('redis-server not found: skipping the two-replica arm\n');
@@ -288,17 +297,10 @@ for (const shape of shapes) {
 await stop(cheap.child);
 if (redis) await stop(redis.child);
 
-const git = (args) => {
-  try {
-    return execFileSync('git', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-  } catch {
-    return null;
-  }
-};
 const report = {
   generated_at: started.toISOString(),
   command: `node scripts/bench-clustering.mjs ${process.argv.slice(2).join(' ')}`.trim(),
-  git: { rev: git(['rev-parse', '--short', 'HEAD']), dirty: (git(['status', '--porcelain', '--', 'src']) ?? '') !== '' },
+  git: builtFrom,
   machine: { node: process.version, cpus: cpus().length, cpu_model: cpus()[0]?.model ?? null },
   elapsed_s: r2((Date.now() - started.getTime()) / 1000),
   parameters: { provider: PROVIDER, steps_per_chain: STEPS, chains: Object.fromEntries(loads.map((l) => [l, chainsFor(l)])), uncongested_steps: UNCONGESTED_STEPS, gateway_config: gatewayYaml({ reasoningUrl: 'http://127.0.0.1:<port>', cheapUrl: 'http://127.0.0.1:<port>', redisUrl: null, reference: false }) },
