@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { migrate } from '../dist/ledger/migrations.js';
 import { ensurePartitions } from '../dist/ledger/partitions.js';
+import { withRollup } from '../dist/ledger/rollup.js';
 import { spendQuery } from '../dist/ledger/spend-query.js';
 
 const { values } = parseArgs({ options: { days: { type: 'string', default: '30' }, 'rows-per-day': { type: 'string', default: '200000' }, runs: { type: 'string', default: '5' } } });
@@ -37,36 +38,43 @@ async function fill(c) {
   const t0 = Date.now();
   for (let d = 0; d < DAYS; d++) {
     const dayStart = new Date(first + d * DAY).toISOString();
+    // Through the writer's own statement shape, so the hourly rollup is filled as in production.
     await c.query(
-      `INSERT INTO switchyard_requests
+      withRollup(`INSERT INTO switchyard_requests
        SELECT gen_random_uuid(), $1::timestamptz + ((i - 1) * (86400.0 / $2::int)) * interval '1 second', 'r' || i, 'key-' || (i % 40),
               jsonb_build_object('repo', 'repo-' || (i % 25), 'dev', 'dev-' || (i % 60)), 'chat', 'model-' || (i % 12), 'model-' || (i % 12),
               'acct-' || (i % 6), 'up-' || (i % 12), i % 2 = 0, 200, 'ok', NULL, 1, NULL, CASE WHEN i % 20 = 0 THEN 'shed' END,
               CASE WHEN i % 2 = 0 THEN 300 END, 1500, 1200, 300, 0, 400, 200, false, 0.0042
-       FROM generate_series(1, $2::int) AS i`,
+       FROM generate_series(1, $2::int) AS i ON CONFLICT DO NOTHING`),
       [dayStart, PER_DAY],
     );
     process.stderr.write(`\rfilled ${d + 1}/${DAYS} days`);
   }
   await c.query('ANALYZE switchyard_requests');
+  await c.query('ANALYZE switchyard_spend_hourly');
   const fillS = (Date.now() - t0) / 1000;
   const size = (await c.query("SELECT pg_size_pretty(sum(pg_total_relation_size(inhrelid))) AS s FROM pg_inherits WHERE inhparent = 'switchyard_requests'::regclass")).rows[0].s;
-  return { fillS, size };
+  const rollup = (await c.query("SELECT count(*)::int AS n, pg_size_pretty(pg_total_relation_size('switchyard_spend_hourly')) AS s FROM switchyard_spend_hourly")).rows[0];
+  return { fillS, size, rollup };
 }
 
 try {
   const c = await pool.connect();
-  const { fillS, size } = await fill(c).finally(() => c.release());
-  process.stderr.write(`\nfilled ${DAYS * PER_DAY} rows in ${fillS.toFixed(0)} s (${size})\n`);
+  const { fillS, size, rollup } = await fill(c).finally(() => c.release());
+  process.stderr.write(`\nfilled ${DAYS * PER_DAY} rows in ${fillS.toFixed(0)} s (${size}; rollup ${rollup.n} rows, ${rollup.s})\n`);
 
   const to = new Date(today + DAY).toISOString();
   const monthFrom = new Date(first).toISOString();
   const dayFrom = new Date(today).toISOString();
+  // Not on whole hours: the first and last part-hours are read from the request rows.
+  const offFrom = new Date(first + 1_234_567).toISOString();
+  const offTo = new Date(today + DAY - 2_345_678).toISOString();
   const cases = [
     ['month, group_by=key,model, day', { from: monthFrom, to, group_by: 'key,model', granularity: 'day' }],
     ['month, group_by=key,model,tag:repo, day', { from: monthFrom, to, group_by: 'key,model,tag:repo', granularity: 'day' }],
     ['month, group_by=tag:dev, none', { from: monthFrom, to, group_by: 'tag:dev', granularity: 'none' }],
     ['month, totals, none', { from: monthFrom, to, granularity: 'none' }],
+    ['month off the hour (part-hours from rows), group_by=key,model, day', { from: offFrom, to: offTo, group_by: 'key,model', granularity: 'day' }],
     ['one day, group_by=key,model,tag:repo, hour', { from: dayFrom, to, group_by: 'key,model,tag:repo', granularity: 'hour' }],
   ];
   const results = [];
@@ -82,7 +90,7 @@ try {
     times.sort((a, b) => a - b);
     results.push({ label, rows, medianMs: times[Math.floor(times.length / 2)], worstMs: times.at(-1) });
   }
-  console.log(`npm run bench:spend -- --days ${DAYS} --rows-per-day ${PER_DAY} --runs ${RUNS}  (Node ${process.version}, ${DAYS * PER_DAY} rows, ${size})\n`);
+  console.log(`npm run bench:spend -- --days ${DAYS} --rows-per-day ${PER_DAY} --runs ${RUNS}  (Node ${process.version}, ${DAYS * PER_DAY} rows, ${size}; rollup ${rollup.n} rows, ${rollup.s}; filled in ${fillS.toFixed(0)} s)\n`);
   console.log('| query | result rows | median ms | worst ms |\n|---|---|---|---|');
   for (const r of results) console.log(`| ${r.label} | ${r.rows} | ${r.medianMs.toFixed(0)} | ${r.worstMs.toFixed(0)} |`);
 } finally {

@@ -100,6 +100,7 @@ function parse(text: string, kinds: ProviderKinds, env: NodeJS.ProcessEnv, path:
     routing: Object.freeze(raw.routing),
     store: Object.freeze(raw.store),
     ledger: Object.freeze(raw.ledger),
+    tags: Object.freeze(raw.tags),
     upstreams,
     upstreamStatus: Object.freeze(status),
     models,

@@ -13,6 +13,7 @@ import { ClientKeySchema } from './schema-keys.js';
 import { CapabilitiesSchema, EffortSchema, ModelSchema, PriceSchema, ShedSchema, StrategySchema } from './schema-model.js';
 import { RoutingSchema } from './schema-routing.js';
 import { LedgerSchema } from './schema-ledger.js';
+import { TagsSchema } from './schema-tags.js';
 import { AdminSchema, PassthroughSchema, ServerSchema, StoreSchema } from './schema-server.js';
 import { SimulatorSchema, TimeoutsSchema, UpstreamSchema } from './schema-upstream.js';
 
@@ -21,6 +22,7 @@ export { CapabilitiesSchema, EffortSchema, RequestEffortSchema, ModelSchema, Pri
 export { RoutingSchema } from './schema-routing.js';
 export { AdminSchema, PassthroughSchema, ServerSchema, StoreSchema } from './schema-server.js';
 export { LedgerSchema } from './schema-ledger.js';
+export { TagsSchema } from './schema-tags.js';
 export { SimulatorSchema, TimeoutsSchema, UpstreamSchema, WindowSchema } from './schema-upstream.js';
 
 /** The whole config document. */
@@ -31,6 +33,7 @@ export const ConfigSchema = Type.Object(
     admin: AdminSchema,
     store: StoreSchema,
     ledger: LedgerSchema,
+    tags: TagsSchema,
     routing: RoutingSchema,
     upstreams: Type.Array(UpstreamSchema, { minItems: 1 }),
     models: Type.Array(ModelSchema, { minItems: 1 }),
@@ -51,6 +54,7 @@ export type Strategy = Static<typeof StrategySchema>;
 export type StoreConfig = Static<typeof StoreSchema>;
 export type AdminConfig = Static<typeof AdminSchema>;
 export type LedgerConfig = Static<typeof LedgerSchema>;
+export type TagsConfig = Static<typeof TagsSchema>;
 export type Effort = Static<typeof EffortSchema>;
 export type ShedConfig = Static<typeof ShedSchema>;
 export type CapabilitiesConfig = Static<typeof CapabilitiesSchema>;

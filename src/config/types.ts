@@ -18,6 +18,7 @@ import type {
   ShedConfig,
   StoreConfig,
   LedgerConfig,
+  TagsConfig,
   Strategy,
   UpstreamConfig,
 } from './schema.js';
@@ -87,6 +88,8 @@ export interface GatewayConfig {
   readonly routing: RoutingConfig;
   readonly store: StoreConfig;
   readonly ledger: LedgerConfig;
+  /** Tag headers and which tags are metric labels (record/tags.ts). */
+  readonly tags: TagsConfig;
   readonly upstreams: ReadonlyMap<string, LiveUpstream>;
   readonly upstreamStatus: readonly UpstreamStatus[];
   readonly models: ReadonlyMap<string, Model>;

@@ -52,6 +52,38 @@ CREATE INDEX switchyard_requests_model_ts ON switchyard_requests (model, ts);
 CREATE INDEX switchyard_requests_tags ON switchyard_requests USING gin (tags);
 `,
   },
+  {
+    // The hourly rollup (ledger/rollup.ts), filled from the rows already in the ledger.
+    version: 2,
+    name: 'spend_hourly',
+    sql: `
+CREATE TABLE switchyard_spend_hourly (
+  hour timestamptz NOT NULL,
+  key_name text NOT NULL,
+  model text NOT NULL,
+  requested_model text NOT NULL,
+  upstream text NOT NULL,
+  api text NOT NULL,
+  outcome text NOT NULL,
+  tags jsonb NOT NULL,
+  requests bigint NOT NULL,
+  cost_usd double precision NOT NULL,
+  input_tokens bigint NOT NULL,
+  cached_tokens bigint NOT NULL,
+  cache_write_tokens bigint NOT NULL,
+  output_tokens bigint NOT NULL,
+  reasoning_tokens bigint NOT NULL,
+  shed bigint NOT NULL,
+  fallback bigint NOT NULL,
+  PRIMARY KEY (hour, key_name, model, requested_model, upstream, api, outcome, tags)
+);
+INSERT INTO switchyard_spend_hourly
+SELECT date_trunc('hour', ts, 'UTC'), coalesce(key_name, ''), coalesce(model, ''), coalesce(requested_model, ''), coalesce(upstream, ''),
+       coalesce(api, ''), outcome, tags, count(*), sum(cost_usd), sum(input_tokens), sum(cached_tokens), sum(cache_write_tokens),
+       sum(output_tokens), sum(reasoning_tokens), count(*) FILTER (WHERE shed IS NOT NULL), count(*) FILTER (WHERE fallback IS NOT NULL)
+FROM switchyard_requests GROUP BY 1, 2, 3, 4, 5, 6, 7, 8;
+`,
+  },
 ];
 
 /**

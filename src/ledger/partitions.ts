@@ -5,6 +5,7 @@
  */
 import type { PoolClient } from 'pg';
 import { SCHEMA_LOCK } from './migrations.js';
+import { DELETE_EXPIRED } from './rollup.js';
 
 const DAY_MS = 86_400_000;
 const PREFIX = 'switchyard_requests_';
@@ -43,12 +44,15 @@ export async function ensurePartitions(client: PoolClient, times: Iterable<numbe
 }
 
 /**
- * Drops the daily partitions whose whole day is older than `retentionDays` before `now`.
+ * Drops the daily partitions whose whole day is older than `retentionDays` before `now`,
+ * and the hourly rollup's rows of those days (ledger/rollup.ts).
  * @returns the names dropped.
  */
 export async function dropExpired(client: PoolClient, retentionDays: number, now = Date.now()): Promise<string[]> {
   if (retentionDays <= 0) return [];
-  const keepFrom = dayName(dayStart(now) - (retentionDays - 1) * DAY_MS);
+  const keepFromMs = dayStart(now) - (retentionDays - 1) * DAY_MS;
+  const keepFrom = dayName(keepFromMs);
+  await client.query(DELETE_EXPIRED, [new Date(keepFromMs).toISOString()]);
   const res = await client.query<{ name: string }>(
     `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = 'switchyard_requests'`,
   );

@@ -1,7 +1,8 @@
 /**
  * `GET /admin/spend`'s question, read from its query string and turned into one SQL
- * statement over `switchyard_requests`: spend, requests and tokens per period and per
- * group. Every group and granularity is from a fixed list and every value is a bind
+ * statement: spend, requests and tokens per period and per group. The whole hours of the
+ * range are read from the hourly rollup (ledger/rollup.ts), the part-hours at its ends from
+ * `switchyard_requests`, so a month costs about as much as its rollup rows, not its requests. Every group and granularity is from a fixed list and every value is a bind
  * parameter, so nothing a caller sends becomes SQL text.
  */
 
@@ -14,11 +15,20 @@ const COLUMNS: Readonly<Record<string, string>> = {
   api: 'api',
   outcome: 'outcome',
 };
+/** The sums every answer row carries (columns of the rollup, ledger/rollup.ts). */
+const SUMS = ['requests', 'cost_usd', 'input_tokens', 'cached_tokens', 'cache_write_tokens', 'output_tokens', 'reasoning_tokens', 'shed', 'fallback'] as const;
+/** The same sums over request rows. */
+const ROW_SUMS = [
+  'count(*) AS requests', 'sum(cost_usd) AS cost_usd', 'sum(input_tokens) AS input_tokens', 'sum(cached_tokens) AS cached_tokens',
+  'sum(cache_write_tokens) AS cache_write_tokens', 'sum(output_tokens) AS output_tokens', 'sum(reasoning_tokens) AS reasoning_tokens',
+  'count(*) FILTER (WHERE shed IS NOT NULL) AS shed', 'count(*) FILTER (WHERE fallback IS NOT NULL) AS fallback',
+];
 const GRANULARITIES = ['hour', 'day', 'month', 'none'] as const;
 export type Granularity = (typeof GRANULARITIES)[number];
 const TAG = /^tag:([a-z][a-z0-9_.-]{0,31})$/;
 const MAX_GROUPS = 4;
 const MAX_RANGE_MS = 400 * 86_400_000;
+const HOUR = 3_600_000;
 /** Rows returned at most; `truncated: true` says more groups matched. */
 export const MAX_ROWS = 10_000;
 
@@ -70,29 +80,46 @@ export function spendQuery(q: Record<string, unknown>, now = Date.now()): SpendQ
   if (groupBy.length > MAX_GROUPS) throw new SpendQueryError(`group_by takes at most ${MAX_GROUPS} groups.`, 'group_by');
   if (new Set(groupBy).size !== groupBy.length) throw new SpendQueryError('group_by names a group twice.', 'group_by');
 
-  const params: unknown[] = [from.toISOString(), to.toISOString()];
-  const selects: string[] = [];
+  // Whole hours [a, b) come from the rollup, the part-hours at either end from the rows.
+  let a = Math.ceil(from.getTime() / HOUR) * HOUR;
+  let b = Math.floor(to.getTime() / HOUR) * HOUR;
+  if (a >= b) a = b = to.getTime();
+  const params: unknown[] = [from.toISOString(), to.toISOString(), new Date(a).toISOString(), new Date(b).toISOString()];
+  const rollup: string[] = [];
+  const rows: string[] = [];
+  const names: string[] = [];
   if (granularity !== 'none') {
+    names.push('period');
     params.push(granularity);
-    selects.push(`date_trunc($${params.length}, ts, 'UTC') AS period`);
+    rollup.push(`date_trunc($${params.length}, hour, 'UTC') AS period`);
+    rows.push(`date_trunc($${params.length}, ts, 'UTC') AS period`);
   }
   groupBy.forEach((name, i) => {
     const col = COLUMNS[name];
     const tag = TAG.exec(name);
-    if (col) selects.push(`${col} AS g${i}`);
-    else if (tag) {
+    names.push(`g${i}`);
+    if (col) {
+      rollup.push(`NULLIF(${col}, '') AS g${i}`);
+      rows.push(`${col} AS g${i}`);
+    } else if (tag) {
       params.push(tag[1]);
-      selects.push(`tags->>$${params.length} AS g${i}`);
+      rollup.push(`tags->>$${params.length} AS g${i}`);
+      rows.push(`tags->>$${params.length} AS g${i}`);
     } else {
       throw new SpendQueryError(`Unknown group "${name.slice(0, 40)}" in group_by: use ${Object.keys(COLUMNS).join(', ')} or tag:<name>.`, 'group_by');
     }
   });
-  const keys = selects.map((_, i) => String(i + 1));
+  const keys = names.map((_, i) => String(i + 1));
+  const groupSql = keys.length > 0 ? ` GROUP BY ${keys.join(', ')}` : '';
+  const inner = [
+    `SELECT ${[...rollup, ...SUMS.map((c) => `sum(${c}) AS ${c}`)].join(', ')} FROM switchyard_spend_hourly WHERE hour >= $3 AND hour < $4${groupSql}`,
+    ...['ts >= $1 AND ts < $3', 'ts >= $4 AND ts < $2'].map(
+      (where) => `SELECT ${[...rows, ...ROW_SUMS].join(', ')} FROM switchyard_requests WHERE ${where}${groupSql}`,
+    ),
+  ];
   const sql = [
-    `SELECT ${[...selects, 'count(*) AS requests', 'sum(cost_usd) AS cost_usd', 'sum(input_tokens) AS input_tokens', 'sum(cached_tokens) AS cached_tokens',
-      'sum(cache_write_tokens) AS cache_write_tokens', 'sum(output_tokens) AS output_tokens', 'sum(reasoning_tokens) AS reasoning_tokens',
-      'count(*) FILTER (WHERE shed IS NOT NULL) AS shed', 'count(*) FILTER (WHERE fallback IS NOT NULL) AS fallback'].join(', ')}`,
-    'FROM switchyard_requests WHERE ts >= $1 AND ts < $2',
+    `SELECT ${[...names, ...SUMS.map((c) => `sum(${c}) AS ${c}`)].join(', ')}`,
+    `FROM (${inner.join(' UNION ALL ')}) u`,
     keys.length > 0 ? `GROUP BY ${keys.join(', ')} ORDER BY ${granularity !== 'none' ? '1, ' : ''}cost_usd DESC` : '',
     `LIMIT ${MAX_ROWS + 1}`,
   ].join(' ');
@@ -104,7 +131,7 @@ export function spendRow(q: SpendQuery, r: Record<string, unknown>): Record<stri
   const out: Record<string, unknown> = {};
   if (q.granularity !== 'none') out['period'] = r['period'] instanceof Date ? r['period'].toISOString() : r['period'];
   q.groupBy.forEach((name, i) => (out[name] = r[`g${i}`] ?? null));
-  for (const k of ['requests', 'cost_usd', 'input_tokens', 'cached_tokens', 'cache_write_tokens', 'output_tokens', 'reasoning_tokens', 'shed', 'fallback']) {
+  for (const k of SUMS) {
     out[k] = Number(r[k] ?? 0);
   }
   return out;

@@ -2,14 +2,18 @@
  * Writes ledger rows to PostgreSQL: one INSERT per batch, the columns sent as arrays and
  * unnested (`INSERT … SELECT * FROM unnest($1::uuid[], …)`), so a batch of any size is one
  * statement with 26 parameters. `ON CONFLICT DO NOTHING` on the primary key (ts, id) makes a
- * re-sent batch (a timed-out INSERT that landed anyway, a replayed spool) count once.
+ * re-sent batch (a timed-out INSERT that landed anyway, a replayed spool) count once. The
+ * same statement adds the rows it inserted to the hourly rollup (ledger/rollup.ts).
  */
 import type { Pool, PoolClient } from 'pg';
 import { sqlState, withClient } from './checkout.js';
 import { dayStart, ensurePartitions } from './partitions.js';
+import { withRollup } from './rollup.js';
 import { COLUMNS, type LedgerRow } from './row.js';
 
-const INSERT = `INSERT INTO switchyard_requests (${COLUMNS.map(([c]) => c).join(', ')}) SELECT * FROM unnest(${COLUMNS.map(([, t], i) => `$${i + 1}::${t}[]`).join(', ')}) ON CONFLICT DO NOTHING`;
+const INSERT = withRollup(
+  `INSERT INTO switchyard_requests (${COLUMNS.map(([c]) => c).join(', ')}) SELECT * FROM unnest(${COLUMNS.map(([, t], i) => `$${i + 1}::${t}[]`).join(', ')}) ON CONFLICT DO NOTHING`,
+);
 
 
 /**

@@ -35,6 +35,30 @@ export function recordRequest(m: Metrics, r: RequestRecord): void {
   }
 }
 
+/** Values seen per metric tag, per registry: past the cap a value counts as "other". */
+const tagValues = new WeakMap<Metrics, Map<string, Set<string>>>();
+
+/**
+ * Counts a finished request and its spend per value of each tag in `labels`
+ * (`tags.metric_labels`). At most `maxValues` distinct values per tag are labels; later ones
+ * are `value="other"`, so clients cannot grow the series without bound.
+ */
+export function recordTags(m: Metrics, r: RequestRecord, labels: readonly string[], maxValues: number): void {
+  if (labels.length === 0) return;
+  let seen = tagValues.get(m);
+  if (!seen) tagValues.set(m, (seen = new Map()));
+  for (const tag of labels) {
+    const raw = r.tags[tag];
+    if (raw === undefined) continue;
+    let values = seen.get(tag);
+    if (!values) seen.set(tag, (values = new Set()));
+    if (!values.has(raw) && values.size < maxValues) values.add(raw);
+    const value = values.has(raw) ? raw : 'other';
+    m.tagRequests.inc({ tag, value });
+    if (r.costUsd > 0) m.tagSpend.inc({ tag, value }, r.costUsd);
+  }
+}
+
 /** Records one failed upstream attempt (or a stream that failed after it started). */
 export function recordUpstreamError(m: Metrics, upstream: string, cls: string): void {
   m.upstreamErrors.inc({ upstream, class: cls });

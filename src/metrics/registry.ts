@@ -46,6 +46,8 @@ export interface Metrics {
   /** Ledger rows by what happened to them: written, spooled, replayed, dropped. */
   readonly ledgerRows: Counter<'result'>;
   readonly ledgerBacklog: Gauge;
+  readonly tagRequests: Counter<'tag' | 'value'>;
+  readonly tagSpend: Counter<'tag' | 'value'>;
   /** Read at scrape time by the state gauges; set by the app once the router exists. */
   readonly sources: MetricSources;
 }
@@ -261,6 +263,18 @@ export function createMetrics(): Metrics {
       collect() {
         if (sources.ledgerBacklog) this.set(sources.ledgerBacklog());
       },
+    }),
+    tagRequests: new Counter({
+      name: 'switchyard_tag_requests_total',
+      help: 'Requests per value of each tag listed in tags.metric_labels (values past tags.metric_max_values count as "other").',
+      labelNames: ['tag', 'value'],
+      registers,
+    }),
+    tagSpend: new Counter({
+      name: 'switchyard_tag_spend_usd_total',
+      help: 'Spend in USD per value of each tag listed in tags.metric_labels (values past tags.metric_max_values count as "other").',
+      labelNames: ['tag', 'value'],
+      registers,
     }),
     bodyGuardRefused: new Counter({
       name: 'switchyard_body_guard_refused_total',

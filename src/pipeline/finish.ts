@@ -7,7 +7,8 @@
  */
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { Admission } from '../limits/index.js';
-import { recordRequest } from '../metrics/record.js';
+import type { TagsConfig } from '../config/schema.js';
+import { recordRequest, recordTags } from '../metrics/record.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { Outcome, RecordSink, RequestRecord } from '../record/request.js';
 import { recentRequests } from '../record/recent.js';
@@ -29,10 +30,11 @@ export interface RecordSinks {
   readonly ledger?: RecordSink;
 }
 
-/** Emits a finished record: metrics, the log line, the recent-requests ring, the ledger. */
-function emit(sinks: RecordSinks, log: FastifyBaseLogger, rec: RequestRecord): void {
+/** Emits a finished record: metrics (per tag too, when `tags` lists metric labels), the log line, the recent-requests ring, the ledger. */
+function emit(sinks: RecordSinks, log: FastifyBaseLogger, rec: RequestRecord, tags?: TagsConfig): void {
   const { metrics } = sinks;
   recordRequest(metrics, rec);
+  if (tags) recordTags(metrics, rec, tags.metric_labels, tags.metric_max_values);
   recentRequests(metrics).push(rec);
   sinks.ledger?.add(rec);
   log.info(
@@ -53,6 +55,7 @@ function emit(sinks: RecordSinks, log: FastifyBaseLogger, rec: RequestRecord): v
       tokens: logTokens(rec.usage),
       tokens_estimated: rec.usageEstimated,
       cost_usd: rec.costUsd,
+      ...(Object.keys(rec.tags).length > 0 ? { tags: rec.tags } : {}),
     },
     'request finished',
   );
@@ -94,7 +97,7 @@ export async function finish(deps: PipelineDeps, call: Call, admission: Admissio
   if (admission) await admission.settle(usage, cost).catch((err: unknown) => req.log.warn({ err }, 'settling key limits failed'));
   // Spend per key and per model, per UTC day, in the shared store (not awaited).
   if (cost > 0) void deps.limits.recordSpend(rec.key, rec.model, cost);
-  emit(deps, req.log, rec);
+  emit(deps, req.log, rec, call.gen.config.tags);
 }
 
 /** Records a request the pipeline did not take, once (`req.recorded` guards it). */

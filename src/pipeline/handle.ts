@@ -48,7 +48,7 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
   const { config, router, providers } = call.gen;
   call.body = unwrapExtraBody(call.body);
   const { api, body, req } = call;
-  call.tags = requestTags(req.headers['x-switchyard-tags'], req.caller?.metadata);
+  call.tags = requestTags(req.headers, req.caller?.metadata, config.tags.headers);
   // A Responses follow-up goes where its conversation is (pipeline/continuation.ts).
   call.continuation = api.name === 'responses' ? await Continuation.open(call.gen.router.store, body) : null;
   const continuation = call.continuation;

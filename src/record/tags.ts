@@ -1,7 +1,8 @@
 /**
  * A request's tags: who and why it was made (`team=search`, `repo=api`, `dev=ana`), for the
- * ledger's per-tag spend. From the key's `metadata` (set by the operator, so it wins) and
- * the `x-switchyard-tags` request header (`name=value` pairs, comma-separated). Bounded so a
+ * ledger's per-tag spend and the tag metrics. From the key's `metadata` (set by the operator,
+ * so it wins), the `x-switchyard-tags` request header (`name=value` pairs, comma-separated)
+ * and the headers named in `tags.headers` (an agent's session id). Bounded so a
  * client cannot grow the ledger or the metrics without limit.
  */
 import { GatewayError } from '../errors/codes.js';
@@ -20,15 +21,39 @@ function invalid(message: string): GatewayError {
   return new GatewayError('GW_ERR_INVALID_REQUEST', { message, param: 'x-switchyard-tags' });
 }
 
+/** A configured header's value as a tag value: its printable part, at most 128 characters; null when nothing is left. */
+function headerValue(v: string | string[] | undefined): string | null {
+  const text = (Array.isArray(v) ? v[0] : v)?.replace(/[^\x20-\x2b\x2d-\x3c\x3e-\x7e]/g, '').trim().slice(0, 128);
+  return text ? text : null;
+}
+
 /**
- * The tags of one request.
- * @param header the `x-switchyard-tags` header as received (absent: none).
- * @param metadata the key's configured `metadata` (its values win over the header's).
- * @throws GatewayError GW_ERR_INVALID_REQUEST (400) when the header is malformed: a pair
- *         without `=`, a bad name or value, a name given twice, or more than {@link MAX_TAGS}.
+ * The tags of one request, lowest precedence first: the configured tag headers
+ * (`tags.headers`, e.g. an agent's session id), the `x-switchyard-tags` header, the key's
+ * `metadata` (set by the operator, so it wins).
+ * @param headers the request's headers (Node's lower-cased `IncomingHttpHeaders`).
+ * @param metadata the key's configured `metadata`.
+ * @param fromHeaders `tags.headers`: tag name -> header name(s), the first present wins.
+ * @throws GatewayError GW_ERR_INVALID_REQUEST (400) when `x-switchyard-tags` is malformed: a
+ *         pair without `=`, a bad name or value, a name given twice, or more than {@link MAX_TAGS}.
  */
-export function requestTags(header: string | string[] | undefined, metadata: Tags | undefined): Tags {
+export function requestTags(
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+  metadata: Tags | undefined,
+  fromHeaders: Readonly<Record<string, string | readonly string[]>> = {},
+): Tags {
   const out: Record<string, string> = {};
+  const fromConfig: Record<string, string> = {};
+  for (const [name, names] of Object.entries(fromHeaders)) {
+    for (const h of typeof names === 'string' ? [names] : names) {
+      const v = headerValue(headers[h.toLowerCase()]);
+      if (v !== null) {
+        fromConfig[name] = v;
+        break;
+      }
+    }
+  }
+  const header = headers['x-switchyard-tags'];
   const text = Array.isArray(header) ? header.join(',') : header;
   if (text !== undefined && text.trim() !== '') {
     for (const raw of text.split(',')) {
@@ -44,6 +69,7 @@ export function requestTags(header: string | string[] | undefined, metadata: Tag
       out[name] = value;
     }
   }
+  for (const [name, value] of Object.entries(fromConfig)) if (!(name in out)) out[name] = value;
   for (const [name, value] of Object.entries(metadata ?? {})) {
     if (NAME.test(name) && VALUE.test(value)) out[name] = value;
   }

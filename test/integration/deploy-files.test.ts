@@ -752,7 +752,7 @@ interface PodSpec {
   securityContext?: Obj;
   containers: Container[];
   initContainers?: Container[];
-  volumes?: { name: string; configMap?: { name: string } }[];
+  volumes?: { name: string; configMap?: { name: string }; emptyDir?: unknown; persistentVolumeClaim?: unknown }[];
 }
 function podOf(d: Obj): { spec: PodSpec; annotations: Obj; labels: Obj } {
   const tpl = obj(obj(d['spec'], 'spec')['template'], 'template');
@@ -857,6 +857,17 @@ describe('Kubernetes manifests', () => {
         assert.equal(c.readinessProbe?.httpGet?.path, '/readyz');
         assert.equal(resolvePort(c.readinessProbe?.httpGet?.port), 8080);
         if (c.startupProbe) assert.equal(resolvePort(c.startupProbe.httpGet?.port), 8080);
+      });
+
+      test('the ledger: DATABASE_URL from the Secret, its spool on a writable volume', () => {
+        const db = env.get('DATABASE_URL')?.valueFrom?.secretKeyRef;
+        assert.deepEqual(db, { name: 'switchyard-secrets', key: 'DATABASE_URL', optional: true });
+        assert.ok('DATABASE_URL' in obj(secret['stringData'], 'stringData'), 'the example Secret has the key');
+        const spool = (parseYaml(configMapYaml) as { ledger: { spool_path: string } }).ledger.spool_path;
+        const mount = (c.volumeMounts ?? []).find((m) => spool.startsWith(`${m.mountPath}/`));
+        assert.ok(mount && !mount.readOnly, `${spool} is on a writable mount (the root filesystem is read-only)`);
+        const vol = (spec.volumes ?? []).find((v) => v.name === mount.name);
+        assert.ok(vol && (vol.emptyDir !== undefined || vol.persistentVolumeClaim !== undefined), `volume ${mount.name} is an emptyDir or a claim`);
       });
 
       test('resource requests and limits', () => {

@@ -103,6 +103,19 @@ describe('GET /admin/spend', () => {
     );
   });
 
+  test('on whole hours (read from the hourly rollup) it says what the request rows say', async () => {
+    const HOUR = 3_600_000;
+    const from = new Date(Math.floor(Date.now() / HOUR) * HOUR - 24 * HOUR).toISOString();
+    const to = new Date(Math.ceil((Date.now() + 1) / HOUR) * HOUR).toISOString();
+    const rolled = await spend(`from=${from}&to=${to}&group_by=tag:repo,model&granularity=none`);
+    const rows = await spend('group_by=tag:repo,model&granularity=none');
+    const rolledUp = await db.query<{ n: string }>('SELECT sum(requests) AS n FROM switchyard_spend_hourly');
+    assert.equal(rolledUp[0]!.n, '15', 'the rollup holds the 15 requests');
+    const norm = (b: Spend) => b.data.map((r) => `${r['tag:repo']}|${r['model']}|${r['requests']}|${Number(r['cost_usd']).toFixed(12)}|${r['fallback']}`).sort();
+    assert.deepEqual(norm(rolled.body), norm(rows.body));
+    assert.equal(rolled.body.totals.requests, 15);
+  });
+
   test('a time range outside the traffic is empty', async () => {
     const s = await spend('from=2020-01-01&to=2020-02-01&group_by=key');
     assert.equal(s.status, 200);

@@ -92,6 +92,10 @@ describe('ledger: PostgreSQL cut off mid-load loses no row and doubles none', ()
       "SELECT count(*) AS rows, count(DISTINCT id) AS ids, count(DISTINCT request_id) AS reqs FROM switchyard_requests WHERE request_id LIKE 'out-%'",
     );
     assert.deepEqual(counts, { rows: '300', ids: '300', reqs: '300' });
+    const [all] = await db.query<{ rows: string; rolled: string }>(
+      'SELECT (SELECT count(*) FROM switchyard_requests) AS rows, (SELECT sum(requests) FROM switchyard_spend_hourly) AS rolled',
+    );
+    assert.equal(all!.rolled, all!.rows, 'the hourly rollup counts each replayed row once');
     assert.ok(metricSum(await gw.metricsText(), 'switchyard_ledger_rows_total', { result: 'replayed' }) > 0);
     assert.equal(metricSum(await gw.metricsText(), 'switchyard_ledger_rows_total', { result: 'dropped' }), 0);
     assert.ok(gw.logs.some((l) => l.includes('ledger cannot reach PostgreSQL')), 'the outage is logged');
@@ -130,6 +134,8 @@ describe('ledger: two replicas on one database', () => {
     const [c] = await db.query<{ n: string; ids: string }>("SELECT count(*) AS n, count(DISTINCT request_id) AS ids FROM switchyard_requests WHERE request_id LIKE 'rep-%'");
     assert.deepEqual(c, { n: '200', ids: '200' });
     const migrations = await db.query('SELECT version FROM switchyard_ledger_migrations');
-    assert.equal(migrations.length, 1);
+    assert.equal(migrations.length, 2);
+    const [r] = await db.query<{ n: string }>('SELECT sum(requests) AS n FROM switchyard_spend_hourly');
+    assert.equal(r!.n, '200', 'the hourly rollup counts each row once');
   });
 });

@@ -11,6 +11,8 @@ import { GatewayError } from '../../src/errors/codes.js';
 import { MAX_TAGS, requestTags } from '../../src/record/tags.js';
 import { parseTestConfig } from '../helpers/config.js';
 
+const tagHeader = (v: string | string[] | undefined) => ({ 'x-switchyard-tags': v });
+
 const yaml = (ledger: string) => `
 ${ledger}
 upstreams:
@@ -52,24 +54,35 @@ describe('ledger config', () => {
 
 describe('request tags', () => {
   test('pairs are trimmed, the key metadata wins, absent and empty headers give none', () => {
-    assert.deepEqual(requestTags(' repo=api , dev=ana.b ', { team: 'search' }), { repo: 'api', dev: 'ana.b', team: 'search' });
-    assert.deepEqual(requestTags('team=spoofed', { team: 'search' }), { team: 'search' });
-    assert.deepEqual(requestTags(undefined, undefined), {});
-    assert.deepEqual(requestTags('  ', {}), {});
-    assert.deepEqual(requestTags(['a=1', 'b=2'], {}), { a: '1', b: '2' });
+    assert.deepEqual(requestTags(tagHeader(' repo=api , dev=ana.b '), { team: 'search' }), { repo: 'api', dev: 'ana.b', team: 'search' });
+    assert.deepEqual(requestTags(tagHeader('team=spoofed'), { team: 'search' }), { team: 'search' });
+    assert.deepEqual(requestTags(tagHeader(undefined), undefined), {});
+    assert.deepEqual(requestTags(tagHeader('  '), {}), {});
+    assert.deepEqual(requestTags(tagHeader(['a=1', 'b=2']), {}), { a: '1', b: '2' });
   });
 
   test('malformed headers are 400s naming the header', () => {
     const bad = ['novalue', '=x', 'Upper=x', 'a=', `a=${'x'.repeat(129)}`, 'a=1,a=2', 'a=b=c', `${'n'.repeat(33)}=v`, 'a=\u00e9'];
     for (const h of bad) {
       assert.throws(
-        () => requestTags(h, {}),
+        () => requestTags(tagHeader(h), {}),
         (err: unknown) => err instanceof GatewayError && err.status === 400 && err.param === 'x-switchyard-tags',
         h,
       );
     }
     const many = Array.from({ length: MAX_TAGS }, (_, i) => `t${i}=v`).join(',');
-    assert.equal(Object.keys(requestTags(many, {})).length, MAX_TAGS);
-    assert.throws(() => requestTags(many, { team: 'x' }), /Too many tags/);
+    assert.equal(Object.keys(requestTags(tagHeader(many), {})).length, MAX_TAGS);
+    assert.throws(() => requestTags(tagHeader(many), { team: 'x' }), /Too many tags/);
+  });
+
+  test('configured tag headers: first present wins, lowest precedence, cleaned, never a 400', () => {
+    const from = { session: ['x-claude-code-session-id', 'session-id'], agent: 'x-agent' };
+    const h = { 'session-id': 'codex-123', 'x-claude-code-session-id': 'cc-9f2e', 'x-agent': 'bot,\u00e9=v\u0001' };
+    assert.deepEqual(requestTags(h, {}, from), { session: 'cc-9f2e', agent: 'botv' });
+    assert.deepEqual(requestTags({ 'session-id': 'codex-123' }, {}, from), { session: 'codex-123' });
+    assert.deepEqual(requestTags({ 'session-id': 'codex-123', 'x-switchyard-tags': 'session=mine' }, {}, from), { session: 'mine' });
+    assert.deepEqual(requestTags({ 'session-id': 'codex-123' }, { session: 'op' }, from), { session: 'op' });
+    assert.deepEqual(requestTags({ 'x-agent': '\u00e9\u00e9' }, {}, from), {}, 'nothing printable left: no tag');
+    assert.equal(requestTags({ 'session-id': 'x'.repeat(500) }, {}, from)['session']!.length, 128);
   });
 });
