@@ -1,7 +1,11 @@
-/** The ledger tests' fake upstream script and gateway config (test/postgres). */
+/** The ledger tests' setup (a database, a spool folder, a fake upstream), fake upstream script and gateway config (test/postgres). */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { hashKey } from '../../src/auth/keys.js';
-import type { Script } from './fake-upstream.js';
-import { CLIENT_KEY } from './gateway.js';
+import { FakeUpstream, type Script } from './fake-upstream.js';
+import { CLIENT_KEY, startGateway, UPSTREAM_KEY, type TestGateway } from './gateway.js';
+import { TestDatabase } from './postgres.js';
 
 const chunk = (o: Record<string, unknown>) => `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', ...o })}\n\n`;
 const STREAM = [
@@ -46,3 +50,49 @@ keys:
 `;
 }
 
+
+/**
+ * One ledger test's world: its own database (dropped by `close`), a spool folder (removed),
+ * a fake upstream answering with `reply`, and the gateways it started (closed first).
+ */
+export class LedgerSetup {
+  private readonly gateways: TestGateway[] = [];
+
+  private constructor(
+    readonly db: TestDatabase,
+    readonly fake: FakeUpstream,
+    readonly dir: string,
+  ) {}
+
+  static async create(reply: Script = script): Promise<LedgerSetup> {
+    const db = await TestDatabase.create();
+    const fake = new FakeUpstream();
+    await fake.start();
+    fake.on(reply);
+    return new LedgerSetup(db, fake, mkdtempSync(join(tmpdir(), 'sy-ledger-')));
+  }
+
+  /** A spool file path in this setup's folder. */
+  spool(name = 'spool'): string {
+    return join(this.dir, `${name}.jsonl`);
+  }
+
+  /** Starts a gateway on `yaml` (the upstream key in its env), closed by `close`. */
+  async gateway(yaml: string, env: NodeJS.ProcessEnv = {}): Promise<TestGateway> {
+    const gw = await startGateway(yaml, { TEST_UPSTREAM_KEY: UPSTREAM_KEY, ...env });
+    this.gateways.push(gw);
+    return gw;
+  }
+
+  /** The default ledger gateway: {@link ledgerConfig} on this setup's upstream, database and spool. */
+  ledgerGateway(extra = '', env: NodeJS.ProcessEnv = {}, spool = 'spool', dbUrl = this.db.url()): Promise<TestGateway> {
+    return this.gateway(ledgerConfig(this.fake.url, dbUrl, this.spool(spool), extra), env);
+  }
+
+  async close(): Promise<void> {
+    for (const gw of this.gateways) await gw.close();
+    await this.fake.close();
+    await this.db.drop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}

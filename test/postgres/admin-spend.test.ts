@@ -5,18 +5,15 @@
  * what to set.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { hashKey } from '../../src/auth/keys.js';
 import { buildAdmin } from '../../src/server/admin.js';
 import { FakeUpstream } from '../helpers/fake-upstream.js';
-import { postChat, startGateway, testConfigYaml, UPSTREAM_KEY, type TestGateway } from '../helpers/gateway.js';
-import { ledgerConfig, script } from '../helpers/ledger.js';
+import { postChat, startGateway, testConfigYaml, type TestGateway } from '../helpers/gateway.js';
+import { LedgerSetup, ledgerConfig } from '../helpers/ledger.js';
 import { metricSum } from '../helpers/metrics-text.js';
-import { TestDatabase } from '../helpers/postgres.js';
+import type { TestDatabase } from '../helpers/postgres.js';
 
 const ADMIN_KEY = 'sk-admin-spend-0123456789abcdef0123';
 const admin = `admin:\n  key_sha256: ${hashKey(ADMIN_KEY)}\n`;
@@ -29,12 +26,11 @@ interface Spend {
 }
 
 describe('GET /admin/spend', () => {
+  let setup: LedgerSetup;
   let db: TestDatabase;
-  const fake = new FakeUpstream();
   let gw: TestGateway;
   let adm: FastifyInstance;
   let adminUrl: string;
-  let dir: string;
   const headerCost: Record<string, number> = { api: 0, web: 0 };
 
   const spend = async (qs: string, key = ADMIN_KEY): Promise<{ status: number; body: Spend & { error?: { message: string; param: string; code: string } } }> => {
@@ -43,11 +39,9 @@ describe('GET /admin/spend', () => {
   };
 
   before(async () => {
-    db = await TestDatabase.create();
-    dir = mkdtempSync(join(tmpdir(), 'sy-spend-'));
-    await fake.start();
-    fake.on(script);
-    gw = await startGateway(ledgerConfig(fake.url, db.url(), join(dir, 'spool.jsonl')) + admin, { TEST_UPSTREAM_KEY: UPSTREAM_KEY });
+    setup = await LedgerSetup.create();
+    db = setup.db;
+    gw = await setup.gateway(ledgerConfig(setup.fake.url, db.url(), setup.spool()) + admin);
     adm = await buildAdmin(gw);
     adminUrl = await adm.listen({ host: '127.0.0.1', port: 0 });
     const chat = (content: string, tags: string, extra: Record<string, unknown> = {}) =>
@@ -66,10 +60,7 @@ describe('GET /admin/spend', () => {
   });
   after(async () => {
     await adm.close();
-    await gw.close();
-    await fake.close();
-    await db.drop();
-    rmSync(dir, { recursive: true, force: true });
+    await setup.close();
   });
 
   test('per key and model it equals the Prometheus spend counters', async () => {

@@ -5,15 +5,11 @@
  * two replicas started together on one database migrate once and both write all their rows.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { FakeUpstream } from '../helpers/fake-upstream.js';
-import { postChat, startGateway, UPSTREAM_KEY, type TestGateway } from '../helpers/gateway.js';
+import { postChat, type TestGateway } from '../helpers/gateway.js';
 import { metricSum } from '../helpers/metrics-text.js';
-import { PgProxy, TestDatabase } from '../helpers/postgres.js';
-import { ledgerConfig, script } from '../helpers/ledger.js';
+import { PgProxy, type TestDatabase } from '../helpers/postgres.js';
+import { LedgerSetup } from '../helpers/ledger.js';
 
 const PG_PASSWORD = 'pg-secret-7f3a91';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -45,28 +41,22 @@ async function load(gw: TestGateway, prefix: string, n: number, width = 8): Prom
 const readyz = async (gw: TestGateway) => ((await (await fetch(`${gw.url}/readyz`)).json()) as { ledger: { state: string; backlog_rows: number } }).ledger;
 
 describe('ledger: PostgreSQL cut off mid-load loses no row and doubles none', () => {
+  let setup: LedgerSetup;
   let db: TestDatabase;
   const proxy = new PgProxy();
-  const fake = new FakeUpstream();
   let gw: TestGateway;
-  let dir: string;
 
   before(async () => {
-    db = await TestDatabase.create();
+    setup = await LedgerSetup.create();
+    db = setup.db;
     await proxy.start();
-    dir = mkdtempSync(join(tmpdir(), 'sy-ledger-'));
-    await fake.start();
-    fake.on(script);
     // A password in the URL (trust auth ignores it): it must never reach a log line.
     const url = db.url(proxy.port).replace('//postgres@', `//postgres:${PG_PASSWORD}@`);
-    gw = await startGateway(ledgerConfig(fake.url, '${DATABASE_URL}', join(dir, 'spool.jsonl'), ', batch_rows: 20'), { TEST_UPSTREAM_KEY: UPSTREAM_KEY, DATABASE_URL: url });
+    gw = await setup.ledgerGateway(', batch_rows: 20', { DATABASE_URL: url }, 'spool', '${DATABASE_URL}');
   });
   after(async () => {
-    await gw.close();
-    await fake.close();
+    await setup.close();
     await proxy.stop();
-    await db.drop();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   test('rows spool while PostgreSQL is away and are replayed once it is back', async () => {
@@ -105,26 +95,16 @@ describe('ledger: PostgreSQL cut off mid-load loses no row and doubles none', ()
 });
 
 describe('ledger: two replicas on one database', () => {
+  let setup: LedgerSetup;
   let db: TestDatabase;
-  const fake = new FakeUpstream();
   let gws: TestGateway[];
-  let dir: string;
 
   before(async () => {
-    db = await TestDatabase.create();
-    dir = mkdtempSync(join(tmpdir(), 'sy-ledger-'));
-    await fake.start();
-    fake.on(script);
-    gws = await Promise.all(
-      ['a', 'b'].map((r) => startGateway(ledgerConfig(fake.url, db.url(), join(dir, `spool-${r}.jsonl`)), { TEST_UPSTREAM_KEY: UPSTREAM_KEY })),
-    );
+    setup = await LedgerSetup.create();
+    db = setup.db;
+    gws = await Promise.all(['a', 'b'].map((r) => setup.ledgerGateway('', {}, `spool-${r}`)));
   });
-  after(async () => {
-    for (const g of gws) await g.close();
-    await fake.close();
-    await db.drop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => setup.close());
 
   test('started together, they migrate once and both write every row', async () => {
     const [a, b] = gws as [TestGateway, TestGateway];

@@ -5,15 +5,13 @@
  * `/admin/spend`'s shed count agrees.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { hashKey } from '../../src/auth/keys.js';
-import { FakeUpstream, type ScriptedReply } from '../helpers/fake-upstream.js';
-import { CLIENT_KEY, postChat, startGateway, UPSTREAM_KEY, type TestGateway } from '../helpers/gateway.js';
-import { TestDatabase } from '../helpers/postgres.js';
+import type { ScriptedReply } from '../helpers/fake-upstream.js';
+import { CLIENT_KEY, postChat, type TestGateway } from '../helpers/gateway.js';
+import { LedgerSetup } from '../helpers/ledger.js';
+import type { TestDatabase } from '../helpers/postgres.js';
 
 const reply = (text: string, usage: { prompt_tokens: number; completion_tokens: number }): ScriptedReply => ({
   status: 200,
@@ -43,28 +41,20 @@ keys:
 }
 
 describe('ledger: a shed request', () => {
+  let setup: LedgerSetup;
   let db: TestDatabase;
-  const fake = new FakeUpstream();
   let gw: TestGateway;
-  let dir: string;
 
   before(async () => {
-    db = await TestDatabase.create();
-    dir = mkdtempSync(join(tmpdir(), 'sy-ledger-shed-'));
-    await fake.start();
-    fake.on((req) =>
+    setup = await LedgerSetup.create((req) =>
       req.json?.['model'] === 'deep-a'
         ? { ...reply('deep', { prompt_tokens: 20, completion_tokens: 30 }), delayMs: 500 }
         : reply('lite', { prompt_tokens: 9, completion_tokens: 4 }),
     );
-    gw = await startGateway(yaml(fake.url, db.url(), join(dir, 'spool.jsonl')), { TEST_UPSTREAM_KEY: UPSTREAM_KEY });
+    db = setup.db;
+    gw = await setup.gateway(yaml(setup.fake.url, db.url(), setup.spool()));
   });
-  after(async () => {
-    await gw.close();
-    await fake.close();
-    await db.drop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => setup.close());
 
   test('its row names the shed, both models and the fallback tokens and cost', async () => {
     const deep = { model: 'deep', reasoning_effort: 'high', messages: [{ role: 'user', content: 'hi' }] };

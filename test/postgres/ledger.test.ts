@@ -5,36 +5,24 @@
  * describe in its own database, dropped after.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { FakeUpstream } from '../helpers/fake-upstream.js';
-import { ledgerConfig, script } from '../helpers/ledger.js';
-import { CLIENT_KEY, postChat, startGateway, UPSTREAM_KEY, type TestGateway } from '../helpers/gateway.js';
-import { TestDatabase } from '../helpers/postgres.js';
+import { LedgerSetup } from '../helpers/ledger.js';
+import { CLIENT_KEY, postChat, type TestGateway } from '../helpers/gateway.js';
+import type { TestDatabase } from '../helpers/postgres.js';
 
 type Row = Record<string, unknown> & { request_id: string };
 
 describe('ledger rows: one per request, exact tokens and cost', () => {
+  let setup: LedgerSetup;
   let db: TestDatabase;
-  const fake = new FakeUpstream();
   let gw: TestGateway;
-  let dir: string;
 
   before(async () => {
-    db = await TestDatabase.create();
-    dir = mkdtempSync(join(tmpdir(), 'sy-ledger-'));
-    await fake.start();
-    fake.on(script);
-    gw = await startGateway(ledgerConfig(fake.url, db.url(), join(dir, 'spool.jsonl')), { TEST_UPSTREAM_KEY: UPSTREAM_KEY });
+    setup = await LedgerSetup.create();
+    db = setup.db;
+    gw = await setup.ledgerGateway();
   });
-  after(async () => {
-    await gw.close();
-    await fake.close();
-    await db.drop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => setup.close());
 
   const rowOf = async (id: string): Promise<Row> => {
     let row: Row | undefined;
