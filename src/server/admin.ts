@@ -11,8 +11,8 @@
  *                           usage (never the key or hash)
  *   POST /admin/reload      re-reads the config file; 200 with a summary, or 400 with the error
  *   GET  /admin/spend       spend, requests and tokens from the ledger per period and group (admin-spend.ts)
- *   GET  /admin/console.json, and GET /console (the page, the one route without the key):
- *                           the built-in console, see server/console.ts
+ *   GET  /admin/console.json, and GET /console and /console/spend (the pages, the only
+ *                           routes without the key): the built-in console, see server/console.ts
  */
 import { timingSafeEqual } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';

@@ -1,9 +1,11 @@
 /**
- * The console page's script (inlined by `console-page.ts`, allowed by its hash in the CSP):
- * asks once for the admin key (kept in sessionStorage for the tab), then polls
- * {@link CONSOLE_DATA_PATH} with `Authorization: Bearer <admin key>` and redraws the
- * tables. Every value is written with `textContent`, never as HTML.
+ * The console's live page script (inlined by `console-page.ts`, allowed by its hash in the
+ * CSP): asks once for the admin key (kept in sessionStorage for the tab; the session and
+ * table helpers are `console-common-script.ts`), then polls {@link CONSOLE_DATA_PATH} with
+ * `Authorization: Bearer <admin key>` and redraws the tables. Every value is written with
+ * `textContent`, never as HTML.
  */
+import { CONSOLE_COMMON } from './console-common-script.js';
 
 /** Milliseconds between two polls of the console's data endpoint. */
 export const CONSOLE_POLL_MS = 1500;
@@ -15,42 +17,12 @@ export const CONSOLE_DATA_PATH = '/admin/console.json';
 export const CONSOLE_SCRIPT = `
 (() => {
   'use strict';
-  const STORAGE = 'switchyard.console.adminKey';
+${CONSOLE_COMMON}
   const POLL_MS = ${CONSOLE_POLL_MS};
   const DATA = '${CONSOLE_DATA_PATH}';
-  const $ = (id) => document.getElementById(id);
   let timer = null;
   let running = false;
 
-  const dash = '\\u2013';
-  const int = (n) => (typeof n === 'number' ? n.toLocaleString('en-US') : dash);
-  const usd = (n) => (typeof n === 'number' ? '$' + n.toFixed(n !== 0 && Math.abs(n) < 1 ? 6 : 2) : dash);
-  const ms = (n) => (typeof n !== 'number' ? dash : n < 1000 ? Math.round(n) + ' ms' : (n / 1000).toFixed(2) + ' s');
-  const pct = (n) => (typeof n === 'number' ? (n * 100).toFixed(1) + '%' : dash);
-  const clock = (t) => new Date(t).toLocaleTimeString('en-GB', { hour12: false });
-
-  function cell(text, cls, col) {
-    const td = document.createElement('td');
-    td.textContent = text === null || text === undefined || text === '' ? dash : String(text);
-    if (cls) td.className = cls;
-    if (col) td.dataset.col = col;
-    return td;
-  }
-  function row(cells, attrs) {
-    const tr = document.createElement('tr');
-    for (const c of cells) tr.appendChild(c);
-    if (attrs) for (const k of Object.keys(attrs)) tr.dataset[k] = attrs[k];
-    return tr;
-  }
-  function emptyRow(cols, text) {
-    const td = cell(text, 'empty');
-    td.colSpan = cols;
-    return row([td]);
-  }
-  function fill(id, rows, cols, emptyText) {
-    const body = $(id).tBodies[0];
-    body.replaceChildren(...(rows.length > 0 ? rows : [emptyRow(cols, emptyText)]));
-  }
   function marks(r) {
     const td = cell('', 'marks', 'marks');
     td.textContent = '';
@@ -207,21 +179,6 @@ export const CONSOLE_SCRIPT = `
     renderKeys(d);
   }
 
-  function setStatus(text, stale) {
-    const s = $('status');
-    s.textContent = text;
-    s.className = stale ? 'stale' : '';
-  }
-
-  function showLogin(message) {
-    $('main').hidden = true;
-    $('signout').hidden = true;
-    $('login').hidden = false;
-    $('login-error').textContent = message || '';
-    setStatus('', false);
-    $('key').focus();
-  }
-
   function stop() {
     running = false;
     if (timer !== null) clearTimeout(timer);
@@ -230,22 +187,14 @@ export const CONSOLE_SCRIPT = `
 
   async function poll() {
     timer = null;
-    const key = sessionStorage.getItem(STORAGE);
-    if (!key) return showLogin('');
     try {
-      const res = await fetch(DATA, { headers: { authorization: 'Bearer ' + key }, cache: 'no-store', credentials: 'omit' });
-      if (res.status === 401 || res.status === 403) {
-        sessionStorage.removeItem(STORAGE);
-        stop();
-        return showLogin(res.status === 403 ? 'That is a client key: the console needs the admin key.' : 'The admin key was not accepted.');
-      }
+      const res = await adminGet(DATA, stop);
+      if (res === null) return;
       if (!res.ok) throw new Error('HTTP ' + res.status);
       const data = await res.json();
       if (!running) return;
       render(data);
-      $('login').hidden = true;
-      $('main').hidden = false;
-      $('signout').hidden = false;
+      showMain();
       setStatus('Updated ' + clock(Date.now()) + ', every ' + POLL_MS / 1000 + ' s', false);
     } catch (err) {
       setStatus('Cannot reach the gateway (' + (err && err.message ? err.message : err) + '); retrying', true);
@@ -259,23 +208,6 @@ export const CONSOLE_SCRIPT = `
     void poll();
   }
 
-  $('login').addEventListener('submit', (e) => {
-    e.preventDefault();
-    const input = $('key');
-    const key = input.value.trim();
-    input.value = '';
-    if (!key) return;
-    sessionStorage.setItem(STORAGE, key);
-    $('login-error').textContent = '';
-    start();
-  });
-  $('signout').addEventListener('click', () => {
-    sessionStorage.removeItem(STORAGE);
-    stop();
-    showLogin('Signed out.');
-  });
-
-  if (sessionStorage.getItem(STORAGE)) start();
-  else showLogin('');
+  session(start, stop);
 })();
 `;

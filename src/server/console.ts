@@ -1,8 +1,10 @@
 /**
  * The built-in console, on the admin listener:
  *
- *   GET /console             the page (static HTML, inline script and style allowed by hash in
- *                            a strict CSP); served WITHOUT the admin key, it holds no data
+ *   GET /console             the live page (static HTML, inline script and style allowed by
+ *                            hash in a strict CSP); served WITHOUT the admin key, it holds no data
+ *   GET /console/spend       the spend page (console-spend-page.ts), the same way; its script
+ *                            reads GET /admin/spend (admin-spend.ts) with the admin key
  *   GET /admin/console.json  everything the page shows, admin key required like every
  *                            /admin route: upstream targets (as /admin/upstreams), totals
  *                            from the metrics registry, the recent finished requests
@@ -11,9 +13,10 @@
  * Nothing here carries a key, a key hash, a header, a prompt or a completion: requests are
  * shown by key NAME with their routing, status, timing, tokens and cost.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Gateway } from './gateway.js';
-import { CONSOLE_CSP, CONSOLE_DATA_PATH, CONSOLE_HTML } from './console-page.js';
+import { CONSOLE_CSP, CONSOLE_DATA_PATH, CONSOLE_HTML, CONSOLE_SPEND_PATH } from './console-page.js';
+import { CONSOLE_SPEND_CSP, CONSOLE_SPEND_HTML } from './console-spend-page.js';
 import { recentRequests, type RecentRequest } from '../record/recent.js';
 
 declare module 'fastify' {
@@ -79,22 +82,26 @@ interface KeysView {
   data: { name: string; usage: { budget?: unknown; rpm?: unknown; tpm?: unknown } }[];
 }
 
+/** Sends a console page: no caching, no framing, no sniffing, its own CSP. */
+function sendPage(reply: FastifyReply, html: string, csp: string): FastifyReply {
+  return reply
+    .header('content-type', 'text/html; charset=utf-8')
+    .header('content-security-policy', csp)
+    .header('x-content-type-options', 'nosniff')
+    .header('x-frame-options', 'DENY')
+    .header('referrer-policy', 'no-referrer')
+    .header('cache-control', 'no-store')
+    .send(html);
+}
+
 /**
- * Registers the console page and its data endpoint on the admin app. The upstream and key
- * views are the admin API's own (`/admin/upstreams`, `/admin/keys`, called in-process), so
+ * Registers the console pages and the live page's data endpoint on the admin app. The
+ * upstream and key views are the admin API's own (`/admin/upstreams`, `/admin/keys`, called in-process), so
  * the console always shows what the API does.
  */
 export function registerConsole(admin: FastifyInstance, gw: Gateway): void {
-  admin.get('/console', { config: { adminPublic: true } }, async (_req, reply) => {
-    return reply
-      .header('content-type', 'text/html; charset=utf-8')
-      .header('content-security-policy', CONSOLE_CSP)
-      .header('x-content-type-options', 'nosniff')
-      .header('x-frame-options', 'DENY')
-      .header('referrer-policy', 'no-referrer')
-      .header('cache-control', 'no-store')
-      .send(CONSOLE_HTML);
-  });
+  admin.get('/console', { config: { adminPublic: true } }, async (_req, reply) => sendPage(reply, CONSOLE_HTML, CONSOLE_CSP));
+  admin.get(CONSOLE_SPEND_PATH, { config: { adminPublic: true } }, async (_req, reply) => sendPage(reply, CONSOLE_SPEND_HTML, CONSOLE_SPEND_CSP));
 
   admin.get(CONSOLE_DATA_PATH, async (req, reply) => {
     const m = gw.metrics;
