@@ -5,6 +5,7 @@
  * gateways in one process (tests) do not collide.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { createBudgetMetrics, type BudgetMetrics, type BudgetReading } from './budgets.js';
 
 export interface Metrics {
   readonly registry: Registry;
@@ -46,6 +47,8 @@ export interface Metrics {
   /** Ledger rows by what happened to them: written, spooled, replayed, dropped. */
   readonly ledgerRows: Counter<'result'>;
   readonly ledgerBacklog: Gauge;
+  /** Tag, account and key budgets (metrics/budgets.ts). */
+  readonly budgets: BudgetMetrics;
   /** Read at scrape time by the state gauges; set by the app once the router exists. */
   readonly sources: MetricSources;
 }
@@ -56,6 +59,7 @@ export interface MetricSources {
   capacities?: () => Promise<{ upstream: string; deep: number; limit: number; callLimit: number }[]>;
   storeMode?: () => string;
   ledgerBacklog?: () => number;
+  budgets?: () => Promise<BudgetReading[]>;
 }
 
 /** Creates the registry and all metrics. */
@@ -272,6 +276,7 @@ export function createMetrics(): Metrics {
       help: 'Requests refused with 429 because their key failed too often within a minute, or their address sent too many never-valid keys.',
       registers,
     }),
+    budgets: createBudgetMetrics(registers, () => sources.budgets),
     sources,
   };
 }
