@@ -15,7 +15,7 @@ import { Ledger, ledgerUrl } from './ledger/index.js';
 import { countPromptTokens } from './usage/estimate.js';
 import type { PipelineDeps } from './pipeline/handle.js';
 import { PROVIDERS } from './providers/registry.js';
-import { AuthThrottle, KeyLimits } from './limits/index.js';
+import { AuthThrottle, BudgetAlerts, KeyLimits } from './limits/index.js';
 import { registerChatCompletions } from './routes/chat-completions.js';
 import { registerMessages } from './routes/messages.js';
 import { registerResponses } from './routes/responses.js';
@@ -117,7 +117,11 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
     const { config: c, router } = live.current;
     return [...c.upstreams.keys()].map((id) => ({ upstream: id, depth: router.queue.queued(id) }));
   };
-  const limits = new KeyLimits(store, metrics, countPromptTokens);
+  const limits = new KeyLimits(store, metrics, countPromptTokens, new BudgetAlerts(store, metrics, logger));
+  metrics.sources.budgets = async () => {
+    const { config: c } = live.current;
+    return (await limits.budgets.status(c.budgets, c.keys)).map((b) => ({ budget: b.name, spentUsd: b.spent_usd, amountUsd: b.amount_usd }));
+  };
   const drain = new Drain();
   const ledger = openLedger(config, opts.env ?? process.env, logger, metrics);
   const deps: PipelineDeps = { hold: () => live.hold(), metrics, limits, drain, ...(ledger ? { ledger } : {}) };

@@ -1,9 +1,34 @@
 /**
  * Checks of a config that the schema cannot express: a secret written into the file instead
- * of referenced from the environment (a warning), and Redis URLs that are not URLs (an
- * error, rather than a gateway that starts degraded and keeps reconnecting to nothing).
- * No message quotes the value: it may hold a password.
+ * of referenced from the environment (a warning), Redis URLs that are not URLs (an error,
+ * rather than a gateway that starts degraded and keeps reconnecting to nothing), and budgets
+ * without exactly one scope or naming an unknown upstream. No message quotes a URL or a
+ * header value: it may hold a password.
  */
+import type { BudgetConfig } from './schema.js';
+
+/**
+ * Errors for the `budgets:` entries: a name used twice or starting with `key:`, not exactly
+ * one scope (`tag` or `upstream`), an `upstream` no `upstreams[]` entry declares (live or
+ * off). Each names the budget.
+ * @param declared every upstream id the config declares.
+ */
+export function budgetProblems(budgets: readonly BudgetConfig[], declared: ReadonlySet<string>): string[] {
+  const out: string[] = [];
+  const names = new Set<string>();
+  budgets.forEach((b, i) => {
+    if (names.has(b.name)) out.push(`/budgets/${i}/name: duplicate budget name "${b.name}"`);
+    if (b.name.startsWith('key:')) out.push(`/budgets/${i}/name: budget "${b.name}": names starting with "key:" are the key budgets' (keys[].limits.budget_usd)`);
+    names.add(b.name);
+    if ((b.tag === undefined) === (b.upstream === undefined)) {
+      out.push(`/budgets/${i}: budget "${b.name}" needs exactly one scope: tag: { <name>: <value> } or upstream: <upstream id>`);
+    }
+    if (b.upstream !== undefined && !declared.has(b.upstream)) {
+      out.push(`/budgets/${i}/upstream: budget "${b.name}" names unknown upstream "${b.upstream}" (declared: ${[...declared].join(', ')})`);
+    }
+  });
+  return out;
+}
 
 /**
  * Warnings for upstream `api_key`s and a Redis password written into the document as text
@@ -23,6 +48,14 @@ export function literalSecretWarnings(doc: unknown): string[] {
   const url = d.store?.redis_url;
   if (typeof url === 'string' && !url.includes('${') && hasPassword(url)) {
     out.push('/store/redis_url holds a password written into the config file; use redis_url: ${REDIS_URL} (or REDIS_URL alone) instead');
+  }
+  const alertHeaders = (doc as { budget_alerts?: { headers?: unknown } } | null)?.budget_alerts?.headers;
+  if (alertHeaders && typeof alertHeaders === 'object') {
+    for (const [name, v] of Object.entries(alertHeaders)) {
+      if (/auth|token|key|secret|signature/i.test(name) && typeof v === 'string' && v !== '' && !v.includes('${')) {
+        out.push(`/budget_alerts/headers/${name} is written into the config file; reference an environment variable instead (\${ALERT_TOKEN}) so the secret stays out of the file`);
+      }
+    }
   }
   const pgUrl = d.ledger?.postgres_url;
   if (typeof pgUrl === 'string' && !pgUrl.includes('${') && hasPassword(pgUrl)) {

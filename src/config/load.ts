@@ -13,7 +13,7 @@ import { parse as parseYaml } from 'yaml';
 import { ConfigError } from './error.js';
 import { interpolate, type Unresolved } from './interpolate.js';
 import { buildAliases } from './aliases.js';
-import { literalSecretWarnings, postgresUrlProblems, redisUrlProblems } from './checks.js';
+import { budgetProblems, literalSecretWarnings, postgresUrlProblems, redisUrlProblems } from './checks.js';
 import { buildModels } from './models.js';
 import type { GatewayConfig, ProviderKinds } from './types.js';
 import { API_KEY_PATH, buildUpstreams } from './upstreams.js';
@@ -91,6 +91,8 @@ function parse(text: string, kinds: ProviderKinds, env: NodeJS.ProcessEnv, path:
     keyNames.add(k.name);
   });
 
+  problems.push(...budgetProblems(raw.budgets, declared));
+
   if (problems.length > 0) throw new ConfigError(`${path} is invalid:\n  - ${problems.join('\n  - ')}`);
 
   return Object.freeze({
@@ -107,6 +109,10 @@ function parse(text: string, kinds: ProviderKinds, env: NodeJS.ProcessEnv, path:
     aliases,
     keys: Object.freeze(raw.keys.map((k) => Object.freeze(k))),
     passthrough: Object.freeze({ ...raw.passthrough }),
+    budgets: Object.freeze(raw.budgets.map((b) => Object.freeze({ ...b, ...(b.tag ? { tag: Object.freeze({ ...b.tag }) } : {}) }))),
+    budgetAlerts: raw.budget_alerts
+      ? Object.freeze({ ...raw.budget_alerts, thresholds: Object.freeze([...raw.budget_alerts.thresholds].sort((x, y) => x - y)), headers: Object.freeze({ ...raw.budget_alerts.headers }) })
+      : null,
     warnings: Object.freeze(warnings),
   });
 }

@@ -9,6 +9,7 @@
  * and is where the rest of the gateway imports the schemas and their static types from.
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { BudgetAlertsSchema, BudgetSchema } from './schema-budgets.js';
 import { ClientKeySchema } from './schema-keys.js';
 import { CapabilitiesSchema, EffortSchema, ModelSchema, PriceSchema, ShedSchema, StrategySchema } from './schema-model.js';
 import { RoutingSchema } from './schema-routing.js';
@@ -17,6 +18,7 @@ import { TagsSchema } from './schema-tags.js';
 import { AdminSchema, PassthroughSchema, ServerSchema, StoreSchema } from './schema-server.js';
 import { SimulatorSchema, TimeoutsSchema, UpstreamSchema } from './schema-upstream.js';
 
+export { BudgetAlertsSchema, BudgetSchema } from './schema-budgets.js';
 export { ClientKeySchema } from './schema-keys.js';
 export { CapabilitiesSchema, EffortSchema, RequestEffortSchema, ModelSchema, PriceSchema, ShedSchema, StrategySchema, TargetSchema } from './schema-model.js';
 export { RoutingSchema } from './schema-routing.js';
@@ -38,6 +40,10 @@ export const ConfigSchema = Type.Object(
     upstreams: Type.Array(UpstreamSchema, { minItems: 1 }),
     models: Type.Array(ModelSchema, { minItems: 1 }),
     keys: Type.Array(ClientKeySchema, { minItems: 1 }),
+    /** Spend limits per tag or upstream account (schema-budgets.ts); key budgets are under keys[].limits. */
+    budgets: Type.Array(BudgetSchema, { default: [] }),
+    /** The webhook told when any budget (key budgets included) crosses a threshold. */
+    budget_alerts: Type.Optional(BudgetAlertsSchema),
   },
   { additionalProperties: false },
 );
@@ -59,3 +65,5 @@ export type Effort = Static<typeof EffortSchema>;
 export type ShedConfig = Static<typeof ShedSchema>;
 export type CapabilitiesConfig = Static<typeof CapabilitiesSchema>;
 export type PassthroughConfig = Static<typeof PassthroughSchema>;
+export type BudgetConfig = Static<typeof BudgetSchema>;
+export type BudgetAlertsConfig = Static<typeof BudgetAlertsSchema>;

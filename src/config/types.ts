@@ -8,6 +8,8 @@ import type { CapacityBounds } from '../store/capacity.js';
 import type { TSchema } from '@sinclair/typebox';
 import type {
   AdminConfig,
+  BudgetAlertsConfig,
+  BudgetConfig,
   CapabilitiesConfig,
   ClientKeyConfig,
   Effort,
@@ -32,6 +34,12 @@ export interface LiveUpstream extends Readonly<UpstreamConfig> {
   readonly bounds: CapacityBounds;
   /** The bounds of the learned capacity for calls of every kind: start and ceiling `max_concurrency`, min 1. */
   readonly callBounds: CapacityBounds;
+}
+
+/** `budget_alerts:` as loaded: thresholds sorted, everything frozen. */
+export interface BudgetAlertSettings extends Readonly<Omit<BudgetAlertsConfig, 'thresholds' | 'headers'>> {
+  readonly thresholds: readonly number[];
+  readonly headers: Readonly<Record<string, string>>;
 }
 
 /** One way to serve a public model: an upstream plus the model id sent to it. */
@@ -98,6 +106,10 @@ export interface GatewayConfig {
   readonly keys: readonly ClientKeyConfig[];
   /** Where other `/v1/*` routes are proxied. */
   readonly passthrough: Readonly<PassthroughConfig>;
+  /** Spend limits per tag or upstream account (config/schema-budgets.ts), in config order. */
+  readonly budgets: readonly BudgetConfig[];
+  /** The budget webhook (thresholds sorted), or null when none is configured. */
+  readonly budgetAlerts: BudgetAlertSettings | null;
   /** Problems that do not stop start-up (a model with no live target), for the start-up log. */
   readonly warnings: readonly string[];
 }

@@ -47,7 +47,7 @@ export function describe(err: ErrorObject, root: unknown): string {
     return `${path}: unknown field "${String(err.params['additionalProperty'])}"`;
   }
   if (err.keyword === 'required') return `${path}: missing field "${String(err.params['missingProperty'])}"`;
-  const shown = /api_key|key_sha256|password|secret|token|\/headers\/|redis_url|redis_options/i.test(path) ? '[redacted]' : JSON.stringify(valueAt(root, path));
+  const shown = /api_key|key_sha256|password|secret|token|\/headers\/|redis_url|redis_options|budget_alerts\/url/i.test(path) ? '[redacted]' : JSON.stringify(valueAt(root, path));
   return `${path}: ${err.message ?? 'invalid'} (got ${shown})`;
 }
 

@@ -112,6 +112,13 @@ export const ERRORS = {
     code: 'insufficient_quota',
     message: 'You exceeded your current quota: this key has spent its budget for the period.',
   },
+  // A tag budget (config `budgets:`): the same shape as a key's own, so clients handle it alike.
+  GW_ERR_BUDGET_SPENT: {
+    status: 429,
+    type: 'insufficient_quota',
+    code: 'insufficient_quota',
+    message: 'You exceeded your current quota: a budget this request counts against is spent for the period.',
+  },
   GW_ERR_AUTH_THROTTLED: {
     status: 429,
     type: 'requests',

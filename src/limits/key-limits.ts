@@ -8,14 +8,17 @@
  * - `max_concurrency`: an in-flight slot in the store (the same leases as upstream
  *   concurrency, under `key:<name>`), released on every outcome.
  * - `budget_usd`: spend per key per UTC day / month kept in the store (INCRBYFLOAT with
- *   expiry at the period end), checked before the request and added after it.
+ *   expiry at the period end), checked before the request and added after it, in the same
+ *   store calls as the tag and account budgets (budgets.ts).
  */
 import type { Caller } from '../auth/keys.js';
 import { GatewayError } from '../errors/codes.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { StateStore } from '../store/index.js';
 import type { Lease } from '../store/types.js';
-import { periodOf } from './periods.js';
+import type { BudgetAlerts } from './budget-alerts.js';
+import { keyLine } from './budget-lines.js';
+import { Budgets, type BudgetContext, type Served, type SpentAccounts } from './budgets.js';
 import { consume, RateLimiters, setRateHeaders } from './rate.js';
 
 /** Completion tokens reserved for a `tpm` check when the request sets no output cap. */
@@ -33,10 +36,23 @@ export interface SettledTokens {
 /** What a request holds while it runs; `settle` exactly once at the end. */
 export interface Admission {
   readonly headers: Record<string, string>;
-  settle(usage: SettledTokens, costUsd: number): Promise<void>;
+  /** Upstream accounts whose budget is spent (the route passes them over), or null. */
+  readonly spentAccounts: SpentAccounts | null;
+  /**
+   * Returns what the request holds and adds its cost (USD) to its budgets and daily spend.
+   * @param served where it went (its account's budget is charged only when given).
+   */
+  settle(usage: SettledTokens, costUsd: number, served?: Served): Promise<void>;
 }
 
-const NOTHING: Admission = { headers: {}, settle: async () => {} };
+/** The rpm / tpm / concurrency part of an admission. */
+interface Held {
+  readonly headers: Record<string, string>;
+  release(usage: SettledTokens): Promise<void>;
+}
+
+const HOLDS_NOTHING: Held = { headers: {}, release: async () => {} };
+const NOWHERE: Served = { upstream: null, model: null };
 
 /** Per-key limits and budgets of the client keys, shared across replicas through the store. */
 /** A key's concurrency slot is never deep: these bounds are never read. */
@@ -44,27 +60,27 @@ const NO_CAPACITY = { start: 1, min: 1, ceiling: 1 } as const;
 
 export class KeyLimits {
   private readonly limiters: RateLimiters;
+  /** Key, tag and account budgets (budgets.ts). */
+  readonly budgets: Budgets;
 
   /**
    * @param countPromptTokens prompt tokens of a request's chat-style `messages`, for `tpm`
    *        reservations (the app passes `usage/estimate.ts`'s counter).
+   * @param alerts the budget webhook sender (absent: no alerts).
    */
   constructor(
     private readonly store: StateStore,
     private readonly metrics: Metrics,
     private readonly countPromptTokens: PromptTokenCounter,
+    alerts?: BudgetAlerts,
   ) {
     this.limiters = new RateLimiters(store);
+    this.budgets = new Budgets(store, metrics, alerts ?? null);
   }
 
   private reject(caller: Caller, reason: 'requests' | 'tokens' | 'concurrency' | 'budget', err: GatewayError): never {
     this.metrics.limitRejections.inc({ key: caller.name, reason });
     throw err;
-  }
-
-  private spendKey(name: string, period: 'day' | 'month'): { key: string; endMs: number } {
-    const p = periodOf(period);
-    return { key: `${name}:${p.id}`, endMs: p.endMs };
   }
 
   /** Current spend and rate usage of a key (admin view). */
@@ -73,8 +89,8 @@ export class KeyLimits {
     if (!limits) return {};
     const out: Record<string, unknown> = {};
     if (limits.budget_usd) {
-      const { key, endMs } = this.spendKey(caller.name, limits.budget_usd.period);
-      const spent = await this.store.getSpend(key);
+      const { counter, endMs } = keyLine(caller.name, limits.budget_usd);
+      const [spent = 0] = await this.store.getSpend([counter]);
       out['budget'] = {
         amount_usd: limits.budget_usd.amount,
         period: limits.budget_usd.period,
@@ -98,33 +114,32 @@ export class KeyLimits {
   }
 
   /**
-   * Checks and takes everything the key's limits ask for, or throws a 429 GatewayError
+   * Checks every budget the request counts against (one store read: budgets.ts), then takes
+   * what the key's rpm, tpm and concurrency limits ask for, or throws a 429 GatewayError
    * (nothing stays taken then).
+   * @param ctx the generation's budgets and alerts and the request's tags; absent (passthrough):
+   *        the key's own budget only.
    */
-  async admit(caller: Caller | null, body: { messages?: unknown; max_tokens?: unknown; max_completion_tokens?: unknown }): Promise<Admission> {
+  async admit(caller: Caller | null, body: { messages?: unknown; max_tokens?: unknown; max_completion_tokens?: unknown }, ctx?: BudgetContext): Promise<Admission> {
+    const check = await this.budgets.check(caller, ctx ?? null);
     const limits = caller?.limits;
-    if (!caller || !limits) return NOTHING;
+    const held = caller && limits ? await this.take(caller, limits, body) : HOLDS_NOTHING;
+    let settled = false;
+    return {
+      headers: held.headers,
+      spentAccounts: check.spent,
+      settle: async (usage, cost, served = NOWHERE) => {
+        if (settled) return;
+        settled = true;
+        await Promise.allSettled([held.release(usage), this.budgets.charge(check, cost, served)]);
+      },
+    };
+  }
+
+  /** Takes the key's concurrency slot, rpm point and tpm reservation; throws 429 (nothing kept) when one is refused. */
+  private async take(caller: Caller, limits: NonNullable<Caller['limits']>, body: { messages?: unknown; max_tokens?: unknown; max_completion_tokens?: unknown }): Promise<Held> {
     const headers: Record<string, string> = {};
     const name = caller.name;
-
-    let spend: { key: string; endMs: number } | null = null;
-    if (limits.budget_usd) {
-      spend = this.spendKey(name, limits.budget_usd.period);
-      const spent = await this.store.getSpend(spend.key);
-      this.metrics.budgetRemaining.set({ key: name }, Math.max(0, limits.budget_usd.amount - spent));
-      if (spent >= limits.budget_usd.amount) {
-        const retry = Math.max(1, Math.ceil((spend.endMs - Date.now()) / 1000));
-        this.reject(
-          caller,
-          'budget',
-          new GatewayError('GW_ERR_INSUFFICIENT_QUOTA', {
-            message: `You exceeded your current quota: key "${name}" spent $${spent.toFixed(6)} of its $${limits.budget_usd.amount} ${limits.budget_usd.period === 'day' ? 'daily' : 'monthly'} budget.`,
-            headers: { 'retry-after': String(retry) },
-          }),
-        );
-      }
-    }
-
     const undo: (() => Promise<void>)[] = [];
     const rollback = async () => {
       for (const u of undo.reverse()) await u().catch(() => {});
@@ -197,22 +212,12 @@ export class KeyLimits {
         setRateHeaders(headers, 'tokens', limits.tpm, r.res);
       }
 
-      let settled = false;
       return {
         headers,
-        settle: async (usage, cost) => {
-          if (settled) return;
-          settled = true;
+        release: async (usage) => {
           const jobs: Promise<unknown>[] = [];
           if (lease) jobs.push(this.store.release(lease));
-          if (reserved > 0 && l.tpm) {
-            const diff = usage.input + usage.output - reserved;
-            jobs.push(l.tpm.settle(name, diff));
-          }
-          if (spend && cost > 0 && limits.budget_usd) {
-            const budget = limits.budget_usd.amount;
-            jobs.push(this.store.addSpend(spend.key, cost, spend.endMs).then((total) => this.metrics.budgetRemaining.set({ key: name }, Math.max(0, budget - total))));
-          }
+          if (reserved > 0 && l.tpm) jobs.push(l.tpm.settle(name, usage.input + usage.output - reserved));
           await Promise.allSettled(jobs);
         },
       };
@@ -222,23 +227,8 @@ export class KeyLimits {
     }
   }
 
-  /**
-   * Adds a finished request's cost to the day's spend counters of its key and its model
-   * (`spend:day:<yyyy-mm-dd>:key:<name>`, `…:model:<name>`), kept in the shared store for
-   * two days. Never rejects.
-   */
-  async recordSpend(key: string | null, model: string | null, costUsd: number): Promise<void> {
-    const now = new Date();
-    const day = now.toISOString().slice(0, 10);
-    const expire = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 2);
-    const jobs: Promise<number>[] = [];
-    if (key) jobs.push(this.store.addSpend(`day:${day}:key:${key}`, costUsd, expire));
-    if (model) jobs.push(this.store.addSpend(`day:${day}:model:${model}`, costUsd, expire));
-    await Promise.allSettled(jobs);
-  }
-
-  /** Today's (UTC) spend of a key or a model, USD. */
+  /** Today's (UTC) spend of a key or a model, USD (the daily counters budgets.ts adds to). */
   spendToday(kind: 'key' | 'model', name: string): Promise<number> {
-    return this.store.getSpend(`day:${new Date().toISOString().slice(0, 10)}:${kind}:${name}`);
+    return this.budgets.spendToday(kind, name);
   }
 }

@@ -5,6 +5,7 @@
  * gateways in one process (tests) do not collide.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { createBudgetMetrics, type BudgetMetrics, type BudgetReading } from './budgets.js';
 
 export interface Metrics {
   readonly registry: Registry;
@@ -48,6 +49,8 @@ export interface Metrics {
   readonly ledgerBacklog: Gauge;
   readonly tagRequests: Counter<'tag' | 'value'>;
   readonly tagSpend: Counter<'tag' | 'value'>;
+  /** Tag, account and key budgets (metrics/budgets.ts). */
+  readonly budgets: BudgetMetrics;
   /** Read at scrape time by the state gauges; set by the app once the router exists. */
   readonly sources: MetricSources;
 }
@@ -58,6 +61,7 @@ export interface MetricSources {
   capacities?: () => Promise<{ upstream: string; deep: number; limit: number; callLimit: number }[]>;
   storeMode?: () => string;
   ledgerBacklog?: () => number;
+  budgets?: () => Promise<BudgetReading[]>;
 }
 
 /** Creates the registry and all metrics. */
@@ -286,6 +290,7 @@ export function createMetrics(): Metrics {
       help: 'Requests refused with 429 because their key failed too often within a minute, or their address sent too many never-valid keys.',
       registers,
     }),
+    budgets: createBudgetMetrics(registers, () => sources.budgets),
     sources,
   };
 }

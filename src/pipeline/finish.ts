@@ -1,9 +1,9 @@
 /**
  * The one writer of request records. `finish` ends a model call: it prices the usage,
- * settles the key's limits, adds the spend, and emits the record (metrics, one JSON log line,
- * the console's recent requests) exactly once. `recordOutside` does the same for a request
- * the pipeline never took (passthrough, refused before a route, unknown URL). The key's name
- * is logged, never the key.
+ * settles the key's limits, adds the spend to the budgets and the daily counters, and emits
+ * the record (metrics, one JSON log line, the console's recent requests) exactly once.
+ * `recordOutside` does the same for a request the pipeline never took (passthrough, refused
+ * before a route, unknown URL). The key's name is logged, never the key.
  */
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { Admission } from '../limits/index.js';
@@ -94,9 +94,9 @@ export async function finish(deps: PipelineDeps, call: Call, admission: Admissio
     shed: end.shed,
     tags: call.tags,
   };
-  if (admission) await admission.settle(usage, cost).catch((err: unknown) => req.log.warn({ err }, 'settling key limits failed'));
-  // Spend per key and per model, per UTC day, in the shared store (not awaited).
-  if (cost > 0) void deps.limits.recordSpend(rec.key, rec.model, cost);
+  // The key's limits, and the cost added to its budgets and the daily spend per key and model
+  // (one store call). Without an admission no upstream was called: there is no cost.
+  if (admission) await admission.settle(usage, cost, { upstream: rec.upstream, model: rec.model }).catch((err: unknown) => req.log.warn({ err }, 'settling key limits failed'));
   emit(deps, req.log, rec, call.gen.config.tags);
 }
 

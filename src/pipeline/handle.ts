@@ -57,7 +57,13 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
   const model = continuation ? continuation.narrow(found, wireOf) : found;
   progress.model = model;
   trackInFlight(deps.metrics, model.name, 1);
-  progress.admission = await deps.limits.admit(req.caller, { messages: api.promptMessages(body), max_tokens: api.maxOutputTokens(body) });
+  // The key's limits, and every budget the request counts against (one store read: limits/budgets.ts).
+  progress.admission = await deps.limits.admit(
+    req.caller,
+    { messages: api.promptMessages(body), max_tokens: api.maxOutputTokens(body) },
+    { budgets: config.budgets, alerts: config.budgetAlerts, tags: call.tags },
+  );
+  const spentAccounts = progress.admission.spentAccounts;
   call.limitHeaders = progress.admission.headers;
   const strategy = continuation?.owner !== undefined ? 'sticky' : pickStrategy(req, body, model);
   const session = sessionKey(req, api, body);
@@ -69,6 +75,7 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
     effort: api.effort(body),
     ...(req.caller?.priority ? { priority: req.caller.priority } : {}),
     ...(continuation?.owner !== undefined ? { pinned: continuation.owner } : {}),
+    ...(spentAccounts ? { spentAccounts } : {}),
     // Fallback and shed models the API cannot reach, or that cannot take the prompt's images, are left out.
     lookup: (n) => {
       const m = forApi(config, providers, api.name, config.models.get(n));

@@ -6,7 +6,8 @@
  * primary's targets again after a full-jitter backoff (at least the upstreams' Retry-After).
  * Attempts after the first draw on the retry budget, except a move away from an account that
  * throttled. Cooling targets are skipped; if all are, the one whose cooldown ends first is
- * tried, unless a long cooldown holds it (router/long-cooldown.ts). A deep call goes only to
+ * tried, unless a long cooldown holds it (router/long-cooldown.ts). An account whose budget is
+ * spent (limits/budgets.ts) is passed over until its period ends. A deep call goes only to
  * an account with headroom under its learned capacity (store/capacity.ts); when every one is
  * hot, the model's shed policy applies (router/shed.ts). A target at max_concurrency is
  * passed over; when all are full the request queues for the best one (router/take.ts).
@@ -98,7 +99,7 @@ export class RouteRun {
       if (left <= 0) return { stop: this.lastFailure ? this.finalError() : new GatewayError('GW_ERR_UPSTREAM_TIMEOUT') };
 
       const model = this.chain[this.chainIdx]!;
-      const remaining = model.targets.filter((t) => !this.tried.has(t.key));
+      const remaining = model.targets.filter((t) => !this.tried.has(t.key) && !this.opts.spentAccounts?.has(t.upstream.id));
       if (remaining.length === 0) {
         const stop = await this.endOfModel(left, signal);
         if (stop) return stop;
@@ -213,7 +214,8 @@ export class RouteRun {
     if (this.attempts === this.roundStartAttempts) {
       const { health } = this.state;
       const cooled = this.chain.flatMap((m) => m.targets).map((t) => health.longCooldown(t.key, t.upstream.id));
-      return { stop: this.lastFailure ? this.finalError() : cooledStop(cooled.find((c) => c !== null) ?? null) };
+      // Nothing tried: the accounts passed over for their budget say why, else a long cooldown.
+      return { stop: this.lastFailure ? this.finalError() : (this.opts.spentAccounts?.error() ?? cooledStop(cooled.find((c) => c !== null) ?? null)) };
     }
     this.roundStartAttempts = this.attempts;
     this.chain = [this.chain[0]!];

@@ -4,6 +4,7 @@
  * `Router` in index.ts is the one implementation).
  */
 import type { Model } from '../config/types.js';
+import type { SpentAccounts } from '../limits/index.js';
 import type { Strategy } from '../config/schema.js';
 import type { StateStore } from '../store/index.js';
 import type { SlotQueue } from './concurrency.js';
@@ -44,4 +45,6 @@ export interface RouteOptions {
   readonly pinned?: string;
   /** The key's priority: `background` calls skip the shed ladder's wait (absent: interactive). */
   readonly priority?: 'interactive' | 'background';
+  /** Accounts whose budget is spent (limits/budgets.ts): passed over like a cooldown lasting until the period ends. */
+  readonly spentAccounts?: SpentAccounts;
 }

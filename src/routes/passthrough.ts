@@ -30,6 +30,7 @@ import { classifyFailure, errorCode } from '../errors/classify.js';
 import { GatewayError } from '../errors/codes.js';
 import { sendError } from '../errors/reply.js';
 import type { KeyLimits } from '../limits/index.js';
+import { requestTags } from '../record/tags.js';
 import { ZERO_USAGE } from '../usage/usage.js';
 import type { Generation } from '../server/live.js';
 import { createPool } from '../upstream/pools.js';
@@ -170,10 +171,14 @@ export function registerPassthrough(v1: FastifyInstance, current: () => Generati
         throw new GatewayError('GW_ERR_ROUTE_NOT_FOUND', { message: `Unknown request URL: ${req.method} ${req.url.split('?')[0]!.slice(0, 200)}.` });
       }
       targets.set(req, upstream);
-      // The key's request rate, concurrency and budget apply here too (no tokens are counted:
-      // the body is never parsed); the slot is returned when the connection closes.
+      // The key's request rate, concurrency and budget, and the tag budgets, apply here too (no
+      // tokens or cost are counted: the body is never parsed, so account budgets do not apply);
+      // the slot is returned when the connection closes.
       if (limits) {
-        const admission = await limits.admit(req.caller, { messages: [], max_tokens: 0 });
+        const { config } = current();
+        const tags = requestTags(req.headers, req.caller?.metadata, config.tags.headers);
+        const budgets = config.budgets.filter((b) => b.tag !== undefined);
+        const admission = await limits.admit(req.caller, { messages: [], max_tokens: 0 }, { budgets, alerts: config.budgetAlerts, tags });
         void reply.headers(admission.headers);
         reply.raw.once('close', () => void admission.settle(ZERO_USAGE, 0).catch(() => {}));
       }

@@ -9,6 +9,8 @@
  *   GET  /admin/keys        every client key by name with its allowed models, metadata, limits,
  *                           spend in the current period, remaining budget and current rate
  *                           usage (never the key or hash)
+ *   GET  /admin/budgets     every budget (tag, account and key budgets): scope, period, amount,
+ *                           spent, remaining and when it resets, across replicas
  *   POST /admin/reload      re-reads the config file; 200 with a summary, or 400 with the error
  *   GET  /admin/spend       spend, requests and tokens from the ledger per period and group (admin-spend.ts)
  *   GET  /admin/console.json, and GET /console and /console/spend (the pages, the only
@@ -117,6 +119,18 @@ export async function buildAdmin(gw: Gateway, opts: AdminOptions = {}): Promise<
       })),
     );
     return { object: 'list', store: gw.store.mode, data };
+  });
+
+  admin.get('/admin/budgets', async () => {
+    const { config } = gw.current();
+    const alerts = config.budgetAlerts;
+    return {
+      object: 'list',
+      store: gw.store.mode,
+      // The webhook's host only: its path and headers may hold tokens.
+      alerts: alerts ? { webhook_host: new URL(alerts.url).host, thresholds: [...alerts.thresholds] } : null,
+      data: await gw.limits.budgets.status(config.budgets, config.keys),
+    };
   });
 
   admin.post('/admin/reload', async () => {

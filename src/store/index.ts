@@ -16,7 +16,8 @@ import { replicaShare, type CapacityBounds, type CapacityFeedback } from './capa
 import { LeaseHeartbeat } from './heartbeat.js';
 import { MemoryStore } from './memory.js';
 import { createRedisClient, RedisStore } from './redis.js';
-import { SpendCounters, type ViaStore } from './spend.js';
+import { OnceClaims } from './claims.js';
+import { SpendCounters, type SpendAdd, type ViaStore } from './spend.js';
 import type { Lease, SharedStore, SlotRequest, SlotResult, TargetRef, TargetView } from './types.js';
 
 export type StoreMode = 'memory' | 'redis' | 'degraded';
@@ -44,6 +45,7 @@ export class StateStore {
   /** Renews the leases of calls still running (short leases: a dead replica frees its places fast). */
   private readonly heartbeat: LeaseHeartbeat;
   private readonly spendCounters: SpendCounters;
+  private readonly claims: OnceClaims;
 
   constructor(
     private readonly cfg: StoreConfig,
@@ -58,6 +60,7 @@ export class StateStore {
     if (!url && cfg.cluster_nodes.length === 0) {
       this.mode_ = 'memory';
       this.spendCounters = new SpendCounters(via, link, null, this.keyPrefix);
+      this.claims = new OnceClaims(via, null, this.keyPrefix);
       log.info({ store: 'memory' }, 'shared store: in-memory (single replica); set store.redis_url or REDIS_URL to share state across replicas');
       return;
     }
@@ -72,6 +75,7 @@ export class StateStore {
     });
     this.client = client;
     this.spendCounters = new SpendCounters(via, link, client, this.keyPrefix);
+    this.claims = new OnceClaims(via, client, this.keyPrefix);
     this.spendCounters.onFlushed = (counters) => log.info({ store: 'redis', counters }, 'shared store: counts made during the outage added to Redis');
     this.redis = new RedisStore(client, { prefix: cfg.key_prefix, leaseMs: cfg.lease_ms });
     client.on('ready', () => this.onReady());
@@ -98,14 +102,19 @@ export class StateStore {
     return `{${this.cfg.key_prefix}}`;
   }
 
-  /** Reads a spend counter, USD (0 when absent; store/spend.ts). */
-  getSpend(key: string): Promise<number> {
-    return this.spendCounters.get(key);
+  /** Reads spend counters, USD each (0 when absent), in one round trip (store/spend.ts). */
+  getSpend(keys: readonly string[]): Promise<number[]> {
+    return this.spendCounters.getMany(keys);
   }
 
-  /** Adds to a spend counter that expires at `expireAtMs` (epoch ms); returns the new total. */
-  addSpend(key: string, amount: number, expireAtMs: number): Promise<number> {
-    return this.spendCounters.add(key, amount, expireAtMs);
+  /** Adds to spend counters in one round trip (each expires at its `expireAtMs`, epoch ms); returns each new total. */
+  addSpend(adds: readonly SpendAdd[]): Promise<number[]> {
+    return this.spendCounters.addMany(adds);
+  }
+
+  /** Whether this caller is the one across replicas that gets claim `name` until `untilMs` (store/claims.ts). */
+  claimOnce(name: string, untilMs: number): Promise<boolean> {
+    return this.claims.claim(name, untilMs);
   }
 
   /**
@@ -192,10 +201,7 @@ export class StateStore {
 
   /** One view per target (see SharedStore.view). */
   view(targets: readonly TargetRef[]): Promise<TargetView[]> {
-    return this.attempt(
-      (r) => r.view(targets),
-      () => this.local.view(targets),
-    );
+    return this.attempt((r) => r.view(targets), () => this.local.view(targets));
   }
 
   /** Takes a slot (see SharedStore.acquire); renewed by the heartbeat until released. */
@@ -257,17 +263,11 @@ export class StateStore {
   }
 
   setCooldown(targetKey: string, untilMs: number): Promise<void> {
-    return this.attempt(
-      (r) => r.setCooldown(targetKey, untilMs),
-      () => this.local.setCooldown(targetKey, untilMs),
-    );
+    return this.attempt((r) => r.setCooldown(targetKey, untilMs), () => this.local.setCooldown(targetKey, untilMs));
   }
 
   getPin(session: string): Promise<string | undefined> {
-    return this.attempt(
-      (r) => r.getPin(session),
-      () => this.local.getPin(session),
-    );
+    return this.attempt((r) => r.getPin(session), () => this.local.getPin(session));
   }
 
   setPin(session: string, target: string, ttlMs: number): Promise<void> {

@@ -3,7 +3,8 @@
  * away: spend (USD, `INCRBYFLOAT` with an expiry at the period end) and the points the
  * `rpm` / `tpm` windows took on their local insurance limiter during an outage.
  *
- * While Redis answers, a spend add is one script call. While it is away (degraded mode),
+ * While Redis answers, spend adds are one script call each, pipelined (one round trip per
+ * batch); reads of several counters are one `MGET`. While it is away (degraded mode),
  * adds go to a local copy (which starts from the last shared total, not from zero) and to a
  * pending sum per counter; when Redis is back, each pending sum is added to the shared
  * counter, exactly once:
@@ -45,6 +46,13 @@ return {1, tostring(v)}`;
 
 type Kind = 'float' | 'int';
 
+/** One amount for `addMany`: USD added to counter `key`, which expires at `expireAtMs` (epoch ms). */
+export interface SpendAdd {
+  readonly key: string;
+  readonly amount: number;
+  readonly expireAtMs: number;
+}
+
 /** What the counters need to know of the store's connection (store/index.ts). */
 export interface StoreLink {
   /** Whether the store is on Redis now. */
@@ -71,6 +79,12 @@ const RETRY_MS = 1_000;
 
 interface AddingClient {
   syCounterAdd(counter: string, applied: string, seq: number, amount: number, expire: number, kind: Kind): Promise<[number, string]>;
+}
+
+/** The add script queued on an ioredis pipeline (its commands return the pipeline; `exec` answers each). */
+interface PipelineAdds {
+  syCounterAdd(counter: string, applied: string, seq: number, amount: number, expire: number, kind: Kind): unknown;
+  exec(): Promise<[Error | null, unknown][] | null>;
 }
 
 export class SpendCounters {
@@ -131,12 +145,16 @@ export class SpendCounters {
     else p.sum += amount;
   }
 
-  /** Reads a counter, USD (0 when absent); with Redis, plus this replica's part not flushed yet. */
-  get(key: string): Promise<number> {
-    const k = `${this.prefix}:spend:${key}`;
+  /**
+   * Reads counters, USD each (0 when absent), in one round trip (`MGET`: every counter is
+   * under the store's one hash tag); with Redis, plus this replica's part not flushed yet.
+   */
+  getMany(keys: readonly string[]): Promise<number[]> {
+    if (keys.length === 0) return Promise.resolve([]);
+    const ks = keys.map((key) => `${this.prefix}:spend:${key}`);
     return this.via(
-      async () => Number((await this.client!.get(k)) ?? 0) + this.pendingOf(k),
-      async () => this.entry(key)?.v ?? 0,
+      async () => (await this.client!.mget(...ks)).map((v, i) => Number(v ?? 0) + this.pendingOf(ks[i]!)),
+      async () => keys.map((key) => this.entry(key)?.v ?? 0),
     );
   }
 
@@ -145,30 +163,49 @@ export class SpendCounters {
     return p ? p.sum + p.unsettled.reduce((s, u) => s + u.amount, 0) : 0;
   }
 
-  /** Adds `amount` USD to a counter that expires at `expireAtMs` (epoch ms); returns the new total. */
-  async add(key: string, amount: number, expireAtMs: number): Promise<number> {
-    const k = `${this.prefix}:spend:${key}`;
+  /** Counts `amount` locally (and, with Redis configured, as pending for it); returns the local total. */
+  private addLocal(key: string, amount: number, expireAtMs: number, pendSeq?: number): number {
     const e = this.entry(key) ?? { v: 0, exp: expireAtMs };
-    if (!this.client || !this.link.online() || this.pending.has(k)) {
-      e.v += amount;
-      this.local.set(key, e);
-      if (this.client) this.pend(k, 'float', expireAtMs, amount);
-      return e.v;
-    }
-    const seq = this.nextSeq(k);
-    try {
-      const [, total] = await (this.client as unknown as AddingClient).syCounterAdd(k, this.applied, seq, amount, expireAtMs, 'float');
-      // Kept locally too, so an outage starts from the shared total rather than from zero.
-      this.local.set(key, { v: Number(total), exp: expireAtMs });
-      return Number(total);
-    } catch (err) {
+    e.v += amount;
+    this.local.set(key, e);
+    if (this.client) this.pend(`${this.prefix}:spend:${key}`, 'float', expireAtMs, amount, pendSeq);
+    return e.v;
+  }
+
+  /**
+   * Adds each amount (USD) to its counter, which expires at its `expireAtMs` (epoch ms), in
+   * one round trip (an ioredis pipeline of the numbered add script); returns each counter's
+   * new total, in order. An add that fails is kept and re-sent with its own number.
+   */
+  async addMany(adds: readonly SpendAdd[]): Promise<number[]> {
+    const out: number[] = new Array<number>(adds.length).fill(0);
+    const sent: { i: number; k: string; seq: number }[] = [];
+    adds.forEach((a, i) => {
+      const k = `${this.prefix}:spend:${a.key}`;
+      if (!this.client || !this.link.online() || this.pending.has(k)) out[i] = this.addLocal(a.key, a.amount, a.expireAtMs);
+      else sent.push({ i, k, seq: this.nextSeq(k) });
+    });
+    if (sent.length === 0) return out;
+    const pipe = this.client!.pipeline() as unknown as PipelineAdds;
+    for (const s of sent) pipe.syCounterAdd(s.k, this.applied, s.seq, adds[s.i]!.amount, adds[s.i]!.expireAtMs, 'float');
+    const results = await pipe.exec().then((r) => r ?? [], (err: Error) => err);
+    let failure = results instanceof Error ? results : null;
+    sent.forEach((s, j) => {
+      const a = adds[s.i]!;
+      const r = results instanceof Error ? undefined : results[j];
+      if (r && !r[0]) {
+        const total = Number((r[1] as [number, string])[1]);
+        // Kept locally too, so an outage starts from the shared total rather than from zero.
+        this.local.set(a.key, { v: total, exp: a.expireAtMs });
+        out[s.i] = total;
+        return;
+      }
       // Applied or not, it is re-sent with its own number once Redis is back.
-      this.pend(k, 'float', expireAtMs, amount, seq);
-      e.v += amount;
-      this.local.set(key, e);
-      this.link.failed(err as Error);
-      return e.v;
-    }
+      failure ??= r?.[0] ?? new Error('pipeline not answered');
+      out[s.i] = this.addLocal(a.key, a.amount, a.expireAtMs, s.seq);
+    });
+    if (failure) this.link.failed(failure);
+    return out;
   }
 
   /**
