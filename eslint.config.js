@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', '.test-build/', 'node_modules/', '.bench/', 'coverage/'] },
+  { ignores: ['dist/', '.test-build/', 'node_modules/', '.bench/', 'coverage/', 'scripts/bench-harness/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

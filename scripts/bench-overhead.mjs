@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // npm run bench:overhead — Switchyard's added latency and throughput against going direct,
-// measured with the neutral harness in ../shared/bench (copied to .bench/, never modified).
+// measured with the neutral harness in ../shared/bench, or its unmodified copy in
+// scripts/bench-harness/ when that is absent (copied to .bench/, never modified).
 //
 // Pinned as the harness README advises on a small box: the mock upstream and the load
 // driver share CPU 0, the gateway gets CPU 1 alone, so both arms see the same loader and
@@ -31,7 +32,7 @@ const { values: o } = parseArgs({
     quick: { type: 'boolean', default: false },
     aa: { type: 'boolean', default: false },
     out: { type: 'string', default: join(root, '.bench', 'overhead.json') },
-    harness: { type: 'string', default: join(root, '..', 'shared', 'bench') },
+    harness: { type: 'string' },
     compare: { type: 'string' },
     redis: { type: 'boolean', default: false },
     concurrency: { type: 'string', default: '1,16,64' },
@@ -41,12 +42,18 @@ const { values: o } = parseArgs({
   },
 });
 
+// The shared harness next to the repository when it is there, else the copy in the repo.
+const harnessSource = o.harness ?? [join(root, '..', 'shared', 'bench'), join(root, 'scripts', 'bench-harness')].find((d) => existsSync(join(d, 'run.mjs')));
+if (!harnessSource || !existsSync(join(harnessSource, 'run.mjs'))) {
+  console.error(`bench:overhead: no load harness at ${o.harness ?? '../shared/bench or scripts/bench-harness'} (run.mjs missing); pass --harness <dir>.`);
+  process.exit(2);
+}
 const work = join(root, '.bench');
 const harness = join(work, 'harness');
 mkdirSync(work, { recursive: true });
 if (!existsSync(join(harness, 'node_modules', 'undici'))) {
   rmSync(harness, { recursive: true, force: true });
-  cpSync(o.harness, harness, { recursive: true });
+  cpSync(harnessSource, harness, { recursive: true });
   execFileSync('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: harness, stdio: 'inherit' });
 }
 
