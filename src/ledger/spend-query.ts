@@ -147,12 +147,18 @@ export function spendQuery(q: Record<string, unknown>, now = Date.now()): SpendQ
     ),
   ];
   const sql = [
-    `SELECT ${[...names, ...SUMS.map((c) => `sum(${c}) AS ${c}`)].join(', ')}`,
+    // The totals over every group, counted before LIMIT cuts the rows (window sums run after GROUP BY).
+    `SELECT ${[...names, ...SUMS.map((c) => `sum(${c}) AS ${c}`), 'sum(sum(requests)) OVER () AS total_requests', 'sum(sum(cost_usd)) OVER () AS total_cost_usd'].join(', ')}`,
     `FROM (${inner.join(' UNION ALL ')}) u`,
     keys.length > 0 ? `GROUP BY ${keys.join(', ')} ORDER BY ${granularity !== 'none' ? '1, ' : ''}cost_usd DESC` : '',
     `LIMIT ${MAX_ROWS + 1}`,
   ].join(' ');
   return { from, to, granularity, groupBy, sql, params };
+}
+
+/** The totals over all the groups, truncated ones included, from the answer's rows (zero when there are none). */
+export function spendTotals(rows: readonly Record<string, unknown>[]): { requests: number; cost_usd: number } {
+  return { requests: Number(rows[0]?.['total_requests'] ?? 0), cost_usd: Number(rows[0]?.['total_cost_usd'] ?? 0) };
 }
 
 /** One result row as the API answers it: period (ISO), each group by its name, the sums as numbers. */

@@ -147,6 +147,24 @@ describe('GET /admin/spend', () => {
     }
     assert.equal((await spend('', 'sk-test-client-0123456789abcdef')).status, 403);
   });
+
+  test('a truncated answer (over 10000 groups) still totals every group', async () => {
+    // 10050 one-request groups on a day of their own, written as the ledger writes rows.
+    await db.query(`CREATE TABLE IF NOT EXISTS switchyard_requests_20210601 PARTITION OF switchyard_requests FOR VALUES FROM ('2021-06-01T00:00:00Z') TO ('2021-06-02T00:00:00Z')`);
+    await db.query(`INSERT INTO switchyard_requests (id, ts, request_id, key_name, tags, stream, status, outcome, attempts, duration_ms,
+        input_tokens, cached_tokens, cache_write_tokens, output_tokens, reasoning_tokens, tokens_estimated, cost_usd)
+      SELECT gen_random_uuid(), '2021-06-01T00:00:01Z', 'many-' || g, 'team-a', jsonb_build_object('n', 'v' || g), false, 200, 'ok', 1, 1, 1, 0, 0, 1, 0, false, 0.5
+      FROM generate_series(1, 10050) g`);
+    try {
+      const s = await spend('from=2021-06-01T00:00:00Z&to=2021-06-01T00:30:00Z&group_by=tag:n&granularity=none');
+      assert.equal(s.status, 200);
+      assert.equal((s.body as unknown as { truncated: boolean }).truncated, true);
+      assert.equal(s.body.data.length, 10_000);
+      assert.deepEqual(s.body.totals, { requests: 10_050, cost_usd: 5025 });
+    } finally {
+      await db.query('DROP TABLE switchyard_requests_20210601');
+    }
+  });
 });
 
 describe('GET /admin/spend without a ledger', () => {
