@@ -52,13 +52,24 @@ export function describe(err: ErrorObject, root: unknown): string {
 }
 
 /**
+ * The numbers YAML can write but no amount, price or limit can be (`.inf`, `-.inf`, `.nan`;
+ * YAML 1.2 core schema): JSON Schema's bounds let infinity through and show NaN as null.
+ */
+function nonFinite(v: unknown, path: string): string[] {
+  if (typeof v === 'number') return Number.isFinite(v) ? [] : [`${path || '/'}: must be a finite number (got ${Number.isNaN(v) ? '.nan' : v > 0 ? '.inf' : '-.inf'})`];
+  if (v === null || typeof v !== 'object') return [];
+  return Object.entries(v).flatMap(([k, x]) => nonFinite(x, `${path}/${k}`));
+}
+
+/**
  * Checks a resolved document against the config schema, filling in its defaults.
  * @param path the config's path, for the error.
- * @throws ConfigError listing every schema error.
+ * @throws ConfigError listing every schema error, and every infinite or NaN number.
  */
 export function validateDocument(doc: unknown, path: string): RawConfig {
-  if (!validate(doc)) {
-    const lines = foldLiteralUnions(validate.errors ?? []).map((e) => describe(e, doc));
+  const infinite = nonFinite(doc, '');
+  if (!validate(doc) || infinite.length > 0) {
+    const lines = [...infinite, ...foldLiteralUnions(validate.errors ?? []).map((e) => describe(e, doc))];
     throw new ConfigError(`${path} is invalid:\n  - ${[...new Set(lines)].join('\n  - ')}`);
   }
   return doc;

@@ -52,16 +52,43 @@ export class SpendQueryError extends Error {
   }
 }
 
+/**
+ * ISO-8601 (RFC 3339) as `from`/`to` take it: a date, or a date and time with an optional
+ * UTC offset (none is UTC). The offset's sign may be a space: an unencoded `+` in a query
+ * string is decoded to one (WHATWG URL, application/x-www-form-urlencoded).
+ */
+const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:([Zz])|([+\- ])(\d{2}):?(\d{2}))?)?$/;
+
+/** A time as `from`/`to` give it, or null when it is not one (not ISO-8601, or no such day or time). */
+function isoTime(text: string): Date | null {
+  const m = ISO.exec(text);
+  if (!m) return null;
+  const [y, mo, d, h = 0, mi = 0, sec = 0] = m.slice(1, 7).map((x) => (x === undefined ? undefined : Number(x)));
+  const ms = Number((m[7] ?? '').padEnd(3, '0').slice(0, 3));
+  const offset = m[9] ? (m[9] === '-' ? -1 : 1) * (Number(m[10]) * 60 + Number(m[11])) : 0;
+  if (y! < 1 || h > 23 || mi > 59 || sec > 59 || Number(m[10] ?? 0) > 23 || Number(m[11] ?? 0) > 59) return null;
+  const t = Date.UTC(y!, mo! - 1, d!, h, mi, sec, ms);
+  const day = new Date(t);
+  if (day.getUTCFullYear() !== y || day.getUTCMonth() !== mo! - 1 || day.getUTCDate() !== d) return null; // 2026-02-31
+  return new Date(t - offset * 60_000);
+}
+
 function time(v: unknown, name: string, fallback: Date): Date {
   if (v === undefined || v === '') return fallback;
-  const d = typeof v === 'string' ? new Date(v) : new Date(NaN);
-  if (Number.isNaN(d.getTime())) throw new SpendQueryError(`${name} must be an ISO-8601 date or time (2026-12-01 or 2026-12-01T08:00:00Z).`, name);
+  const d = typeof v === 'string' ? isoTime(v.trim()) : null;
+  if (d === null) {
+    throw new SpendQueryError(
+      `${name} must be an ISO-8601 date or time (2026-12-01, 2026-12-01T08:00:00Z or 2026-12-01T08:00:00%2B05:30; no offset is UTC).`,
+      name,
+    );
+  }
   return d;
 }
 
 /**
- * Reads `group_by`, `from`, `to` and `granularity` (defaults: no groups, the last 7 days up
- * to now, `day`) and builds the statement.
+ * Reads `group_by` (a comma-separated list, or the parameter repeated), `from`, `to` (ISO-8601;
+ * see {@link ISO}) and `granularity` (defaults: no groups, the last 7 days up to now, `day`)
+ * and builds the statement.
  * @throws SpendQueryError for an unknown group or granularity, a bad time, `from` not before
  *         `to`, more than 4 groups or a range over 400 days.
  */
@@ -75,7 +102,9 @@ export function spendQuery(q: Record<string, unknown>, now = Date.now()): SpendQ
     throw new SpendQueryError(`granularity must be one of ${GRANULARITIES.join(', ')}.`, 'granularity');
   }
   const granularity = g as Granularity;
-  const raw = typeof q['group_by'] === 'string' ? q['group_by'] : '';
+  // A repeated group_by (group_by=key&group_by=model) counts as one list.
+  const gb = q['group_by'];
+  const raw = typeof gb === 'string' ? gb : Array.isArray(gb) && gb.every((x) => typeof x === 'string') ? gb.join(',') : '';
   const groupBy = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
   if (groupBy.length > MAX_GROUPS) throw new SpendQueryError(`group_by takes at most ${MAX_GROUPS} groups.`, 'group_by');
   if (new Set(groupBy).size !== groupBy.length) throw new SpendQueryError('group_by names a group twice.', 'group_by');
@@ -118,12 +147,18 @@ export function spendQuery(q: Record<string, unknown>, now = Date.now()): SpendQ
     ),
   ];
   const sql = [
-    `SELECT ${[...names, ...SUMS.map((c) => `sum(${c}) AS ${c}`)].join(', ')}`,
+    // The totals over every group, counted before LIMIT cuts the rows (window sums run after GROUP BY).
+    `SELECT ${[...names, ...SUMS.map((c) => `sum(${c}) AS ${c}`), 'sum(sum(requests)) OVER () AS total_requests', 'sum(sum(cost_usd)) OVER () AS total_cost_usd'].join(', ')}`,
     `FROM (${inner.join(' UNION ALL ')}) u`,
     keys.length > 0 ? `GROUP BY ${keys.join(', ')} ORDER BY ${granularity !== 'none' ? '1, ' : ''}cost_usd DESC` : '',
     `LIMIT ${MAX_ROWS + 1}`,
   ].join(' ');
   return { from, to, granularity, groupBy, sql, params };
+}
+
+/** The totals over all the groups, truncated ones included, from the answer's rows (zero when there are none). */
+export function spendTotals(rows: readonly Record<string, unknown>[]): { requests: number; cost_usd: number } {
+  return { requests: Number(rows[0]?.['total_requests'] ?? 0), cost_usd: Number(rows[0]?.['total_cost_usd'] ?? 0) };
 }
 
 /** One result row as the API answers it: period (ISO), each group by its name, the sums as numbers. */

@@ -59,12 +59,17 @@ const periodWord = (l: BudgetLine): string => (l.period === 'day' ? 'daily' : 'm
 /** Seconds until the period ends, at least 1 (`Retry-After`). */
 export const retryAfter = (endMs: number): string => String(Math.max(1, Math.ceil((endMs - Date.now()) / 1000)));
 
-/** 429 `insufficient_quota` for a spent key or tag budget: the budget's name and numbers, `Retry-After` until the period ends. */
+/**
+ * 429 `insufficient_quota` for a spent key or tag budget: the budget's name and numbers,
+ * when it resets, `Retry-After` until then and `x-should-retry: false` (the OpenAI and
+ * Anthropic SDKs otherwise retry a 429 at once, twice by default, when Retry-After is over a
+ * minute: nothing changes before the period ends).
+ */
 export function spentError(l: BudgetLine, spentUsd: number): GatewayError {
-  const headers = { 'retry-after': retryAfter(l.endMs) };
+  const headers = { 'retry-after': retryAfter(l.endMs), 'x-should-retry': 'false' };
   if ('key' in l.scope) {
     return new GatewayError('GW_ERR_INSUFFICIENT_QUOTA', {
-      message: `You exceeded your current quota: key "${l.scope.key}" spent $${spentUsd.toFixed(6)} of its $${l.amountUsd} ${periodWord(l)} budget.`,
+      message: `You exceeded your current quota: key "${l.scope.key}" spent $${spentUsd.toFixed(6)} of its $${l.amountUsd} ${periodWord(l)} budget; it resets at ${new Date(l.endMs).toISOString()}.`,
       headers,
     });
   }

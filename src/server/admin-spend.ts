@@ -11,7 +11,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../errors/codes.js';
-import { MAX_ROWS, spendQuery, spendRow, SpendQueryError } from '../ledger/spend-query.js';
+import { MAX_ROWS, spendQuery, spendRow, spendTotals, SpendQueryError } from '../ledger/spend-query.js';
 import type { Gateway } from './gateway.js';
 
 /** Registers the route on the admin app (its auth hook already guards it). */
@@ -35,7 +35,6 @@ export function registerSpend(admin: FastifyInstance, gw: Gateway): void {
       throw new GatewayError('GW_ERR_LEDGER_UNAVAILABLE', { message: 'The usage ledger (PostgreSQL) cannot be read now; retry shortly.' });
     }
     const data = rows.slice(0, MAX_ROWS).map((r) => spendRow(q, r));
-    const sum = (k: string): number => data.reduce((s, r) => s + Number(r[k] ?? 0), 0);
     return {
       object: 'spend',
       from: q.from.toISOString(),
@@ -46,7 +45,8 @@ export function registerSpend(admin: FastifyInstance, gw: Gateway): void {
       ledger: gw.ledger.status.state,
       backlog_rows: gw.ledger.status.backlogRows,
       truncated: rows.length > MAX_ROWS,
-      totals: { requests: sum('requests'), cost_usd: sum('cost_usd') },
+      // Over every group, the ones left out of a truncated answer included.
+      totals: spendTotals(rows),
       data,
     };
   });

@@ -20,9 +20,13 @@ export interface Usage {
 
 export const ZERO_USAGE: Readonly<Usage> = Object.freeze({ input: 0, cached: 0, output: 0, reasoning: 0 });
 
-/** A token count: a finite number >= 0, else 0. */
+/**
+ * A token count: a number >= 0, rounded to a whole one; 0 when it is not one or is past
+ * 2^53 (no provider counts that many, and the ledger's bigint columns refuse a fraction or
+ * more than 2^63, which would make PostgreSQL refuse the whole batch of rows).
+ */
 export function tokenCount(v: unknown): number {
-  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0;
+  return typeof v === 'number' && v >= 0 && v <= Number.MAX_SAFE_INTEGER ? Math.round(v) : 0;
 }
 
 /**

@@ -24,6 +24,8 @@ export const script: Script = (req) => {
   const prompt = String((req.json?.['messages'] as { content: string }[] | undefined)?.[0]?.content ?? '');
   if (req.json?.['model'] === 'cheap-x') return answer({ prompt_tokens: 7, completion_tokens: 2, total_tokens: 9 });
   if (prompt === 'fail') return { status: 500, body: { error: { message: 'upstream failed', type: 'server_error', param: null, code: null } } };
+  // A provider reporting token counts no ledger column can hold (a fraction, past bigint).
+  if (prompt === 'odd-usage') return answer({ prompt_tokens: 1.5, completion_tokens: 1e20, total_tokens: 9 });
   if (prompt === 'bad') return { status: 400, body: { error: { message: 'bad request', type: 'invalid_request_error', param: null, code: null } } };
   if (prompt === 'slow') return { status: 200, headers: { 'content-type': 'text/event-stream' }, steps: [STREAM[0]!, { delayMs: 3000 }, ...STREAM.slice(1)] };
   if (req.json?.['stream'] === true) return { status: 200, headers: { 'content-type': 'text/event-stream' }, steps: STREAM };

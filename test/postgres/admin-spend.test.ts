@@ -114,6 +114,19 @@ describe('GET /admin/spend', () => {
     assert.equal(s.body.totals.requests, 0);
   });
 
+  test('from/to take UTC offsets, an unencoded + included; a repeated group_by is one list', async () => {
+    const at = (qs: string) => spend(`${qs}&to=2026-12-02T00:00:00Z&granularity=none`);
+    for (const from of ['2026-12-01T05:30:00%2B05:30', '2026-12-01T05:30:00+05:30', '2026-12-01T05:30:00+0530', '2025-12-31T19:00:00-05:00']) {
+      const s = await at(`from=${from}`);
+      assert.equal(s.status, 200, `${from}: ${JSON.stringify(s.body.error)}`);
+      assert.equal((s.body as unknown as { from: string }).from, from.startsWith('2025') ? '2026-01-01T00:00:00.000Z' : '2026-12-01T00:00:00.000Z', from);
+    }
+    const s = await spend('group_by=key&group_by=model&granularity=none');
+    assert.equal(s.status, 200);
+    assert.deepEqual((s.body as unknown as { group_by: string[] }).group_by, ['key', 'model']);
+    assert.ok(s.body.data.length > 0 && s.body.data.every((r) => r['key'] === 'team-a' && typeof r['model'] === 'string'), JSON.stringify(s.body.data));
+  });
+
   test('bad parameters are 400s that name them; a client key is 403', async () => {
     for (const [qs, param, says] of [
       ['group_by=colour', 'group_by', /Unknown group/],
@@ -121,6 +134,9 @@ describe('GET /admin/spend', () => {
       ["group_by=tag:Repo'", 'group_by', /Unknown group/],
       ['granularity=week', 'granularity', /hour, day, month, none/],
       ['from=yesterday', 'from', /ISO-8601/],
+      ['from=1', 'from', /ISO-8601/], // not ISO-8601, though Date.parse reads it as 2001-01-01
+      ['from=2026-02-31', 'from', /ISO-8601/], // no such day (Date.parse rolls it to March 3)
+      ['from=-271821-04-20&to=-271821-04-21', 'to', /ISO-8601/], // beyond PostgreSQL's range: was a 503 "retry shortly"
       ['from=2026-12-02&to=2026-12-01', 'from', /before/],
       ['from=2020-01-01&to=2026-01-01', 'from', /400 days/],
     ] as const) {
@@ -130,6 +146,24 @@ describe('GET /admin/spend', () => {
       assert.match(s.body.error!.message, says, qs);
     }
     assert.equal((await spend('', 'sk-test-client-0123456789abcdef')).status, 403);
+  });
+
+  test('a truncated answer (over 10000 groups) still totals every group', async () => {
+    // 10050 one-request groups on a day of their own, written as the ledger writes rows.
+    await db.query(`CREATE TABLE IF NOT EXISTS switchyard_requests_20210601 PARTITION OF switchyard_requests FOR VALUES FROM ('2021-06-01T00:00:00Z') TO ('2021-06-02T00:00:00Z')`);
+    await db.query(`INSERT INTO switchyard_requests (id, ts, request_id, key_name, tags, stream, status, outcome, attempts, duration_ms,
+        input_tokens, cached_tokens, cache_write_tokens, output_tokens, reasoning_tokens, tokens_estimated, cost_usd)
+      SELECT gen_random_uuid(), '2021-06-01T00:00:01Z', 'many-' || g, 'team-a', jsonb_build_object('n', 'v' || g), false, 200, 'ok', 1, 1, 1, 0, 0, 1, 0, false, 0.5
+      FROM generate_series(1, 10050) g`);
+    try {
+      const s = await spend('from=2021-06-01T00:00:00Z&to=2021-06-01T00:30:00Z&group_by=tag:n&granularity=none');
+      assert.equal(s.status, 200);
+      assert.equal((s.body as unknown as { truncated: boolean }).truncated, true);
+      assert.equal(s.body.data.length, 10_000);
+      assert.deepEqual(s.body.totals, { requests: 10_050, cost_usd: 5025 });
+    } finally {
+      await db.query('DROP TABLE switchyard_requests_20210601');
+    }
   });
 });
 

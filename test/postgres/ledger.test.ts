@@ -130,6 +130,20 @@ describe('ledger rows: one per request, exact tokens and cost', () => {
     }
   });
 
+  test('token counts a provider reports as a fraction or past 2^53 do not cost the batch its rows', async () => {
+    const [odd, plain] = await Promise.all([
+      send('ledger-odd-usage', { messages: [{ role: 'user', content: 'odd-usage' }] }),
+      send('ledger-odd-neighbour', { messages: [{ role: 'user', content: 'hi' }] }),
+    ]);
+    assert.equal(odd.status, 200);
+    assert.equal(plain.status, 200);
+    assert.equal(Number((await rowOf('ledger-odd-neighbour'))['input_tokens']), 11, 'the other request in the batch is on the books');
+    const row = await rowOf('ledger-odd-usage');
+    assert.deepEqual([Number(row['input_tokens']), Number(row['output_tokens'])], [2, 0], '1.5 rounded; 1e20 is no count');
+    assert.equal(Number(row['cost_usd']), Number(odd.headers.get('x-switchyard-cost-usd')));
+    assert.ok(Number(row['cost_usd']) < 0.01, String(row['cost_usd']));
+  });
+
   test('the schema is migrated once and partitioned by day', async () => {
     const versions = await db.query<{ version: number }>('SELECT version FROM switchyard_ledger_migrations');
     assert.deepEqual(versions.map((v) => v.version), [1, 2]);

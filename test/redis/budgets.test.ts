@@ -183,13 +183,17 @@ describe('tag and account budgets across two replicas on Redis', () => {
     assert.equal(errorOf(refused).code, 'insufficient_quota');
     assert.match(errorOf(refused).message, /budget "search" \(requests tagged team=search\) spent \$3\.000000 of its \$3 monthly budget/);
     assert.ok(Number(refused.headers.get('retry-after')) >= 1, 'Retry-After until the month ends');
+    assert.equal(refused.headers.get('x-should-retry'), 'false', 'nothing changes before the period ends');
 
-    // The OpenAI SDK raises its RateLimitError with the same code.
-    const sdkErr = await new OpenAI({ apiKey: KEYS.search, baseURL: `${a.url}/v1`, maxRetries: 0 }).chat.completions
+    // The OpenAI SDK raises its RateLimitError with the same code, without its own retries
+    // (it retries a 429 twice by default, ignoring a Retry-After over a minute).
+    const refusedBefore = metricSum(await a.metricsText(), 'switchyard_budget_refusals_total', { budget: 'search', action: 'refused' });
+    const sdkErr = await new OpenAI({ apiKey: KEYS.search, baseURL: `${a.url}/v1`, maxRetries: 2 }).chat.completions
       .create({ model: 'tagged', messages: [{ role: 'user', content: 'hi' }] })
       .then(() => null, (e: unknown) => e);
     assert.ok(sdkErr instanceof OpenAI.RateLimitError, String(sdkErr));
     assert.equal(sdkErr.code, 'insufficient_quota');
+    assert.equal(metricSum(await a.metricsText(), 'switchyard_budget_refusals_total', { budget: 'search', action: 'refused' }) - refusedBefore, 1, 'one try');
 
     // The messages API answers in Anthropic's shape.
     const err = await message(a, KEYS.search, 'tagged').then(() => null, (e: unknown) => e);

@@ -72,7 +72,7 @@ async function chat(url: string, key: string, opts: { prompt?: string; max_token
   return { status: res.status, headers: res.headers as unknown as Headers, body: (await res.json()) as Record<string, unknown> };
 }
 
-const errorOf = (r: Res) => r.body['error'] as { type: string; code: string };
+const errorOf = (r: Res) => r.body['error'] as { type: string; code: string; message: string };
 
 describe('per-key limits across two replicas on Redis', () => {
   let redis: RedisServer;
@@ -170,6 +170,8 @@ describe('per-key limits across two replicas on Redis', () => {
     assert.equal(errorOf(last!).type, 'insufficient_quota');
     assert.equal(errorOf(last!).code, 'insufficient_quota');
     assert.ok(Number(last!.headers.get('retry-after')) >= 1);
+    assert.equal(last!.headers.get('x-should-retry'), 'false', 'nothing changes before the period ends');
+    assert.match(errorOf(last!).message, /key "k-budget" spent \$[0-9.]+ of its \$[0-9.e-]+ daily budget; it resets at \d{4}-\d\d-\d\dT00:00:00\.000Z\./);
     assert.match(await b.metricsText(), /switchyard_key_budget_remaining_usd\{key="k-budget"\} 0\n/);
   });
 

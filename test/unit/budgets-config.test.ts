@@ -70,6 +70,14 @@ describe('config: budgets and budget_alerts', () => {
     assert.match(msg, /\/budgets\/0\/upstream: budget "credits" names unknown upstream "nope" \(declared: up, off\)/);
   });
 
+  test('an infinite or NaN amount, price or threshold (YAML .inf, .nan) is refused, naming the path', () => {
+    const msg = configError(doc('  - { name: search, amount_usd: .inf, period: month, tag: { team: search } }', 'budget_alerts: { url: "https://h.example.com/x", thresholds: [.nan] }'));
+    assert.match(msg, /\/budgets\/0\/amount_usd: must be a finite number \(got \.inf\)/);
+    assert.match(msg, /\/budget_alerts\/thresholds\/0: must be a finite number \(got \.nan\)/);
+    const price = configError(doc('  - { name: search, amount_usd: 5, period: month, tag: { team: search } }').replace('input: 1,', 'input: -.inf,'));
+    assert.match(price, /\/models\/0\/price\/input: must be a finite number \(got -\.inf\)/);
+  });
+
   test('a budget needs exactly one scope, a unique name and no key: prefix', () => {
     assert.match(configError(doc('  - { name: loose, amount_usd: 10, period: month }')), /\/budgets\/0: budget "loose" needs exactly one scope/);
     assert.match(configError(doc('  - { name: both, amount_usd: 10, period: month, upstream: up, tag: { team: a } }')), /budget "both" needs exactly one scope/);
