@@ -132,7 +132,8 @@ export class Ledger implements RecordSink {
   private async failed(err: unknown, batch: LedgerRow[]): Promise<void> {
     const code = (err as { code?: string }).code;
     if (!isOutage(err)) {
-      this.log.error({ ledger: 'postgres', code, message: (err as Error).message, rows: batch.length }, 'ledger rows refused by PostgreSQL; dropped');
+      if (batch.length > 1) return this.oneByOne(batch);
+      this.log.error({ ledger: 'postgres', code, message: (err as Error).message, request_id: batch[0]?.request_id }, 'ledger row refused by PostgreSQL; dropped');
       this.onRows('dropped', batch.length);
       return;
     }
@@ -140,6 +141,19 @@ export class Ledger implements RecordSink {
     this.st = 'spooling';
     await this.toSpool(batch);
     this.retryLater();
+  }
+
+  /** A batch PostgreSQL refused for its data: each row alone, so only the rows it refuses are dropped. */
+  private async oneByOne(batch: LedgerRow[]): Promise<void> {
+    for (let i = 0; i < batch.length; i++) {
+      try {
+        await this.writer.write([batch[i]!]);
+        this.onRows('written', 1);
+      } catch (err) {
+        if (isOutage(err)) return this.failed(err, batch.slice(i));
+        await this.failed(err, [batch[i]!]);
+      }
+    }
   }
 
   private async toSpool(batch: LedgerRow[]): Promise<void> {

@@ -7,11 +7,18 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import type { FastifyBaseLogger } from 'fastify';
+import pino from 'pino';
+import { LedgerSchema, type LedgerConfig } from '../../src/config/schema.js';
+import { Ledger } from '../../src/ledger/index.js';
 import { MIGRATIONS, migrate } from '../../src/ledger/migrations.js';
+import type { RequestRecord } from '../../src/record/request.js';
 import { dropExpired } from '../../src/ledger/partitions.js';
 import type { LedgerRow } from '../../src/ledger/row.js';
 import { spendQuery, spendRow } from '../../src/ledger/spend-query.js';
 import { RowWriter } from '../../src/ledger/writer.js';
+import { tmpdir } from 'node:os';
+import { Value } from '@sinclair/typebox/value';
 import { TestDatabase } from '../helpers/postgres.js';
 
 const HOUR = 3_600_000;
@@ -193,5 +200,39 @@ describe('ledger migration 2', () => {
     for (const group of ['key', 'tag:repo']) {
       assertSame(await answer(db, NOW - 4 * DAY, NOW + HOUR, group), await reference(db, NOW - 4 * DAY, NOW + HOUR, group), `after migration, by ${group}`);
     }
+  });
+});
+
+describe('ledger: a batch with one row PostgreSQL refuses', () => {
+  let db: TestDatabase;
+  before(async () => {
+    db = await TestDatabase.create();
+  });
+  after(async () => {
+    await db.drop();
+  });
+
+  test('loses only that row: the others are written one by one, the rollup agrees', async () => {
+    const lines: string[] = [];
+    const log = pino({ level: 'info' }, { write: (l: string) => void lines.push(l) }) as unknown as FastifyBaseLogger;
+    const cfg: LedgerConfig = { ...(Value.Default(LedgerSchema, {}) as LedgerConfig), flush_ms: 10_000, spool_path: `${tmpdir()}/sy-ledger-bad-${process.pid}.jsonl` };
+    const ledger = new Ledger(db.url(), cfg, log, 0);
+    const counts: Record<string, number> = {};
+    ledger.onRows = (result, n) => void (counts[result] = (counts[result] ?? 0) + n);
+    ledger.start();
+    const rec = (id: string): RequestRecord => ({
+      requestId: id, api: 'chat', key: 'team-a', model: 'm', requestedModel: 'm', upstream: 'u', upstreamModel: 'um', stream: false,
+      status: 200, outcome: 'ok', errorClass: null, startedAt: Date.now(), durationMs: 5, ttftMs: null,
+      usage: { input: 3, cached: 0, output: 2, reasoning: 0 }, usageEstimated: false, costUsd: 0.001, attempts: 1, fallback: null, shed: null, tags: {},
+    });
+    // A NUL character: PostgreSQL's text type refuses it (22021), a data error, not an outage.
+    for (const id of ['ok-1', 'ok-2', 'bad-\u0000', 'ok-3', 'ok-4']) ledger.add(rec(id));
+    await ledger.close();
+    assert.deepEqual(counts, { written: 4, dropped: 1 });
+    const ids = (await db.query<{ request_id: string }>('SELECT request_id FROM switchyard_requests ORDER BY 1')).map((r) => r.request_id);
+    assert.deepEqual(ids, ['ok-1', 'ok-2', 'ok-3', 'ok-4']);
+    const [r] = await db.query<{ n: string }>('SELECT sum(requests) AS n FROM switchyard_spend_hourly');
+    assert.equal(r!.n, '4');
+    assert.equal(lines.filter((l) => l.includes('ledger row refused by PostgreSQL; dropped')).length, 1);
   });
 });
