@@ -117,7 +117,8 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
     const { config: c, router } = live.current;
     return [...c.upstreams.keys()].map((id) => ({ upstream: id, depth: router.queue.queued(id) }));
   };
-  const limits = new KeyLimits(store, metrics, countPromptTokens, new BudgetAlerts(store, metrics, logger));
+  const alerts = new BudgetAlerts(store, metrics, logger);
+  const limits = new KeyLimits(store, metrics, countPromptTokens, alerts);
   metrics.sources.budgets = async () => {
     const { config: c } = live.current;
     return (await limits.budgets.status(c.budgets, c.keys)).map((b) => ({ budget: b.name, spentUsd: b.spent_usd, amountUsd: b.amount_usd }));
@@ -178,6 +179,8 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
     await store.ready(config.store.command_timeout_ms * 4);
   });
   app.addHook('onClose', async () => {
+    // Alerts first: one not sent gives its claim back while the store is still there.
+    await alerts.close();
     await Promise.allSettled([live.closeAll(), store.close(), ledger?.close()]);
   });
   return { app, metrics, logger, store, limits, ledger, drain, current, reload };

@@ -15,7 +15,9 @@
  * retried `retries` times 1 s, 2 s, 4 s … apart on a network error or a non-2xx answer. A
  * failure is logged with the budget, the threshold and the webhook's host only (its path,
  * query and headers may hold tokens) and counted in
- * `switchyard_budget_webhooks_total{result="failed"}`.
+ * `switchyard_budget_webhooks_total{result="failed"}`. An alert not delivered (every try
+ * failed, or the replica shut down first) gives its claim back (store/claims.ts): the next
+ * add on any replica claims and sends it again, at least once rather than never.
  */
 import { fetch } from 'undici';
 import type { BudgetAlertSettings } from '../config/types.js';
@@ -33,7 +35,13 @@ export function reachedThresholds(thresholds: readonly number[], amountUsd: numb
   return thresholds.filter((t) => totalUsd >= t * amountUsd);
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref());
+/** Waits `ms`, or less once `signal` aborts. */
+const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
+  new Promise((r) => {
+    const t = setTimeout(r, ms);
+    t.unref();
+    signal.addEventListener('abort', () => (clearTimeout(t), r()), { once: true });
+  });
 
 /** The webhook's host, the one part of its URL that is logged. */
 function hostOf(url: string): string {
@@ -47,6 +55,8 @@ function hostOf(url: string): string {
 export class BudgetAlerts {
   /** Alerts being sent now (tests and shutdown can wait for them). */
   private readonly sending = new Set<Promise<void>>();
+  /** Aborted by {@link close}: tries in progress end, no retry waits. */
+  private readonly stop = new AbortController();
 
   constructor(
     private readonly store: StateStore,
@@ -75,9 +85,23 @@ export class BudgetAlerts {
     while (this.sending.size > 0) await Promise.allSettled([...this.sending]);
   }
 
+  /**
+   * At shutdown: gives alerts being sent `graceMs` to finish, then ends their tries. An
+   * alert not delivered gives its claim back, so another replica sends it at its next add.
+   */
+  async close(graceMs = 2_000): Promise<void> {
+    const t = setTimeout(() => this.stop.abort(), graceMs);
+    t.unref();
+    await this.idle();
+    clearTimeout(t);
+    this.stop.abort();
+  }
+
   private async fire(line: BudgetLine, threshold: number, spentUsd: number, cfg: BudgetAlertSettings): Promise<void> {
     // The amount is part of the claim: a budget raised by a reload alerts again at its new thresholds.
-    if (!(await this.store.claimOnce(`alert:${line.name}:${line.periodId}:${line.amountUsd}:${threshold}`, line.endMs))) return;
+    if (this.stop.signal.aborted) return;
+    const claim = await this.store.claimOnce(`alert:${line.name}:${line.periodId}:${line.amountUsd}:${threshold}`, line.endMs);
+    if (!claim) return;
     const body = JSON.stringify({
       budget: line.name,
       scope: line.scope,
@@ -90,14 +114,17 @@ export class BudgetAlerts {
       at: new Date().toISOString(),
     });
     let last = '';
-    for (let i = 0; i <= cfg.retries; i++) {
-      if (i > 0) await sleep(1000 * 2 ** (i - 1));
+    let tries = 0;
+    for (let i = 0; i <= cfg.retries && !this.stop.signal.aborted; i++) {
+      if (i > 0) await sleep(1000 * 2 ** (i - 1), this.stop.signal);
+      if (this.stop.signal.aborted) break;
+      tries++;
       try {
         const res = await fetch(cfg.url, {
           method: 'POST',
           headers: { ...cfg.headers, 'content-type': 'application/json' },
           body,
-          signal: AbortSignal.timeout(cfg.timeout_ms),
+          signal: AbortSignal.any([AbortSignal.timeout(cfg.timeout_ms), this.stop.signal]),
         });
         await res.arrayBuffer().catch(() => undefined);
         if (res.status >= 200 && res.status < 300) {
@@ -110,7 +137,9 @@ export class BudgetAlerts {
         last = e.cause?.code ?? e.name ?? 'error';
       }
     }
+    // Not delivered: the claim goes back, so the alert is sent later rather than never.
+    await claim.release();
     this.metrics.budgets.webhooks.inc({ result: 'failed' });
-    this.log.warn({ budget: line.name, threshold, webhook_host: hostOf(cfg.url), tries: cfg.retries + 1, error: last }, 'budget alert webhook failed');
+    this.log.warn({ budget: line.name, threshold, webhook_host: hostOf(cfg.url), tries, error: this.stop.signal.aborted ? 'shutdown' : last }, 'budget alert webhook failed');
   }
 }

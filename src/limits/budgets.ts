@@ -109,6 +109,8 @@ export class Budgets {
       const s = spent[i]!;
       if ('key' in l.scope) this.metrics.budgetRemaining.set({ key: l.scope.key }, Math.max(0, l.amountUsd - s));
       if (s < l.amountUsd) return;
+      // A spent budget takes no more adds: an alert of it not delivered yet is retried here.
+      this.alerts?.reached(l, s, base.alerts);
       if ('key' in l.scope) this.metrics.limitRejections.inc({ key: l.scope.key, reason: 'budget' });
       else this.metrics.budgets.refusals.inc({ budget: l.name, action: 'refused' });
       throw spentError(l, s);
@@ -119,7 +121,9 @@ export class Budgets {
       const id = (l.scope as { upstream: string }).upstream;
       accounts.set(id, [...(accounts.get(id) ?? []), l]);
       const s = spent[lines.length + j]!;
-      if (s >= l.amountUsd) over.set(id, [...(over.get(id) ?? []), { line: l, spentUsd: s }]);
+      if (s < l.amountUsd) return;
+      over.set(id, [...(over.get(id) ?? []), { line: l, spentUsd: s }]);
+      this.alerts?.reached(l, s, base.alerts);
     });
     return { ...base, lines, accounts, spent: over.size === 0 ? null : this.spentAccounts(over) };
   }

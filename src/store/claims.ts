@@ -11,6 +11,17 @@ import type { ViaStore } from './spend.js';
 
 /** Local records kept at most (expired ones are dropped first). */
 const MAX_LOCAL = 10_000;
+/** After giving a claim back, this replica waits this long before it claims it again. */
+export const RECLAIM_AFTER_MS = 60_000;
+
+/** A claim this caller holds. */
+export interface Claim {
+  /**
+   * Gives it back (a webhook that could not be told, a shutdown before it was): another
+   * replica, or this one after {@link RECLAIM_AFTER_MS}, may claim it again. Never rejects.
+   */
+  release(): Promise<void>;
+}
 
 export class OnceClaims {
   /** Claims this replica made or saw taken: key -> until (epoch ms). */
@@ -27,22 +38,31 @@ export class OnceClaims {
     private readonly prefix: string,
   ) {}
 
-  /** True for the one caller that gets `name` until `untilMs` (epoch ms); false for every other. */
-  claim(name: string, untilMs: number): Promise<boolean> {
+  /** The claim for the one caller that gets `name` until `untilMs` (epoch ms); null for every other. */
+  async claim(name: string, untilMs: number): Promise<Claim | null> {
     const k = `${this.prefix}:once:${name}`;
     const seen = this.local.get(k);
-    if (seen !== undefined && seen > Date.now()) return Promise.resolve(false);
-    return this.via(
+    if (seen !== undefined && seen > Date.now()) return null;
+    const got = await this.via(
       async () => {
-        const got = (await this.client!.set(k, '1', 'PXAT', Math.ceil(untilMs), 'NX')) === 'OK';
+        const ok = (await this.client!.set(k, '1', 'PXAT', Math.ceil(untilMs), 'NX')) === 'OK';
         this.remember(k, untilMs);
-        return got;
+        return ok;
       },
       async () => {
         this.remember(k, untilMs);
         return true;
       },
     );
+    return got ? { release: () => this.release(k, untilMs) } : null;
+  }
+
+  private async release(k: string, untilMs: number): Promise<void> {
+    this.remember(k, Math.min(untilMs, Date.now() + RECLAIM_AFTER_MS));
+    await this.via(
+      async () => void (await this.client!.del(k)),
+      async () => undefined,
+    ).catch(() => undefined);
   }
 
   private remember(k: string, untilMs: number): void {

@@ -16,7 +16,7 @@ import { replicaShare, type CapacityBounds, type CapacityFeedback } from './capa
 import { LeaseHeartbeat } from './heartbeat.js';
 import { MemoryStore } from './memory.js';
 import { createRedisClient, RedisStore } from './redis.js';
-import { OnceClaims } from './claims.js';
+import { OnceClaims, type Claim } from './claims.js';
 import { SpendCounters, type SpendAdd, type ViaStore } from './spend.js';
 import type { Lease, SharedStore, SlotRequest, SlotResult, TargetRef, TargetView } from './types.js';
 
@@ -112,8 +112,8 @@ export class StateStore {
     return this.spendCounters.addMany(adds);
   }
 
-  /** Whether this caller is the one across replicas that gets claim `name` until `untilMs` (store/claims.ts). */
-  claimOnce(name: string, untilMs: number): Promise<boolean> {
+  /** The claim `name` until `untilMs` if this caller is the one across replicas that gets it, else null (store/claims.ts). */
+  claimOnce(name: string, untilMs: number): Promise<Claim | null> {
     return this.claims.claim(name, untilMs);
   }
 

@@ -92,16 +92,17 @@ interface Hook {
   readonly body: { budget: string; scope: unknown; period: string; threshold: number; spent_usd: number; amount_usd: number; at: string; resets_at: string };
 }
 
-/** A webhook receiver: records every POST; answers 500 to alerts of the budget `doomed`, 200 to the rest. */
+/** A webhook receiver: records every POST; answers 500 to alerts of the budget `doomed` (while `failDoomed`), 200 to the rest. */
 class Receiver {
   readonly hooks: Hook[] = [];
+  failDoomed = true;
   private readonly server: Server = createServer((req, res) => {
     let text = '';
     req.on('data', (c: Buffer) => (text += c.toString()));
     req.on('end', () => {
       const hook: Hook = { headers: req.headers, url: req.url ?? '', body: JSON.parse(text) as Hook['body'] };
       this.hooks.push(hook);
-      res.writeHead(hook.body.budget === 'doomed' ? 500 : 200).end();
+      res.writeHead(hook.body.budget === 'doomed' && this.failDoomed ? 500 : 200).end();
     });
   });
   url = '';
@@ -309,5 +310,20 @@ describe('tag and account budgets across two replicas on Redis', () => {
     const view = await adminBudgets(a);
     assert.deepEqual(view.alerts, { webhook_host: new URL(receiver.url).host, thresholds: [0.5, 0.8, 1] });
     assert.ok(!JSON.stringify(view).includes(URL_TOKEN));
+
+    // Undelivered alerts gave their claims back: once the webhook answers, the next add on the
+    // other replica sends each of them, once.
+    receiver.failDoomed = false;
+    const sentOn = async (g: typeof a) => metricSum(await g.metricsText(), 'switchyard_budget_webhooks_total', { result: 'sent' });
+    const sentBefore = await sentOn(a);
+    await call(a, KEYS.doomed, 'tagged');
+    const until = Date.now() + 6000;
+    while ((await sentOn(a)) < sentBefore + 3 && Date.now() < until) await sleep(50);
+    assert.equal((await sentOn(a)) - sentBefore, 3, 'each undelivered threshold is sent later');
+    assert.equal(receiver.of('doomed').length, 9);
+    await call(a, KEYS.doomed, 'tagged');
+    await call(b, KEYS.doomed, 'tagged');
+    await sleep(300);
+    assert.equal(receiver.of('doomed').length, 9, 'and then never again this period');
   });
 });
