@@ -91,6 +91,7 @@ export async function finish(deps: PipelineDeps, call: Call, admission: Admissio
     shed: end.shed,
     tags: call.tags,
   };
+  call.trace.end(rec);
   if (admission) await admission.settle(usage, cost).catch((err: unknown) => req.log.warn({ err }, 'settling key limits failed'));
   // Spend per key and per model, per UTC day, in the shared store (not awaited).
   if (cost > 0) void deps.limits.recordSpend(rec.key, rec.model, cost);
