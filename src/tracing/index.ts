@@ -1,7 +1,7 @@
 /**
  * Tracing for the gateway (README, "OpenTelemetry"): off unless an OTLP endpoint is set
  * (`OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`). Off, the pipeline
- * gets `TRACING_OFF` and the OpenTelemetry packages are never loaded; on, otel.ts is
+ * gets `TRACING_OFF` and the OpenTelemetry SDK is never loaded; on, otel.ts is
  * imported and starts the SDK.
  */
 import type { Logger } from 'pino';

@@ -1,5 +1,6 @@
 /**
- * Tracing off (the default): no span is made and no OpenTelemetry module is loaded. A
+ * Tracing off (the default): no span is made and no OpenTelemetry SDK module is
+ * loaded (only `@opentelemetry/api`, which prom-client loads for its exemplars anyway). A
  * client's own valid `traceparent` (and `tracestate`) is forwarded to the upstream unchanged,
  * as W3C Trace Context lets a hop that does not trace do (W3C Recommendation "Trace Context",
  * "Processing Model": a vendor that does not participate passes the headers on as they

@@ -1,7 +1,7 @@
 /**
  * What the model-call pipeline asks of tracing: a span per model call, one per upstream
  * attempt inside it, and the `traceparent` the attempt's upstream request carries. Tracing
- * off is `TRACING_OFF` (off.ts): constant objects and no OpenTelemetry module loaded.
+ * off is `TRACING_OFF` (off.ts): constant objects and no OpenTelemetry SDK module loaded.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Provider } from '../providers/types.js';

@@ -7,7 +7,9 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
+import { sep } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { FakeUpstream, type ScriptedReply } from '../helpers/fake-upstream.js';
@@ -125,9 +127,70 @@ function streamed(): ScriptedReply {
   };
 }
 
+/**
+ * Whether an OpenTelemetry SDK package (core, resources, sdk-trace, an exporter) was loaded
+ * into this process: they are CommonJS, so they land in the require cache. The API package
+ * itself is left out: prom-client loads it for its exemplars whatever tracing does. The
+ * "off" suite runs first in this file and nothing else here imports the SDK.
+ */
+const otelLoaded = (): boolean =>
+  Object.keys(createRequire(import.meta.url).cache).some((k) => k.includes(`${sep}@opentelemetry${sep}`) && !k.includes(`${sep}@opentelemetry${sep}api${sep}`));
+
 const message = [{ role: 'user' as const, content: PROMPT }];
 const client = (gw: TestGateway, headers: Record<string, string> = {}) =>
   new OpenAI({ apiKey: CLIENT_KEY, baseURL: `${gw.url}/v1`, maxRetries: 0, defaultHeaders: headers });
+
+describe('tracing off', () => {
+  let receiver: OtlpReceiver;
+  let upstream: FakeUpstream;
+  let gw: TestGateway;
+
+  before(async () => {
+    receiver = await new OtlpReceiver().start();
+    upstream = await new FakeUpstream().start();
+    upstream.on(() => completion());
+    // No OTEL_* endpoint at all: the default.
+    gw = await startGateway(testConfigYaml(upstream.url), { TEST_UPSTREAM_KEY: UPSTREAM_KEY }, { TEST_UPSTREAM_KEY: UPSTREAM_KEY, OTEL_SERVICE_NAME: 'not-used' });
+  });
+  after(async () => {
+    await closeAll(gw, upstream, receiver);
+  });
+
+  test("with no endpoint, the client's own traceparent and tracestate reach the upstream unchanged and none is added", async () => {
+    const tp = traceparent();
+    await client(gw, { traceparent: tp.header, tracestate: 'a=1,b=2' }).chat.completions.create({ model: 'gpt-test', messages: message });
+    assert.equal(upstream.requests.at(-1)!.headers['traceparent'], tp.header);
+    assert.equal(upstream.requests.at(-1)!.headers['tracestate'], 'a=1,b=2');
+
+    await client(gw).chat.completions.create({ model: 'gpt-test', messages: message });
+    assert.equal(upstream.requests.at(-1)!.headers['traceparent'], undefined, 'no traceparent added');
+
+    await client(gw, { traceparent: 'not-a-traceparent', tracestate: 'a=1' }).chat.completions.create({ model: 'gpt-test', messages: message });
+    assert.equal(upstream.requests.at(-1)!.headers['traceparent'], undefined, 'an invalid traceparent is not passed on');
+    assert.equal(upstream.requests.at(-1)!.headers['tracestate'], undefined);
+    assert.ok(!gw.logs.some((l) => l.includes('tracing')), 'no tracing log line');
+    assert.equal(otelLoaded(), false, 'no OpenTelemetry SDK module loaded while tracing is off');
+  });
+
+  test('OTEL_SDK_DISABLED=true turns it off even with an endpoint set: nothing exported, no traceparent added', async () => {
+    const disabled = await startGateway(testConfigYaml(upstream.url), { TEST_UPSTREAM_KEY: UPSTREAM_KEY }, {
+      TEST_UPSTREAM_KEY: UPSTREAM_KEY,
+      OTEL_SDK_DISABLED: 'true',
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '20',
+    });
+    try {
+      await client(disabled).chat.completions.create({ model: 'gpt-test', messages: message });
+      assert.equal(upstream.requests.at(-1)!.headers['traceparent'], undefined);
+    } finally {
+      // Closing flushes whatever a running SDK would have buffered.
+      await disabled.close();
+    }
+    assert.equal(receiver.exports.length, 0, 'nothing exported');
+    assert.equal(otelLoaded(), false, 'no OpenTelemetry SDK module loaded');
+  });
+});
 
 describe('tracing on (OTLP/HTTP JSON to a receiver in the test)', () => {
   let receiver: OtlpReceiver;
@@ -219,6 +282,7 @@ describe('tracing on (OTLP/HTTP JSON to a receiver in the test)', () => {
     for (const secret of [PROMPT, REPLY, CLIENT_KEY, UPSTREAM_KEY, COLLECTOR_TOKEN]) assert.ok(!exported.includes(secret), `exported spans carry no ${secret.slice(0, 12)}…`);
     assert.ok(!gw.logs.join('\n').includes(COLLECTOR_TOKEN), 'the collector token is never logged');
     assert.ok(gw.logs.some((l) => l.includes('tracing on')), 'start-up says tracing is on');
+    assert.equal(otelLoaded(), true, 'the SDK is loaded once tracing is on');
   });
 
   test('a failover yields two attempt spans under the request span, the failed one with error.type', async () => {
@@ -288,55 +352,5 @@ describe('tracing on (OTLP/HTTP JSON to a receiver in the test)', () => {
     await client(gw, { traceparent: later.header }).chat.completions.create({ model: 'gpt-test', messages: message });
     await waitFor(() => receiver.trace(later.traceId).length >= 2, 5000, 'the later trace');
     assert.equal(receiver.trace(tp.traceId).length, 0);
-  });
-});
-
-describe('tracing off', () => {
-  let receiver: OtlpReceiver;
-  let upstream: FakeUpstream;
-  let gw: TestGateway;
-
-  before(async () => {
-    receiver = await new OtlpReceiver().start();
-    upstream = await new FakeUpstream().start();
-    upstream.on(() => completion());
-    // No OTEL_* endpoint at all: the default.
-    gw = await startGateway(testConfigYaml(upstream.url), { TEST_UPSTREAM_KEY: UPSTREAM_KEY }, { TEST_UPSTREAM_KEY: UPSTREAM_KEY, OTEL_SERVICE_NAME: 'not-used' });
-  });
-  after(async () => {
-    await closeAll(gw, upstream, receiver);
-  });
-
-  test("with no endpoint, the client's own traceparent and tracestate reach the upstream unchanged and none is added", async () => {
-    const tp = traceparent();
-    await client(gw, { traceparent: tp.header, tracestate: 'a=1,b=2' }).chat.completions.create({ model: 'gpt-test', messages: message });
-    assert.equal(upstream.requests.at(-1)!.headers['traceparent'], tp.header);
-    assert.equal(upstream.requests.at(-1)!.headers['tracestate'], 'a=1,b=2');
-
-    await client(gw).chat.completions.create({ model: 'gpt-test', messages: message });
-    assert.equal(upstream.requests.at(-1)!.headers['traceparent'], undefined, 'no traceparent added');
-
-    await client(gw, { traceparent: 'not-a-traceparent', tracestate: 'a=1' }).chat.completions.create({ model: 'gpt-test', messages: message });
-    assert.equal(upstream.requests.at(-1)!.headers['traceparent'], undefined, 'an invalid traceparent is not passed on');
-    assert.equal(upstream.requests.at(-1)!.headers['tracestate'], undefined);
-    assert.ok(!gw.logs.some((l) => l.includes('tracing')), 'no tracing log line');
-  });
-
-  test('OTEL_SDK_DISABLED=true turns it off even with an endpoint set: nothing exported, no traceparent added', async () => {
-    const disabled = await startGateway(testConfigYaml(upstream.url), { TEST_UPSTREAM_KEY: UPSTREAM_KEY }, {
-      TEST_UPSTREAM_KEY: UPSTREAM_KEY,
-      OTEL_SDK_DISABLED: 'true',
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-      OTEL_BSP_SCHEDULE_DELAY: '20',
-    });
-    try {
-      await client(disabled).chat.completions.create({ model: 'gpt-test', messages: message });
-      assert.equal(upstream.requests.at(-1)!.headers['traceparent'], undefined);
-    } finally {
-      // Closing flushes whatever a running SDK would have buffered.
-      await disabled.close();
-    }
-    assert.equal(receiver.exports.length, 0, 'nothing exported');
   });
 });
