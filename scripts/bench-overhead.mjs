@@ -16,6 +16,9 @@
 //            under identical conditions. Both gateways take turns on CPU 1.
 // --redis    also measure the current build with its state in Redis (a redis-server the
 //            script starts on CPU 0 with the driver), as another target.
+// --tracing  also measure the current build with OpenTelemetry tracing on (OTEL_EXPORTER_OTLP_ENDPOINT
+//            pointed at a local OTLP/HTTP sink the script starts on CPU 0, which answers 200 and
+//            counts what it gets), as another target: the cost of tracing on, next to it off.
 // --rounds N, --mode stream|nonstream|both, --delays 0,5
 //            more rounds of fewer scenarios, for a closer look at one difference.
 import { spawn, execFileSync } from 'node:child_process';
@@ -35,6 +38,7 @@ const { values: o } = parseArgs({
     harness: { type: 'string' },
     compare: { type: 'string' },
     redis: { type: 'boolean', default: false },
+    tracing: { type: 'boolean', default: false },
     concurrency: { type: 'string', default: '1,16,64' },
     rounds: { type: 'string', default: '3' },
     mode: { type: 'string', default: 'both' },
@@ -160,6 +164,44 @@ if (o.redis) {
   extraTargets.push('--target', `switchyard+redis=http://127.0.0.1:${port}`, '--header', `switchyard+redis=authorization:Bearer ${benchKey}`);
 }
 
+// A minimal OTLP/HTTP receiver: reads each export, answers 200, counts exports, bytes and
+// spans (GET /stats). Spans are counted by their names' bytes in the protobuf body: every
+// span here is named `chat gpt-mock-…` (a call's and its attempt's alike).
+const SINK = `
+const http = require('node:http');
+const NAME = Buffer.from('chat gpt-mock-');
+let exports = 0, bytes = 0, spans = 0;
+http.createServer((req, res) => {
+  if (req.method === 'GET') { res.end(JSON.stringify({ exports, bytes, spans })); return; }
+  const parts = [];
+  req.on('error', () => {});
+  req.on('data', (c) => parts.push(c));
+  req.on('end', () => {
+    const body = Buffer.concat(parts);
+    exports++;
+    bytes += body.length;
+    for (let i = body.indexOf(NAME); i >= 0; i = body.indexOf(NAME, i + NAME.length)) spans++;
+    res.writeHead(200, { 'content-type': req.headers['content-type'] || 'application/x-protobuf' });
+    res.end();
+  });
+}).listen(Number(process.argv[1]), '127.0.0.1');
+`;
+let sinkUrl = null;
+if (o.tracing) {
+  const sinkPort = await freePort();
+  start(0, process.execPath, ['-e', SINK, String(sinkPort)]);
+  sinkUrl = `http://127.0.0.1:${sinkPort}`;
+  await waitHttp(`${sinkUrl}/stats`);
+  const port = await freePort();
+  // The SDK's defaults otherwise (http/protobuf, batch span processor, parentbased_always_on: every request traced).
+  start(1, process.execPath, [join(root, 'dist', 'main.js'), '--config', configPath], {
+    env: { PORT: String(port), HOST: '127.0.0.1', OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl },
+    log: openSync(join(work, 'gateway-tracing.log'), 'w'),
+  });
+  await waitHttp(`http://127.0.0.1:${port}/healthz`);
+  extraTargets.push('--target', `switchyard+tracing=http://127.0.0.1:${port}`, '--header', `switchyard+tracing=authorization:Bearer ${benchKey}`);
+}
+
 const timing = o.quick ? ['--duration', '2', '--rounds', '2', '--warmup', '1'] : ['--duration', '5', '--rounds', o.rounds, '--warmup', '1'];
 const common = ['--concurrency', o.concurrency, '--mode', o.mode, '--chunks', String(CHUNKS), '--delay', DELAYS.join(','), '--include-usage', ...timing];
 
@@ -188,6 +230,18 @@ reports.push(
     resolve(o.out),
   ),
 );
+/** The sink's counters (a fresh connection: a pooled one may have been closed while idle). */
+async function sinkCounters() {
+  for (let i = 0; ; i++) {
+    try {
+      return await (await fetch(`${sinkUrl}/stats`, { headers: { connection: 'close' } })).json();
+    } catch (err) {
+      if (i >= 2) throw err;
+    }
+  }
+}
+const sinkStats = sinkUrl ? await sinkCounters() : null;
 stopAll();
+if (sinkStats) process.stdout.write(`tracing sink: ${sinkStats.exports} OTLP exports, ${sinkStats.spans} spans, ${(sinkStats.bytes / 1e6).toFixed(1)} MB\n`);
 const table = execFileSync(process.execPath, [join(harness, 'report.mjs'), ...reports], { encoding: 'utf8' });
 process.stdout.write(`${canPin ? 'pinned: mock + driver on CPU 0, gateway on CPU 1' : 'not pinned (taskset unavailable)'}\n\n${table}`);

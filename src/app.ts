@@ -34,6 +34,8 @@ import { registerHealth } from './server/health.js';
 import { LiveState, type Generation } from './server/live.js';
 import { createLogger } from './server/logger.js';
 import { useRequestHooks } from './server/request-hooks.js';
+import { startTracing } from './tracing/index.js';
+import { packageVersion } from './util/version.js';
 
 export type { BuildOptions, Gateway, ReloadSummary } from './server/gateway.js';
 
@@ -125,7 +127,9 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
   };
   const drain = new Drain();
   const ledger = openLedger(config, opts.env ?? process.env, logger, metrics);
-  const deps: PipelineDeps = { hold: () => live.hold(), metrics, limits, drain, ...(ledger ? { ledger } : {}) };
+  // Off (and no OpenTelemetry module loaded) unless an OTLP endpoint is set: tracing/index.ts.
+  const tracing = await startTracing(opts.env ?? process.env, logger, packageVersion());
+  const deps: PipelineDeps = { hold: () => live.hold(), metrics, limits, drain, tracing, ...(ledger ? { ledger } : {}) };
 
   const reload = (path: string = live.current.config.path): ReloadSummary => {
     const prev = live.current;
@@ -179,9 +183,10 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
     await store.ready(config.store.command_timeout_ms * 4);
   });
   app.addHook('onClose', async () => {
-    // Alerts first: one not sent gives its claim back while the store is still there.
+    // Alerts first: one not sent gives its claim back while the store is still there. The
+    // last spans are exported once the requests they trace have finished (the drain came first).
     await alerts.close();
-    await Promise.allSettled([live.closeAll(), store.close(), ledger?.close()]);
+    await Promise.allSettled([live.closeAll(), store.close(), ledger?.close(), tracing.shutdown()]);
   });
   return { app, metrics, logger, store, limits, ledger, drain, current, reload };
 }

@@ -19,6 +19,7 @@ import { runSimulate } from './providers/simulator/cli.js';
 import { buildAdmin } from './server/admin.js';
 import { logStartup } from './server/startup-log.js';
 import { packageRoot } from './util/package-root.js';
+import { packageVersion } from './util/version.js';
 
 const USAGE = `usage:
   switchyard [serve] [--config <file>]   start the gateway (env: PORT=8080, HOST=127.0.0.1, SWITCHYARD_CONFIG); SIGHUP reloads the config
@@ -117,11 +118,6 @@ const OPTIONS = {
   'chunk-delay-ms': { type: 'string' },
 } as const;
 
-/** The package's version (package.json next to dist/ or src/). */
-function version(): string {
-  return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
-}
-
 async function main(argv: string[]): Promise<number> {
   let parsed;
   try {
@@ -139,7 +135,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (values.version || command === 'version') {
-    process.stdout.write(`switchyard ${version()}\n`);
+    process.stdout.write(`switchyard ${packageVersion()}\n`);
     return 0;
   }
   // `switchyard check-config my.yaml` and `switchyard serve my.yaml` take the file as well as --config.

@@ -13,6 +13,7 @@ import type { Attempt, RouteRun } from '../router/run.js';
 import type { StallWatch } from '../router/feedback.js';
 import { translator as makeTranslator, wireFor } from '../translate/table.js';
 import type { Translator, WireBody } from '../translate/types.js';
+import type { AttemptSpan } from '../tracing/index.js';
 import { discardBody, readCapped } from '../upstream/send.js';
 import type { Call } from './call.js';
 import type { ContinuationMark } from './continuation.js';
@@ -32,6 +33,8 @@ export interface AttemptEnv {
   readonly route: RouteRun;
   /** Called once, when the answer starts going to the client. */
   readonly onCommit: () => void;
+  /** The attempt's trace span: its `traceparent` goes upstream, the upstream's status onto it. */
+  readonly span: AttemptSpan;
 }
 
 const aborted = (reason: unknown): AttemptOutcome => ({
@@ -143,9 +146,13 @@ async function attemptOnce(env: AttemptEnv, attempt: Attempt, signal: AbortSigna
   const { tr, wire } = shaped;
 
   const provider = call.gen.providers.get(target.upstream.id)!;
+  // The attempt's `traceparent` (tracing on), or the client's own passed on (off).
+  const traced = env.span.headers;
+  const upHeaders = traced ? { ...wire.headers, ...traced } : wire.headers;
   let res;
   try {
-    res = await provider.send({ api: tr.wire, body: wire.body, ...(wire.headers ? { headers: wire.headers } : {}), stream: call.stream, requestId: call.req.id, signal });
+    res = await provider.send({ api: tr.wire, body: wire.body, ...(upHeaders ? { headers: upHeaders } : {}), stream: call.stream, requestId: call.req.id, signal });
+    env.span.responded(res.statusCode);
   } catch (err) {
     if (signal.aborted) return aborted(signal.reason);
     const classified = classifyFailure({ thrown: err });

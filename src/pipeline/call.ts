@@ -12,6 +12,7 @@ import type { KeyLimits } from '../limits/index.js';
 import type { Provider } from '../providers/types.js';
 import type { Router } from '../router/index.js';
 import type { RecordSink } from '../record/request.js';
+import type { CallSpan, Tracing } from '../tracing/index.js';
 import { NO_TAGS, type Tags } from '../record/tags.js';
 import type { Continuation } from './continuation.js';
 
@@ -42,6 +43,8 @@ export interface PipelineDeps {
   readonly drain?: CallTracker;
   /** Absent: no ledger configured. */
   readonly ledger?: RecordSink;
+  /** Spans of model calls and their attempts (`TRACING_OFF` unless an OTLP endpoint is set). */
+  readonly tracing: Tracing;
 }
 
 export interface Call {
@@ -61,6 +64,8 @@ export interface Call {
   limitHeaders: Record<string, string>;
   /** The request's tags (record/tags.ts), once read. */
   tags: Tags;
+  /** The call's trace span (tracing/): attempts open theirs in it, `finish` ends it. */
+  readonly trace: CallSpan;
   /** Releases everything the call holds; idempotent. */
   close(): void;
 }
@@ -96,5 +101,6 @@ export function openCall(api: InboundApi, deps: PipelineDeps, req: FastifyReques
     gen.release();
   };
   const body = raw as Record<string, unknown> & { model: string };
-  return { api, req, reply, body, stream: body['stream'] === true, abort, gen, forwardHeaders: forwarded(req, api), continuation: null, limitHeaders: {}, tags: NO_TAGS, close };
+  const trace = deps.tracing.modelCall(req.headers, req.startedAt, api.name, typeof body.model === 'string' ? body.model : '');
+  return { api, req, reply, body, stream: body['stream'] === true, abort, gen, forwardHeaders: forwarded(req, api), continuation: null, limitHeaders: {}, tags: NO_TAGS, trace, close };
 }

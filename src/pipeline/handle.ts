@@ -19,9 +19,13 @@ import { finish } from './finish.js';
 import type { Ending, Progress } from './outcome.js';
 import { Continuation, inputItems, recordResponse } from './continuation.js';
 import { requestTags } from '../record/tags.js';
+import type { AttemptEnd } from '../tracing/index.js';
 import { findModel, forApi, pickStrategy, sessionKey } from './select.js';
 
 export type { PipelineDeps } from './call.js';
+
+/** An attempt's span ending for an unexpected error (tracing/types.ts). */
+const THREW: AttemptEnd = { kind: 'threw' };
 
 /**
  * Handles one model call in `api`'s dialect (`POST /v1/chat/completions`, `/v1/responses`,
@@ -90,17 +94,20 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
     const attempt = next.attempt;
     progress.attempt = attempt;
     recordAttemptStart(deps.metrics, attempt);
+    const span = call.trace.attempt(attempt, providers.get(attempt.target.upstream.id));
     const onCommit = (): void => {
       recordAttemptOk(deps.metrics, attempt.target.upstream.id);
       const latencyMs = Date.now() - attempt.startedAt;
       route.report(attempt, { ok: true, latencyMs, firstEventMs: call.stream ? latencyMs : null });
     };
-    const env: AttemptEnv = { call, primary: model, strategy, route, onCommit };
+    const env: AttemptEnv = { call, primary: model, strategy, route, onCommit, span };
     // The slot goes back once the outcome is reported, with what it says about the account.
     const outcome = await runAttempt(env, attempt).catch((err: unknown) => {
       attempt.release();
+      span.end(THREW);
       throw err;
     });
+    span.end(outcome);
     if (outcome.kind === 'failed') {
       recordUpstreamError(deps.metrics, attempt.target.upstream.id, outcome.failure.classified.class);
       const retry = outcome.retryAfterMs !== undefined ? { retryAfterMs: outcome.retryAfterMs } : {};

@@ -50,6 +50,12 @@ export interface Provider {
   /** The wire APIs the account speaks. */
   readonly wireApis: ReadonlySet<ApiName>;
   /**
+   * The account's vendor as the OpenTelemetry GenAI conventions name it (`gen_ai.provider.name`:
+   * `openai`, `anthropic`, `azure.ai.openai` …), for trace spans; absent: the upstream's
+   * `provider` kind is used.
+   */
+  readonly genAiProvider?: string;
+  /**
    * Reads the vendor's rate-limit headers of an answer (any status); absent for providers
    * whose vendor sends none.
    */

@@ -18,7 +18,10 @@ export interface BuildOptions {
   readonly logStream?: DestinationStream;
   /** A ready logger; overrides `logStream`. */
   readonly logger?: Logger;
-  /** Environment for `${VAR}` references when the config is reloaded (defaults to `process.env`). */
+  /**
+   * Environment for `${VAR}` references when the config is reloaded, for `DATABASE_URL` and
+   * for the `OTEL_*` tracing variables (defaults to `process.env`).
+   */
   readonly env?: NodeJS.ProcessEnv;
 }
 

@@ -124,8 +124,11 @@ keys:
 `;
 }
 
-/** Starts a gateway from YAML text. */
-export async function startGateway(yaml: string, env: NodeJS.ProcessEnv = { TEST_UPSTREAM_KEY: UPSTREAM_KEY }): Promise<TestGateway> {
+/**
+ * Starts a gateway from YAML text; `env` fills its `${VAR}` references. `appEnv`, when given,
+ * is the environment the app itself reads (`OTEL_*`, `DATABASE_URL`, reloads) instead of `process.env`.
+ */
+export async function startGateway(yaml: string, env: NodeJS.ProcessEnv = { TEST_UPSTREAM_KEY: UPSTREAM_KEY }, appEnv?: NodeJS.ProcessEnv): Promise<TestGateway> {
   const logs: string[] = [];
   const logStream = new Writable({
     write(chunk: Buffer, _enc, cb) {
@@ -134,7 +137,7 @@ export async function startGateway(yaml: string, env: NodeJS.ProcessEnv = { TEST
     },
   });
   const config = parseTestConfig(yaml, env, 'test.yaml');
-  const gw = await buildApp(config, { logStream });
+  const gw = await buildApp(config, { logStream, ...(appEnv ? { env: appEnv } : {}) });
   const address = await gw.app.listen({ host: '127.0.0.1', port: 0 });
   const logLines = () => logs.map((l) => JSON.parse(l) as Record<string, unknown>);
   return {

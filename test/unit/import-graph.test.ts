@@ -30,6 +30,9 @@ const LAYERS: readonly (readonly string[])[] = [
   ['app.ts'],
   ['routes/', 'server/'],
   ['pipeline/'],
+  // Trace spans of model calls: the pipeline opens and ends them; they read attempts
+  // (router/), providers and finished records.
+  ['tracing/'],
   ['router/'],
   ['providers/'],
   ['translate/'],

@@ -46,6 +46,7 @@ export function createAnthropic(upstream: LiveUpstream): Provider {
 
   return {
     wireApis: WIRE_APIS,
+    genAiProvider: 'anthropic',
     rateWindows: (h) => anthropicRateWindows(h),
     send(req: WireRequest): Promise<UpstreamResponse> {
       return sendUpstream(pool, {

@@ -51,6 +51,8 @@ export function createAzureOpenAI(upstream: LiveUpstream): Provider {
   return createOpenAIStyle(upstream, {
     wireApis: new Set<ApiName>(options.responses ? ['chat', 'responses'] : ['chat']),
     authHeaders: upstream.apiKey ? { 'api-key': upstream.apiKey } : {},
+    // OpenTelemetry GenAI conventions, gen_ai.provider.name well-known values: Azure OpenAI.
+    genAiProvider: 'azure.ai.openai',
     path: (req) => {
       const api: ApiName = req.api === 'responses' && options.responses ? 'responses' : 'chat';
       const path = azurePath(api, typeof req.body['model'] === 'string' ? req.body['model'] : '', options);

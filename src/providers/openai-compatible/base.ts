@@ -17,6 +17,8 @@ export interface OpenAIStyleOptions {
   readonly authHeaders: Readonly<Record<string, string>>;
   /** The request path and query below the base URL's own path, for one call. */
   readonly path: (req: WireRequest) => string;
+  /** `gen_ai.provider.name` of the vendor (Provider.genAiProvider). */
+  readonly genAiProvider: string;
 }
 
 /**
@@ -35,6 +37,7 @@ export function createOpenAIStyle(upstream: LiveUpstream, opts: OpenAIStyleOptio
   };
   return {
     wireApis: opts.wireApis,
+    genAiProvider: opts.genAiProvider,
     rateWindows: openAIRateWindows,
     send(req: WireRequest): Promise<UpstreamResponse> {
       return sendUpstream(pool, {

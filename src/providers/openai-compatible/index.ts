@@ -22,6 +22,25 @@ export const OpenAICompatibleOptionsSchema = Type.Object(
 );
 type Options = Static<typeof OpenAICompatibleOptionsSchema>;
 
+/**
+ * `gen_ai.provider.name` by the API host of vendors that serve the OpenAI API (OpenTelemetry
+ * GenAI conventions, the attribute's well-known values); any other host (a proxy, vLLM,
+ * a router such as OpenRouter) is reported as `openai`, the API flavour it speaks.
+ */
+const GEN_AI_PROVIDERS: Readonly<Record<string, string>> = {
+  'api.openai.com': 'openai',
+  'api.deepseek.com': 'deepseek',
+  'api.groq.com': 'groq',
+  'api.mistral.ai': 'mistral_ai',
+  'api.x.ai': 'x_ai',
+  'api.perplexity.ai': 'perplexity',
+  'generativelanguage.googleapis.com': 'gcp.gemini',
+};
+
+function genAiProviderOf(baseUrl: string): string {
+  return GEN_AI_PROVIDERS[new URL(baseUrl).hostname.toLowerCase()] ?? 'openai';
+}
+
 const PATHS: Partial<Record<ApiName, string>> = { chat: '/chat/completions', responses: '/responses' };
 
 /** The wire APIs an account speaks: chat unless `chat: false`, Responses with `responses: true` or when it speaks nothing else. */
@@ -35,6 +54,7 @@ export function createOpenAICompatible(upstream: LiveUpstream): Provider {
   return createOpenAIStyle(upstream, {
     wireApis: wireApisOf(options),
     authHeaders: upstream.apiKey ? { authorization: `Bearer ${upstream.apiKey}` } : {},
+    genAiProvider: genAiProviderOf(upstream.base_url!),
     path: (req) => (req.api === 'responses' && req.operation === 'compact' ? '/responses/compact' : (PATHS[req.api] ?? PATHS.chat!)),
   });
 }

@@ -120,6 +120,8 @@ export function createSimulator(upstream: Pick<LiveUpstream, 'id' | 'simulator'>
   return {
     id: upstream.id,
     wireApis: CHAT_ONLY,
+    // Not a vendor: traces must not pass simulated calls off as a real provider's.
+    genAiProvider: 'switchyard.simulator',
     async send(req: WireRequest): Promise<UpstreamResponse> {
       const body = req.body as SimRequest;
       const reasoning = /reasoner/i.test(body.model ?? '');
