@@ -109,7 +109,7 @@ process.stdout.write(
     '| tracing | CPU µs per call (median) | min | max |',
     '|---|---:|---:|---:|',
     row('off', results.off),
-    row('on (OTLP/HTTP protobuf, every call sampled)', results.on),
+    row(`on (${env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf'}, sampler ${env.OTEL_TRACES_SAMPLER ?? 'parentbased_always_on'})`, results.on),
     '',
   ].join('\n'),
 );
