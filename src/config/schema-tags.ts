@@ -4,8 +4,10 @@
  */
 import { Type } from '@sinclair/typebox';
 
-/** Tag names as record/tags.ts accepts them. */
-export const TAG_NAME = '^[a-z][a-z0-9_.-]{0,31}$';
+/** A tag name, unanchored: a lower-case letter, then letters, digits, `_`, `-`, `.`; at most 32 characters. */
+export const TAG_NAME_CHARS = '[a-z][a-z0-9_.-]{0,31}';
+/** Tag names as record/tags.ts accepts them (a JSON Schema `pattern`). */
+export const TAG_NAME = `^${TAG_NAME_CHARS}$`;
 
 export const TagsSchema = Type.Object(
   {

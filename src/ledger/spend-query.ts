@@ -2,9 +2,12 @@
  * `GET /admin/spend`'s question, read from its query string and turned into one SQL
  * statement: spend, requests and tokens per period and per group. The whole hours of the
  * range are read from the hourly rollup (ledger/rollup.ts), the part-hours at its ends from
- * `switchyard_requests`, so a month costs about as much as its rollup rows, not its requests. Every group and granularity is from a fixed list and every value is a bind
- * parameter, so nothing a caller sends becomes SQL text.
+ * `switchyard_requests`, so a month costs about as much as its rollup rows, not its requests.
+ * Every group and granularity is from a fixed list and every value is a bind parameter, so
+ * nothing a caller sends becomes SQL text.
  */
+import { TAG_NAME_CHARS } from '../config/schema-tags.js';
+import { MEASURES } from './rollup.js';
 
 /** Groups by column; `tag:<name>` groups by one tag's value. */
 const COLUMNS: Readonly<Record<string, string>> = {
@@ -15,17 +18,13 @@ const COLUMNS: Readonly<Record<string, string>> = {
   api: 'api',
   outcome: 'outcome',
 };
-/** The sums every answer row carries (columns of the rollup, ledger/rollup.ts). */
-const SUMS = ['requests', 'cost_usd', 'input_tokens', 'cached_tokens', 'cache_write_tokens', 'output_tokens', 'reasoning_tokens', 'shed', 'fallback'] as const;
+/** The sums every answer row carries: the rollup's measures (ledger/rollup.ts). */
+const SUMS = MEASURES.map(([c]) => c);
 /** The same sums over request rows. */
-const ROW_SUMS = [
-  'count(*) AS requests', 'sum(cost_usd) AS cost_usd', 'sum(input_tokens) AS input_tokens', 'sum(cached_tokens) AS cached_tokens',
-  'sum(cache_write_tokens) AS cache_write_tokens', 'sum(output_tokens) AS output_tokens', 'sum(reasoning_tokens) AS reasoning_tokens',
-  'count(*) FILTER (WHERE shed IS NOT NULL) AS shed', 'count(*) FILTER (WHERE fallback IS NOT NULL) AS fallback',
-];
+const ROW_SUMS = MEASURES.map(([c, agg]) => `${agg} AS ${c}`);
 const GRANULARITIES = ['hour', 'day', 'month', 'none'] as const;
 export type Granularity = (typeof GRANULARITIES)[number];
-const TAG = /^tag:([a-z][a-z0-9_.-]{0,31})$/;
+const TAG = new RegExp(`^tag:(${TAG_NAME_CHARS})$`);
 const MAX_GROUPS = 4;
 const MAX_RANGE_MS = 400 * 86_400_000;
 const HOUR = 3_600_000;

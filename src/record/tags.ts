@@ -5,14 +5,19 @@
  * and the headers named in `tags.headers` (an agent's session id). Bounded so a
  * client cannot grow the ledger or the metrics without limit.
  */
+import { TAG_NAME } from '../config/schema-tags.js';
 import { GatewayError } from '../errors/codes.js';
 
 /** At most this many tags per request (metadata included). */
 export const MAX_TAGS = 16;
 /** Tag names: lower-case letter first, then letters, digits, `_`, `-`, `.`; at most 32 characters. */
-const NAME = /^[a-z][a-z0-9_.-]{0,31}$/;
-/** Tag values: 1–128 printable ASCII characters other than `,` and `=`. */
-const VALUE = /^[\x20-\x2b\x2d-\x3c\x3e-\x7e]{1,128}$/;
+const NAME = new RegExp(TAG_NAME);
+/** The characters of tag values: printable ASCII other than `,` and `=`. */
+const VALUE_CHARS = '\\x20-\\x2b\\x2d-\\x3c\\x3e-\\x7e';
+/** Tag values: 1–128 of {@link VALUE_CHARS}. */
+const VALUE = new RegExp(`^[${VALUE_CHARS}]{1,128}$`);
+/** What a header tag's value loses: every character not in {@link VALUE_CHARS}. */
+const NOT_VALUE = new RegExp(`[^${VALUE_CHARS}]`, 'g');
 
 export type Tags = Readonly<Record<string, string>>;
 export const NO_TAGS: Tags = Object.freeze({});
@@ -23,7 +28,7 @@ function invalid(message: string): GatewayError {
 
 /** A configured header's value as a tag value: its printable part, at most 128 characters; null when nothing is left. */
 function headerValue(v: string | string[] | undefined): string | null {
-  const text = (Array.isArray(v) ? v[0] : v)?.replace(/[^\x20-\x2b\x2d-\x3c\x3e-\x7e]/g, '').trim().slice(0, 128);
+  const text = (Array.isArray(v) ? v[0] : v)?.replace(NOT_VALUE, '').trim().slice(0, 128);
   return text ? text : null;
 }
 
