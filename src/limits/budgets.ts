@@ -75,6 +75,11 @@ export interface BudgetStatus {
 /** Daily spend counters per key and per model are kept this long after their day starts. */
 const DAILY_KEEP_DAYS = 2;
 
+/** The store counter of a key's or a model's spend on the UTC day of `now`. */
+function dailyCounter(kind: 'key' | 'model', name: string, now: Date): string {
+  return `day:${now.toISOString().slice(0, 10)}:${kind}:${name}`;
+}
+
 export class Budgets {
   /**
    * @param alerts the webhook sender (null: no alerts are ever sent).
@@ -153,10 +158,9 @@ export class Budgets {
     const lines = [...check.lines, ...((served.upstream !== null && check.accounts.get(served.upstream)) || [])];
     const adds: SpendAdd[] = lines.map((l) => ({ key: l.counter, amount: costUsd, expireAtMs: l.endMs }));
     const now = new Date();
-    const day = now.toISOString().slice(0, 10);
     const expire = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + DAILY_KEEP_DAYS);
-    if (check.keyName !== null) adds.push({ key: `day:${day}:key:${check.keyName}`, amount: costUsd, expireAtMs: expire });
-    if (served.model !== null) adds.push({ key: `day:${day}:model:${served.model}`, amount: costUsd, expireAtMs: expire });
+    if (check.keyName !== null) adds.push({ key: dailyCounter('key', check.keyName, now), amount: costUsd, expireAtMs: expire });
+    if (served.model !== null) adds.push({ key: dailyCounter('model', served.model, now), amount: costUsd, expireAtMs: expire });
     const totals = await this.store.addSpend(adds).catch(() => null);
     if (!totals) return;
     lines.forEach((l, i) => {
@@ -189,6 +193,6 @@ export class Budgets {
 
   /** Today's (UTC) spend of a key or a model, USD. */
   async spendToday(kind: 'key' | 'model', name: string): Promise<number> {
-    return (await this.store.getSpend([`day:${new Date().toISOString().slice(0, 10)}:${kind}:${name}`]))[0]!;
+    return (await this.store.getSpend([dailyCounter(kind, name, new Date())]))[0]!;
   }
 }
