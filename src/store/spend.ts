@@ -145,13 +145,16 @@ export class SpendCounters {
     else p.sum += amount;
   }
 
+  /** The Redis key of spend counter `key`. */
+  private spendKey(key: string): string { return `${this.prefix}:spend:${key}`; }
+
   /**
    * Reads counters, USD each (0 when absent), in one round trip (`MGET`: every counter is
    * under the store's one hash tag); with Redis, plus this replica's part not flushed yet.
    */
   getMany(keys: readonly string[]): Promise<number[]> {
     if (keys.length === 0) return Promise.resolve([]);
-    const ks = keys.map((key) => `${this.prefix}:spend:${key}`);
+    const ks = keys.map((key) => this.spendKey(key));
     return this.via(
       async () => (await this.client!.mget(...ks)).map((v, i) => Number(v ?? 0) + this.pendingOf(ks[i]!)),
       async () => keys.map((key) => this.entry(key)?.v ?? 0),
@@ -168,7 +171,7 @@ export class SpendCounters {
     const e = this.entry(key) ?? { v: 0, exp: expireAtMs };
     e.v += amount;
     this.local.set(key, e);
-    if (this.client) this.pend(`${this.prefix}:spend:${key}`, 'float', expireAtMs, amount, pendSeq);
+    if (this.client) this.pend(this.spendKey(key), 'float', expireAtMs, amount, pendSeq);
     return e.v;
   }
 
@@ -181,7 +184,7 @@ export class SpendCounters {
     const out: number[] = new Array<number>(adds.length).fill(0);
     const sent: { i: number; k: string; seq: number }[] = [];
     adds.forEach((a, i) => {
-      const k = `${this.prefix}:spend:${a.key}`;
+      const k = this.spendKey(a.key);
       if (!this.client || !this.link.online() || this.pending.has(k)) out[i] = this.addLocal(a.key, a.amount, a.expireAtMs);
       else sent.push({ i, k, seq: this.nextSeq(k) });
     });
