@@ -1,33 +1,54 @@
 #!/usr/bin/env node
-// npm run bench:overhead — Switchyard's added latency and throughput against going direct,
-// measured with the neutral harness in ../shared/bench, or its unmodified copy in
-// scripts/bench-harness/ when that is absent (copied to .bench/, never modified).
+// npm run bench:overhead — Switchyard against going direct, measured with the neutral harness
+// in ../shared/bench, or its unmodified copy in scripts/bench-harness/ when that is absent
+// (copied to .bench/harness, never modified). One run gives every number issue 16 asks for.
 //
-// Pinned as the harness README advises on a small box: the mock upstream and the load
-// driver share CPU 0, the gateway gets CPU 1 alone, so both arms see the same loader and
-// mock and only the gateway's work differs.
+// Pinning: the mock upstream, the load driver and the redis-servers share CPU 0; each gateway
+// and nginx run on CPU 1 (the workers arm excepted, see below). Every Switchyard build runs
+// with the node flags of its own `npm start` (package.json scripts.start), recorded per arm.
 //
-//   node scripts/bench-overhead.mjs [--quick] [--aa] [--compare <git rev>] [--out docs/bench/overhead.json]
+//   node scripts/bench-overhead.mjs [--quick] [--compare <git rev>] [--out .bench/overhead.json] [options]
+//   node scripts/bench/overhead-report.mjs .bench/overhead.json     (the markdown summary again)
 //
-// --quick    short rounds (smoke run, numbers not for publishing)
-// --aa       also run the A/A noise floor (direct vs direct)
-// --compare  also measure an earlier build (built from that commit into .bench/rev-<rev>),
-//            as a third target in the same run: the cost of what changed since, measured
-//            under identical conditions. Both gateways take turns on CPU 1.
-// --redis    also measure the current build with its state in Redis (a redis-server the
-//            script starts on CPU 0 with the driver), as another target.
-// --tracing  also measure the current build with OpenTelemetry tracing on (OTEL_EXPORTER_OTLP_ENDPOINT
-//            pointed at a local OTLP/HTTP sink the script starts on CPU 0, which answers 200 and
-//            counts what it gets), as another target: the cost of tracing on, next to it off.
-// --rounds N, --mode stream|nonstream|both, --delays 0,5
-//            more rounds of fewer scenarios, for a closer look at one difference.
-import { spawn, execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+// Phases, in order (a full default run takes ~25 min, ~35 min with --compare):
+//  1. closed loop (harness, ~10 min): nonstream and stream at 1/16/64 clients, stream delays 0 and
+//     5 ms; targets direct (baseline), nginx, [switchyard@<rev>, switchyard@<rev>+redis],
+//     switchyard+redis, [switchyard+tracing], switchyard.
+//  2. Redis commands per request (~1 min): per Redis arm, MONITOR on its own redis-server while
+//     200 sequential JSON and 200 streaming requests go through; top-level commands only.
+//  3. idle, then open loop (~7 min): all targets idle --idle-s, then each in turn at 60 % of the
+//     current build's memory-mode req/s (nonstream, 16 clients), --open-rounds of --open-round-s.
+//  4. streams memory (~4 min): per Switchyard arm (memory, Redis, compare memory), RSS idle, while
+//     --streams streams are open at once (two batches), and for --after-s s after.
+//  5. workers (~1 min): one worker vs --workers N, both on Redis, nonstream 16 and 64 clients,
+//     gateway processes on CPUs 0-1; only when the build accepts server.workers.
+//
+// --quick           a smoke run of every phase: short rounds, 5 s idle, 200 streams, 5 s after
+// --aa              also the A/A noise floor (direct vs direct)
+// --compare <rev>   also an earlier build (built into .bench/rev-<sha>), memory and Redis arms
+// --no-redis        no Redis arms (and so no commands count and no workers arm); --redis is the default
+// --tracing         also the current build with OpenTelemetry on (a local OTLP sink on CPU 0 counts spans)
+// --no-nginx        no nginx reference (skipped with a note anyway when nginx is not installed)
+// --no-open-loop, --idle-s 90, --open-rounds 6, --open-round-s 10, --open-rate <req/s> (default: 60 % of capacity)
+// --streams 1000 (0 = skip), --after-s 60
+// --workers 2 (0 = skip)
+// --rounds N, --concurrency 1,16,64, --mode stream|nonstream|both, --delays 0,5   (closed loop)
+// --out FILE        the combined JSON report (default .bench/overhead.json; nothing tracked is
+//                   written unless FILE is under docs/)
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { describeArm, startSwitchyard, targetFlags } from './bench/overhead-arms.mjs';
+import { commandsPerRequest } from './bench/overhead-redis.mjs';
+import { capacityFromClosedLoop, measureCapacity, openLoop } from './bench/overhead-open-loop.mjs';
+import { render } from './bench/overhead-report.mjs';
+import { streamsMemory } from './bench/overhead-streams.mjs';
+import { workersArm } from './bench/overhead-workers.mjs';
+import { findNginx, startNginx } from './bench/nginx.mjs';
+import { CHUNKS, build, canPin, freePort, prepareHarness, runHarness, start, stopAll, waitHttp } from './bench/overhead-setup.mjs';
+import { startSink, sinkCounters } from './bench/otlp-sink.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values: o } = parseArgs({
@@ -37,211 +58,140 @@ const { values: o } = parseArgs({
     out: { type: 'string', default: join(root, '.bench', 'overhead.json') },
     harness: { type: 'string' },
     compare: { type: 'string' },
-    redis: { type: 'boolean', default: false },
+    redis: { type: 'boolean', default: true },
+    'no-redis': { type: 'boolean', default: false },
     tracing: { type: 'boolean', default: false },
+    'no-nginx': { type: 'boolean', default: false },
+    'no-open-loop': { type: 'boolean', default: false },
+    'open-loop': { type: 'boolean', default: true },
+    'idle-s': { type: 'string' },
+    'open-rounds': { type: 'string' },
+    'open-round-s': { type: 'string' },
+    'open-rate': { type: 'string' },
+    streams: { type: 'string' },
+    'after-s': { type: 'string' },
+    workers: { type: 'string', default: '2' },
     concurrency: { type: 'string', default: '1,16,64' },
     rounds: { type: 'string', default: '3' },
     mode: { type: 'string', default: 'both' },
     delays: { type: 'string', default: '0,5' },
   },
 });
+const num = (v, full, quick) => Number(v ?? (o.quick ? quick : full));
+const opt = {
+  redis: !o['no-redis'],
+  nginx: !o['no-nginx'],
+  openLoop: !o['no-open-loop'],
+  idleS: num(o['idle-s'], 90, 5),
+  openRounds: num(o['open-rounds'], 6, 2),
+  openRoundS: num(o['open-round-s'], 10, 3),
+  streams: num(o.streams, 1000, 200),
+  afterS: num(o['after-s'], 60, 5),
+  workers: Number(o.workers),
+  commands: o.quick ? 20 : 200,
+};
+const log = (s) => process.stderr.write(`bench:overhead: ${s}\n`);
 
-// The shared harness next to the repository when it is there, else the copy in the repo.
 const harnessSource = o.harness ?? [join(root, '..', 'shared', 'bench'), join(root, 'scripts', 'bench-harness')].find((d) => existsSync(join(d, 'run.mjs')));
 if (!harnessSource || !existsSync(join(harnessSource, 'run.mjs'))) {
   console.error(`bench:overhead: no load harness at ${o.harness ?? '../shared/bench or scripts/bench-harness'} (run.mjs missing); pass --harness <dir>.`);
   process.exit(2);
 }
 const work = join(root, '.bench');
-const harness = join(work, 'harness');
 mkdirSync(work, { recursive: true });
-if (!existsSync(join(harness, 'node_modules', 'undici'))) {
-  rmSync(harness, { recursive: true, force: true });
-  cpSync(harnessSource, harness, { recursive: true });
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: harness, stdio: 'inherit' });
-}
-
-const freePort = () =>
-  new Promise((res) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => res(port));
-    });
-  });
-
-const canPin = (() => {
-  try {
-    execFileSync('taskset', ['-c', '0', 'true']);
-    return true;
-  } catch {
-    return false;
-  }
-})();
-const pinned = (cpu, cmd, args) => (canPin ? ['taskset', ['-c', String(cpu), cmd, ...args]] : [cmd, args]);
-
-const children = [];
-function start(cpu, cmd, args, opts = {}) {
-  const [c, a] = pinned(cpu, cmd, args);
-  const child = spawn(c, a, { stdio: ['ignore', opts.log ?? 'ignore', opts.log ?? 'inherit'], env: { ...process.env, ...opts.env } });
-  children.push(child);
-  return child;
-}
-const stopAll = () => children.forEach((c) => c.kill('SIGTERM'));
-process.on('exit', stopAll);
-process.on('SIGINT', () => process.exit(130));
-
-async function waitHttp(url, ms = 10_000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    try {
-      const r = await fetch(url);
-      if (r.status < 500) return;
-    } catch {
-      // not up yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${url} did not come up`);
-}
-
-const CHUNKS = 20;
+const harness = prepareHarness(harnessSource, work);
 const DELAYS = o.delays.split(',').map(Number);
-const mockPort = await freePort();
-const gwPort = await freePort();
-const benchKey = 'sk-bench-overhead-key';
-
-// One public model per harness scenario: the harness puts the scenario in the model name,
-// and the gateway sends that same name upstream.
-const models = DELAYS.map((d) => `gpt-mock-chunks${CHUNKS}-delay${d}-ttft0-latency0`)
-  .map((name) => `  - name: ${name}\n    price: { input: 1, output: 2 }\n    targets: [{ upstream: mock, model: ${name} }]`)
-  .join('\n');
-const configPath = join(work, 'switchyard.bench.yaml');
-writeFileSync(
-  configPath,
-  `server:\n  log_level: info\nupstreams:\n  - id: mock\n    provider: openai-compatible\n    base_url: http://127.0.0.1:${mockPort}/v1\n    api_key: bench-upstream-key\n    max_concurrency: 256\nmodels:\n${models}\nkeys:\n  - name: bench\n    key_sha256: ${createHash('sha256').update(benchKey).digest('hex')}\n`,
-);
-
-/** Builds the gateway as of `rev` into .bench/rev-<rev> (once) and returns its main.js. */
-function buildRev(rev) {
-  const sha = execFileSync('git', ['rev-parse', '--short', rev], { cwd: root, encoding: 'utf8' }).trim();
-  const dir = join(work, `rev-${sha}`);
-  if (!existsSync(join(dir, 'dist', 'main.js'))) {
-    rmSync(dir, { recursive: true, force: true });
-    mkdirSync(dir, { recursive: true });
-    execFileSync('sh', ['-c', `git -C "${root}" archive ${sha} | tar -x -C "${dir}"`], { stdio: 'inherit' });
-    execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: dir, stdio: 'inherit' });
-    execFileSync('npm', ['run', 'build'], { cwd: dir, stdio: 'inherit' });
-  }
-  return { sha, main: join(dir, 'dist', 'main.js') };
-}
-
-start(0, process.execPath, [join(harness, 'mock-upstream.mjs'), '--port', String(mockPort)]);
-const gwLog = openSync(join(work, 'gateway.log'), 'w');
-start(1, process.execPath, [join(root, 'dist', 'main.js'), '--config', configPath], { env: { PORT: String(gwPort), HOST: '127.0.0.1' }, log: gwLog });
-await waitHttp(`http://127.0.0.1:${mockPort}/health`);
-await waitHttp(`http://127.0.0.1:${gwPort}/healthz`);
-const extraTargets = [];
-if (o.compare) {
-  const { sha, main } = buildRev(o.compare);
-  const port = await freePort();
-  start(1, process.execPath, [main, '--config', configPath], { env: { PORT: String(port), HOST: '127.0.0.1' }, log: openSync(join(work, `gateway-${sha}.log`), 'w') });
-  await waitHttp(`http://127.0.0.1:${port}/healthz`);
-  extraTargets.push('--target', `switchyard@${sha}=http://127.0.0.1:${port}`, '--header', `switchyard@${sha}=authorization:Bearer ${benchKey}`);
-}
-if (o.redis) {
-  const redisPort = await freePort();
-  start(0, 'redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']);
-  const redisConfig = join(work, 'switchyard.bench-redis.yaml');
-  writeFileSync(redisConfig, readFileSync(configPath, 'utf8').replace(/^server:/m, `store:\n  redis_url: redis://127.0.0.1:${redisPort}\nserver:`));
-  const port = await freePort();
-  start(1, process.execPath, [join(root, 'dist', 'main.js'), '--config', redisConfig], { env: { PORT: String(port), HOST: '127.0.0.1' }, log: openSync(join(work, 'gateway-redis.log'), 'w') });
-  await waitHttp(`http://127.0.0.1:${port}/healthz`);
-  for (let i = 0; i < 50; i++) {
-    const ready = await (await fetch(`http://127.0.0.1:${port}/readyz`)).text();
-    if (ready.includes('"mode":"redis"')) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  extraTargets.push('--target', `switchyard+redis=http://127.0.0.1:${port}`, '--header', `switchyard+redis=authorization:Bearer ${benchKey}`);
-}
-
-// A minimal OTLP/HTTP receiver: reads each export, answers 200, counts exports, bytes and
-// spans (GET /stats). Spans are counted by their names' bytes in the protobuf body: every
-// span here is named `chat gpt-mock-…` (a call's and its attempt's alike).
-const SINK = `
-const http = require('node:http');
-const NAME = Buffer.from('chat gpt-mock-');
-let exports = 0, bytes = 0, spans = 0;
-http.createServer((req, res) => {
-  if (req.method === 'GET') { res.end(JSON.stringify({ exports, bytes, spans })); return; }
-  const parts = [];
-  req.on('error', () => {});
-  req.on('data', (c) => parts.push(c));
-  req.on('end', () => {
-    const body = Buffer.concat(parts);
-    exports++;
-    bytes += body.length;
-    for (let i = body.indexOf(NAME); i >= 0; i = body.indexOf(NAME, i + NAME.length)) spans++;
-    res.writeHead(200, { 'content-type': req.headers['content-type'] || 'application/x-protobuf' });
-    res.end();
-  });
-}).listen(Number(process.argv[1]), '127.0.0.1');
-`;
-let sinkUrl = null;
-if (o.tracing) {
-  const sinkPort = await freePort();
-  start(0, process.execPath, ['-e', SINK, String(sinkPort)]);
-  sinkUrl = `http://127.0.0.1:${sinkPort}`;
-  await waitHttp(`${sinkUrl}/stats`);
-  const port = await freePort();
-  // The SDK's defaults otherwise (http/protobuf, batch span processor, parentbased_always_on: every request traced).
-  start(1, process.execPath, [join(root, 'dist', 'main.js'), '--config', configPath], {
-    env: { PORT: String(port), HOST: '127.0.0.1', OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl },
-    log: openSync(join(work, 'gateway-tracing.log'), 'w'),
-  });
-  await waitHttp(`http://127.0.0.1:${port}/healthz`);
-  extraTargets.push('--target', `switchyard+tracing=http://127.0.0.1:${port}`, '--header', `switchyard+tracing=authorization:Bearer ${benchKey}`);
-}
-
 const timing = o.quick ? ['--duration', '2', '--rounds', '2', '--warmup', '1'] : ['--duration', '5', '--rounds', o.rounds, '--warmup', '1'];
-const common = ['--concurrency', o.concurrency, '--mode', o.mode, '--chunks', String(CHUNKS), '--delay', DELAYS.join(','), '--include-usage', ...timing];
+const report = { tool: 'switchyard scripts/bench-overhead.mjs', started_at: new Date().toISOString(), quick: o.quick, options: opt, harness: harnessSource, notes: [] };
 
-function run(args, out) {
-  const [c, a] = pinned(0, process.execPath, [join(harness, 'run.mjs'), ...args, ...common, '--out', out]);
-  execFileSync(c, a, { stdio: ['ignore', 'ignore', 'inherit'] });
-  return out;
+// Builds and targets.
+const current = build(root, work);
+const compare = o.compare ? build(root, work, o.compare) : null;
+report.git = { current: current.git, compare: compare?.git ?? null };
+report.pinning = canPin ? 'mock + driver + redis-servers on CPU 0; each gateway and nginx on CPU 1 (workers arm: see workers.pinning)' : 'not pinned (taskset unavailable)';
+const mockPort = await freePort();
+start(0, process.execPath, [join(harness, 'mock-upstream.mjs'), '--port', String(mockPort), '--quiet'], { log: join(work, 'mock.log') });
+const mockUrl = `http://127.0.0.1:${mockPort}`;
+await waitHttp(`${mockUrl}/health`);
+const direct = { name: 'direct', kind: 'direct', url: mockUrl, node_flags: null, cpus: '0' };
+const common = { work, mockPort, delays: DELAYS };
+const sw = await startSwitchyard({ ...common, b: current, name: 'switchyard' });
+const swRedis = opt.redis ? await startSwitchyard({ ...common, b: current, name: 'switchyard+redis', redis: true }) : null;
+const cmp = compare ? await startSwitchyard({ ...common, b: compare, name: compare.label }) : null;
+const cmpRedis = compare && opt.redis ? await startSwitchyard({ ...common, b: compare, name: `${compare.label}+redis`, redis: true }) : null;
+let sink = null;
+let swTracing = null;
+if (o.tracing) {
+  sink = await startSink();
+  // The SDK's defaults otherwise (http/protobuf, batch span processor, parentbased_always_on: every request traced).
+  swTracing = await startSwitchyard({ ...common, b: current, name: 'switchyard+tracing', env: { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url } });
 }
+const nginxBin = opt.nginx ? findNginx() : null;
+if (opt.nginx && !nginxBin) {
+  report.notes.push('nginx not installed (command -v nginx): no nginx reference target');
+  log(report.notes.at(-1));
+}
+const nginx = nginxBin ? await startNginx(nginxBin, work, mockPort) : null;
+const present = (...xs) => xs.filter(Boolean);
+const allArms = present(direct, nginx, cmp, cmpRedis, swRedis, swTracing, sw);
+report.arms = Object.fromEntries(allArms.map((a) => [a.name, describeArm(a)]));
 
-const reports = [];
+// 1. Closed loop.
+const closedArgs = ['--concurrency', o.concurrency, '--mode', o.mode, '--chunks', String(CHUNKS), '--delay', DELAYS.join(','), '--include-usage', ...timing];
+const tables = [];
 if (o.aa) {
-  reports.push(run(['--target', `direct=http://127.0.0.1:${mockPort}`, '--target', `direct-again=http://127.0.0.1:${mockPort}`], join(work, 'aa.json')));
+  const aaOut = join(work, 'aa.json');
+  report.aa = runHarness(harness, [...targetFlags([direct, { ...direct, name: 'direct-again' }]), ...closedArgs], aaOut);
+  tables.push(aaOut);
 }
-mkdirSync(dirname(resolve(o.out)), { recursive: true });
-reports.push(
-  run(
-    [
-      '--target',
-      `direct=http://127.0.0.1:${mockPort}`,
-      ...extraTargets,
-      '--target',
-      `switchyard=http://127.0.0.1:${gwPort}`,
-      '--header',
-      `switchyard=authorization:Bearer ${benchKey}`,
-    ],
-    resolve(o.out),
-  ),
-);
-/** The sink's counters (a fresh connection: a pooled one may have been closed while idle). */
-async function sinkCounters() {
-  for (let i = 0; ; i++) {
-    try {
-      return await (await fetch(`${sinkUrl}/stats`, { headers: { connection: 'close' } })).json();
-    } catch (err) {
-      if (i >= 2) throw err;
-    }
+log(`closed loop: ${allArms.map((a) => a.name).join(', ')}`);
+const closedOut = join(work, 'closed-loop.json');
+report.closed_loop = runHarness(harness, [...targetFlags(allArms), ...closedArgs], closedOut);
+tables.push(closedOut);
+if (sink) report.tracing_sink = await sinkCounters(sink.url);
+
+// 2. Redis commands per request.
+report.commands_per_request = {};
+for (const arm of present(swRedis, cmpRedis)) {
+  log(`commands per request: ${arm.name}, ${opt.commands} JSON + ${opt.commands} streaming requests`);
+  report.commands_per_request[arm.name] = await commandsPerRequest(arm, `gpt-mock-chunks${CHUNKS}-delay0-ttft0-latency0`, opt.commands);
+}
+
+// 3. Idle, then open loop.
+if (opt.openLoop) {
+  let capacity = capacityFromClosedLoop(report.closed_loop);
+  const source = capacity != null ? 'closed loop, nonstream c=16' : 'short closed-loop run, nonstream c=16';
+  if (capacity == null) capacity = measureCapacity(harness, work, sw);
+  const rate = o['open-rate'] ? Number(o['open-rate']) : Math.round(capacity * 0.6);
+  const order = present(direct, sw, swRedis, cmp, cmpRedis, nginx);
+  report.open_loop = { capacity_rps: capacity, capacity_source: source, rate_fraction: o['open-rate'] ? null : 0.6, ...(await openLoop(harness, work, order, { rate, idleS: opt.idleS, roundS: opt.openRoundS, rounds: opt.openRounds, log })) };
+}
+
+// 4. Streams memory.
+if (opt.streams > 0) {
+  report.streams_memory = {};
+  for (const arm of present(sw, swRedis, cmp)) {
+    log(`streams memory: ${arm.name}, ${opt.streams} streams x 2 batches, then ${opt.afterS} s`);
+    report.streams_memory[arm.name] = await streamsMemory(harness, work, arm, { streams: opt.streams, afterS: opt.afterS, mockUrl });
   }
 }
-const sinkStats = sinkUrl ? await sinkCounters() : null;
-stopAll();
-if (sinkStats) process.stdout.write(`tracing sink: ${sinkStats.exports} OTLP exports, ${sinkStats.spans} spans, ${(sinkStats.bytes / 1e6).toFixed(1)} MB\n`);
-const table = execFileSync(process.execPath, [join(harness, 'report.mjs'), ...reports], { encoding: 'utf8' });
-process.stdout.write(`${canPin ? 'pinned: mock + driver on CPU 0, gateway on CPU 1' : 'not pinned (taskset unavailable)'}\n\n${table}`);
+
+// 5. Workers (the other gateways stopped first: this arm uses both cores).
+await Promise.all(present(sw, swRedis, cmp, cmpRedis, swTracing, nginx).map((a) => a.child.stop().then(() => a.redis?.child.stop())));
+if (opt.workers > 1 && opt.redis) {
+  log(`workers: 1 vs ${opt.workers}`);
+  report.workers = await workersArm({ harness, work, b: current, n: opt.workers, ...common, timing });
+  if (report.workers.skipped) log(report.workers.skipped);
+} else report.workers = { skipped: opt.redis ? '--workers below 2' : '--no-redis (workers need Redis)' };
+
+await stopAll();
+report.finished_at = new Date().toISOString();
+const outPath = resolve(o.out);
+mkdirSync(dirname(outPath), { recursive: true });
+writeFileSync(outPath, `${JSON.stringify(report, null, 2)}\n`);
+if (report.tracing_sink) {
+  const s = report.tracing_sink;
+  process.stdout.write(`tracing sink: ${s.exports} OTLP exports, ${s.spans} spans, ${(s.bytes / 1e6).toFixed(1)} MB\n`);
+}
+const table = execFileSync(process.execPath, [join(harness, 'report.mjs'), ...tables], { encoding: 'utf8' });
+process.stdout.write(`${report.pinning}\n\n${table}\n${render(report)}\nreport: ${outPath}\n`);
