@@ -10,15 +10,16 @@
 //   node scripts/bench-overhead.mjs [--quick] [--compare <git rev>] [--out .bench/overhead.json] [options]
 //   node scripts/bench/overhead-report.mjs .bench/overhead.json     (the markdown summary again)
 //
-// Phases, in order (a full default run takes ~25 min, ~35 min with --compare):
-//  1. closed loop (harness, ~10 min): nonstream and stream at 1/16/64 clients, stream delays 0 and
+// Phases, in order (a full default run takes ~20 min, ~27 min with --compare,
+// plus its build the first time):
+//  1. closed loop (harness, ~10 min, ~15 with --compare): nonstream and stream at 1/16/64 clients, stream delays 0 and
 //     5 ms; targets direct (baseline), nginx, [switchyard@<rev>, switchyard@<rev>+redis],
 //     switchyard+redis, [switchyard+tracing], switchyard.
 //  2. Redis commands per request (~1 min): per Redis arm, MONITOR on its own redis-server while
 //     200 sequential JSON and 200 streaming requests go through; top-level commands only.
-//  3. idle, then open loop (~7 min): all targets idle --idle-s, then each in turn at 60 % of the
+//  3. idle, then open loop (~6-8 min): all targets idle --idle-s, then each in turn at 60 % of the
 //     current build's memory-mode req/s (nonstream, 16 clients), --open-rounds of --open-round-s.
-//  4. streams memory (~4 min): per Switchyard arm (memory, Redis, compare memory), RSS idle, while
+//  4. streams memory (~1 min per arm): per Switchyard arm (memory, Redis, compare memory), RSS idle, while
 //     --streams streams are open at once (two batches), and for --after-s s after.
 //  5. workers (~1 min): one worker vs --workers N, both on Redis, nonstream 16 and 64 clients,
 //     gateway processes on CPUs 0-1; only when the build accepts server.workers.

@@ -48,15 +48,14 @@ async function monitor(port) {
   };
 }
 
-/** One request through `arm`, its body read to the end; throws on a non-2xx status. */
+/** One request through `arm`, its body read to the end; throws on a non-2xx status or a second network error. */
 async function oneRequest(arm, model, stream) {
   const body = { model, messages: [{ role: 'user', content: 'x'.repeat(64) }], max_tokens: 64 };
   if (stream) Object.assign(body, { stream: true, stream_options: { include_usage: true } });
-  const res = await fetch(`${arm.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...arm.headers },
-    body: JSON.stringify(body),
-  });
+  const send = () =>
+    fetch(`${arm.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', ...arm.headers }, body: JSON.stringify(body) });
+  // A pooled connection left from an earlier phase may have been closed while idle (EPIPE): retry once on a fresh one.
+  const res = await send().catch(send);
   await res.arrayBuffer();
   if (res.status >= 300) throw new Error(`${arm.name}: status ${res.status} in the commands-per-request phase`);
 }
