@@ -3,7 +3,7 @@
  * forks two workers on one port. Requests on new connections are answered by both worker
  * processes (their pids in the `request finished` lines); `/metrics` on either reports the
  * sum of both (N requests sent, N counted; the store-mode gauge stays 0/1); SIGHUP to the
- * primary reloads both; a worker killed with SIGKILL is replaced and service goes on;
+ * primary reloads both, and so does POST /admin/reload on the shared admin port; a worker killed with SIGKILL is replaced and service goes on;
  * SIGTERM stops the workers and the primary exits 0. Without Redis the start is refused.
  */
 import assert from 'node:assert/strict';
@@ -14,16 +14,18 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { hashKey } from '../../src/auth/keys.js';
 import { FakeUpstream } from '../helpers/fake-upstream.js';
 import { CLIENT_KEY, UPSTREAM_KEY, testConfigYaml, waitFor } from '../helpers/gateway.js';
 import { metricSum, metricValue } from '../helpers/metrics-text.js';
-import { RedisServer } from '../helpers/redis-server.js';
+import { freePort, RedisServer } from '../helpers/redis-server.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(here, '..', '..', '..');
 const MAIN = join(ROOT, '.test-build', 'src', 'main.js');
 /** A loaded 2-core machine starts three node processes slowly. */
 const START_MS = 40_000;
+const ADMIN_KEY = 'sk-admin-workers-test-0123456789';
 
 interface Group {
   child: ChildProcess;
@@ -58,10 +60,10 @@ function spawnMain(configFile: string, env: Record<string, string> = {}): Group 
 }
 
 /** One request on a connection of its own (round-robin hands connections to the workers in turn). */
-function http(url: string, opts: { method?: string; body?: unknown; id?: string } = {}): Promise<{ status: number; body: string }> {
+function http(url: string, opts: { method?: string; body?: unknown; id?: string; key?: string } = {}): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
-    const headers: Record<string, string> = { authorization: `Bearer ${CLIENT_KEY}`, ...(payload ? { 'content-type': 'application/json' } : {}), ...(opts.id ? { 'x-request-id': opts.id } : {}) };
+    const headers: Record<string, string> = { authorization: `Bearer ${opts.key ?? CLIENT_KEY}`, ...(payload ? { 'content-type': 'application/json' } : {}), ...(opts.id ? { 'x-request-id': opts.id } : {}) };
     const req = request(url, { method: opts.method ?? 'GET', agent: false, headers }, (res) => {
       let body = '';
       res.setEncoding('utf8').on('data', (d: string) => (body += d));
@@ -90,6 +92,7 @@ describe('server.workers: 2 (real processes, real Redis)', () => {
   let upstream: FakeUpstream;
   let group: Group;
   let url: string;
+  let adminUrl: string;
   let pids: number[];
   let sent = 0;
 
@@ -121,7 +124,12 @@ describe('server.workers: 2 (real processes, real Redis)', () => {
       status: 200,
       body: { id: 'c1', object: 'chat.completion', created: 1, model: 'upstream-model-x', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } },
     }));
-    const yaml = testConfigYaml(upstream.url, { server: '  workers: 2\n  drain_ms: 2000' }) + `store: { redis_url: "redis://127.0.0.1:${redis.port}", key_prefix: workers-test }\n`;
+    // The admin port is not 0: in a cluster every listen on port 0 of one host shares one port.
+    const adminPort = await freePort();
+    const yaml =
+      testConfigYaml(upstream.url, { server: '  workers: 2\n  drain_ms: 2000' }) +
+      `store: { redis_url: "redis://127.0.0.1:${redis.port}", key_prefix: workers-test }\nadmin: { port: ${adminPort}, key_sha256: ${hashKey(ADMIN_KEY)} }\n`;
+    adminUrl = `http://127.0.0.1:${adminPort}`;
     const file = join(dir, 'switchyard.yaml');
     writeFileSync(file, yaml);
     group = spawnMain(file);
@@ -168,6 +176,22 @@ describe('server.workers: 2 (real processes, real Redis)', () => {
   test('SIGHUP to the primary reloads every worker', async () => {
     const before = group.logs().filter((l) => l['msg'] === 'config reloaded').length;
     group.child.kill('SIGHUP');
+    const reloaded = await waitFor(
+      () => {
+        const l = group.logs().filter((x) => x['msg'] === 'config reloaded').slice(before);
+        return l.length >= 2 && l;
+      },
+      10_000,
+      'both workers to reload',
+    );
+    assert.deepEqual([...new Set(reloaded.map((l) => Number(l['pid'])))].sort(), [...pids].sort());
+  });
+
+  test('POST /admin/reload on the shared admin port reloads every worker', async () => {
+    const before = group.logs().filter((l) => l['msg'] === 'config reloaded').length;
+    const r = await http(`${adminUrl}/admin/reload`, { method: 'POST', key: ADMIN_KEY });
+    assert.equal(r.status, 200, r.body);
+    assert.equal((JSON.parse(r.body) as { status: string }).status, 'reloaded');
     const reloaded = await waitFor(
       () => {
         const l = group.logs().filter((x) => x['msg'] === 'config reloaded').slice(before);
