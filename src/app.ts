@@ -42,10 +42,10 @@ export type { BuildOptions, Gateway, ReloadSummary } from './server/gateway.js';
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** The ledger when `ledger.postgres_url` or `DATABASE_URL` is set (started in the background), else null. */
-function openLedger(config: GatewayConfig, env: NodeJS.ProcessEnv, logger: FastifyBaseLogger, metrics: Metrics): Ledger | null {
+function openLedger(config: GatewayConfig, env: NodeJS.ProcessEnv, logger: FastifyBaseLogger, metrics: Metrics, worker = 0): Ledger | null {
   const url = ledgerUrl(config.ledger, env);
   if (!url) return null;
-  const ledger = new Ledger(url, config.ledger, logger, Number(env['PORT'] || 8080));
+  const ledger = new Ledger(url, config.ledger, logger, Number(env['PORT'] || 8080), worker);
   ledger.onRows = (result, n) => metrics.ledgerRows.inc({ result }, n);
   metrics.sources.ledgerBacklog = () => ledger.status.backlogRows;
   ledger.start();
@@ -76,7 +76,8 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
   });
 
   const metrics = createMetrics();
-  const store = new StateStore(config.store, logger);
+  // `store.replicas` counts gateway instances; each worker process is a replica of the store.
+  const store = new StateStore(opts.worker ? { ...config.store, replicas: config.store.replicas * opts.worker.workers } : config.store, logger);
   const newRouter = (c: GatewayConfig): Router => {
     const router = new Router(c.routing, store);
     router.onBudgetExhausted = () => recordBudgetExhausted(metrics);
@@ -126,7 +127,7 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
     return (await limits.budgets.status(c.budgets, c.keys)).map((b) => ({ budget: b.name, spentUsd: b.spent_usd, amountUsd: b.amount_usd }));
   };
   const drain = new Drain();
-  const ledger = openLedger(config, opts.env ?? process.env, logger, metrics);
+  const ledger = openLedger(config, opts.env ?? process.env, logger, metrics, opts.worker?.slot);
   // Off (and no OpenTelemetry module loaded) unless an OTLP endpoint is set: tracing/index.ts.
   const tracing = await startTracing(opts.env ?? process.env, logger, packageVersion());
   const deps: PipelineDeps = { hold: () => live.hold(), metrics, limits, drain, tracing, ...(ledger ? { ledger } : {}) };
@@ -167,7 +168,7 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
   useGatewayErrors(app, 'request failed');
 
   registerHealth(app, () => live.current.config, () => store.mode, () => drain.draining, () => ledger?.status ?? null);
-  registerMetrics(app, metrics);
+  registerMetrics(app, metrics, opts.worker ? () => opts.worker!.metricsText() : undefined);
   await app.register(async (v1) => {
     v1.addHook('onRequest', authHook(() => live.current.keys, authThrottle, () => metrics.authThrottled.inc()));
     registerModels(v1, () => live.current.config, Date.now());

@@ -13,10 +13,14 @@ import { parseArgs } from 'node:util';
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
 import { hashKey } from './auth/keys.js';
-import { ConfigError, loadConfig } from './config/load.js';
+import { workersStoreProblem } from './config/checks.js';
+import { ConfigError, loadConfig, type GatewayConfig } from './config/load.js';
 import { PROVIDERS } from './providers/registry.js';
 import { runSimulate } from './providers/simulator/cli.js';
 import { buildAdmin } from './server/admin.js';
+import { runPrimary } from './server/cluster-primary.js';
+import { joinPrimary, type WorkerLink } from './server/cluster-worker.js';
+import { createLogger } from './server/logger.js';
 import { logStartup } from './server/startup-log.js';
 import { packageRoot } from './util/package-root.js';
 import { packageVersion } from './util/version.js';
@@ -43,13 +47,37 @@ function configPath(flag: string | undefined): string {
   return existsSync(local) ? local : join(packageRoot(), 'config', 'switchyard.yaml');
 }
 
-async function serve(path: string): Promise<void> {
-  const config = loadConfig(path, { kinds: PROVIDERS });
-  const gateway = await buildApp(config);
-  const { app, logger } = gateway;
+/** HOST and PORT. @throws ConfigError when PORT is not a port number. */
+function listenAddress(): { host: string; port: number } {
   const host = process.env['HOST'] || '127.0.0.1';
   const port = Number(process.env['PORT'] || 8080);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number, got ${JSON.stringify(process.env['PORT'])}`);
+  return { host, port };
+}
+
+/**
+ * `switchyard serve`: one gateway process, or (`server.workers` > 1) the primary that runs
+ * that many (server/cluster-primary.ts), or one of them.
+ * @returns the exit code when the primary is done, -1 while a gateway serves.
+ */
+async function serveCommand(path: string): Promise<number> {
+  const config = loadConfig(path, { kinds: PROVIDERS });
+  const link = joinPrimary();
+  if (link) await serve(path, config, link);
+  else if (config.server.workers > 1) {
+    const problem = workersStoreProblem(config.server.workers, config.store, process.env);
+    if (problem) throw new ConfigError(`${config.path}: ${problem}`);
+    listenAddress();
+    const logger = createLogger(config.server.log_level);
+    return runPrimary({ workers: config.server.workers, stopMs: config.server.drain_ms + SHUTDOWN_MARGIN_MS, logger });
+  } else await serve(path, config);
+  return -1;
+}
+
+async function serve(path: string, config: GatewayConfig, link: WorkerLink | null = null): Promise<void> {
+  const gateway = await buildApp(config, link ? { worker: link } : {});
+  const { app, logger } = gateway;
+  const { host, port } = listenAddress();
   let address: string;
   try {
     address = await app.listen({ host, port });
@@ -60,7 +88,13 @@ async function serve(path: string): Promise<void> {
   // The admin API on its own listener, only when an admin key is configured.
   let admin: Awaited<ReturnType<typeof buildAdmin>> | null = null;
   if (config.admin.key_sha256) {
-    admin = await buildAdmin(gateway);
+    // A worker's admin API reloads every worker (the admin port is shared like the client port).
+    const reloadAll = (p?: string) => {
+      const summary = gateway.reload(p);
+      link?.reloadOthers();
+      return summary;
+    };
+    admin = await buildAdmin(link ? { ...gateway, reload: reloadAll } : gateway);
     try {
       const adminAddress = await admin.listen({ host: config.admin.host, port: config.admin.port });
       logger.info({ address: adminAddress }, `admin API listening on ${adminAddress}`);
@@ -72,7 +106,7 @@ async function serve(path: string): Promise<void> {
     logger.info('admin API disabled: set admin.key_sha256 in the config to enable it');
   }
   // SIGHUP reloads the config file (reload logs the outcome; a bad file leaves the running config).
-  process.on('SIGHUP', () => {
+  const reload = (): void => {
     if (gateway.drain.draining) {
       logger.info('SIGHUP ignored: shutting down');
       return;
@@ -82,13 +116,17 @@ async function serve(path: string): Promise<void> {
     } catch {
       // already logged
     }
-  });
+  };
+  process.on('SIGHUP', reload);
   // Installed only once listening: its exit hook would turn a failed start into exit 0.
   // SIGTERM / SIGINT: /readyz fails and new requests get 503 at once; requests in flight get
   // server.drain_ms to finish, then are cut (src/server/drain.ts); then pools and Redis close
   // and the process exits 0. The hard limit past that exits 1; a second signal exits 1 at once.
+  // A worker drains once on SIGTERM / SIGINT or the primary's shutdown message, whichever
+  // comes first (both come on Ctrl-C); the primary's force message exits 1.
   const drainMs = config.server.drain_ms;
-  closeWithGrace({ delay: drainMs + SHUTDOWN_MARGIN_MS, skip: ['SIGHUP'] }, async ({ signal, err }) => {
+  let stopSignal: string | undefined;
+  const grace = closeWithGrace({ delay: drainMs + SHUTDOWN_MARGIN_MS, skip: link ? ['SIGHUP', 'SIGTERM', 'SIGINT'] : ['SIGHUP'] }, async ({ signal = stopSignal, err }) => {
     if (err) app.log.error({ err }, 'fatal error, closing');
     else app.log.info({ signal, drain_ms: drainMs, in_flight: gateway.drain.inFlight }, 'shutting down: draining requests in flight');
     // After a fatal error nothing waits: calls in flight are cut at once. The admin API (and
@@ -104,6 +142,17 @@ async function serve(path: string): Promise<void> {
     }
   });
   logStartup(logger, config, host, address);
+  if (link) {
+    const shutdown = (signal: string): void => {
+      if (stopSignal !== undefined) return;
+      stopSignal = signal;
+      grace.close();
+    };
+    process.on('SIGTERM', () => shutdown('SIGTERM'));
+    process.on('SIGINT', () => shutdown('SIGINT'));
+    link.attach({ registry: gateway.metrics.registry, reload, shutdown });
+    link.ready();
+  }
 }
 
 const OPTIONS = {
@@ -152,8 +201,7 @@ async function main(argv: string[]): Promise<number> {
   }
   switch (command) {
     case 'serve':
-      await serve(configPath(file));
-      return -1;
+      return serveCommand(configPath(file));
     case 'hash-key': {
       const key = positionals[1] ?? readFileSync(0, 'utf8').trim();
       if (!key) {

@@ -126,3 +126,15 @@ export function postgresUrlProblems(ledger: { postgres_url?: string | undefined 
   if (!u.hostname) return [`${where}: no host (${expected})`];
   return [];
 }
+
+/**
+ * Why `server.workers` cannot run on this store, or null when it can: more than one worker
+ * needs Redis (`store.redis_url`, else `REDIS_URL` from `env`, or `store.cluster_nodes`), the
+ * same test the store makes (store/index.ts). In memory mode each process would keep its own
+ * counts, so limits would hold per process and not for the gateway.
+ */
+export function workersStoreProblem(workers: number, store: { redis_url?: string | undefined; cluster_nodes: readonly string[] }, env: NodeJS.ProcessEnv): string | null {
+  if (workers <= 1) return null;
+  if ((store.redis_url ?? env['REDIS_URL'] ?? '') !== '' || store.cluster_nodes.length > 0) return null;
+  return `/server/workers: ${workers} needs a shared store: set store.redis_url (or REDIS_URL, or store.cluster_nodes); in memory mode each process would keep its own counts and limits`;
+}

@@ -13,7 +13,7 @@ import { parse as parseYaml } from 'yaml';
 import { ConfigError } from './error.js';
 import { interpolate, type Unresolved } from './interpolate.js';
 import { buildAliases } from './aliases.js';
-import { budgetProblems, literalSecretWarnings, postgresUrlProblems, redisUrlProblems } from './checks.js';
+import { budgetProblems, literalSecretWarnings, postgresUrlProblems, redisUrlProblems, workersStoreProblem } from './checks.js';
 import { buildModels } from './models.js';
 import type { GatewayConfig, ProviderKinds } from './types.js';
 import { API_KEY_PATH, buildUpstreams } from './upstreams.js';
@@ -71,6 +71,9 @@ function parse(text: string, kinds: ProviderKinds, env: NodeJS.ProcessEnv, path:
   const raw = validateDocument(resolved, path);
   const problems: string[] = [...redisUrlProblems(raw.store, env, doc), ...postgresUrlProblems(raw.ledger, env)];
   const warnings: string[] = literalSecretWarnings(doc);
+  // A warning here (check-config may run where REDIS_URL is not set); `serve` refuses to start.
+  const noSharedStore = workersStoreProblem(raw.server.workers, raw.store, env);
+  if (noSharedStore) warnings.push(`${noSharedStore} (switchyard serve refuses to start without one)`);
 
   const { upstreams, status, declared } = buildUpstreams(raw.upstreams, kinds, unresolved, resolved, problems);
   const models = buildModels(raw, upstreams, declared, (u) => kinds[u.provider]?.simulated === true, { problems, warnings });

@@ -13,7 +13,8 @@ export const LedgerSchema = Type.Object(
     flush_ms: Type.Integer({ minimum: 10, maximum: 60_000, default: 1_000 }),
     /**
      * The file rows wait in while PostgreSQL is unreachable, replayed (each row once) when it
-     * is back. Default: `<tmpdir>/switchyard-ledger-<port>.jsonl`. One file per replica.
+     * is back. Default: `<tmpdir>/switchyard-ledger-<port>.jsonl`. One file per replica; with
+     * `server.workers` one per worker, `-w<n>` inserted before `.jsonl` (or appended).
      */
     spool_path: Type.Optional(Type.String({ minLength: 1 })),
     /** Past this size new rows are dropped (counted in `switchyard_ledger_rows_total{result="dropped"}`). */

@@ -19,6 +19,12 @@ export const ServerSchema = Type.Object(
      * error event). Keep it under the orchestrator's grace period (Kubernetes: 30 s).
      */
     drain_ms: Type.Integer({ minimum: 0, maximum: 600_000, default: 25_000 }),
+    /**
+     * Gateway processes serving the one port (node:cluster; src/server/cluster-primary.ts).
+     * Above 1 needs Redis (`store.redis_url`, `REDIS_URL` or `store.cluster_nodes`): each
+     * process is a replica of the shared store. Changing it takes a restart.
+     */
+    workers: Type.Integer({ minimum: 1, maximum: 256, default: 1 }),
     /** pino level. */
     log_level: Type.Union(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
@@ -50,7 +56,10 @@ export const StoreSchema = Type.Object(
     key_prefix: Type.String({ minLength: 1, default: 'switchyard' }),
     /** Timeout of every Redis call; past it the call fails over to the local store. */
     command_timeout_ms: Type.Integer({ minimum: 10, maximum: 5_000, default: 250 }),
-    /** Replicas sharing the limits: in degraded mode each enforces limit / replicas locally. */
+    /**
+     * Gateway instances sharing the limits (each `switchyard serve`, whatever its
+     * `server.workers`): while Redis is away each process enforces limit / (replicas × workers).
+     */
     replicas: Type.Integer({ minimum: 1, default: 1 }),
     /** Lease of an in-flight slot, renewed every third of it while its call runs: a replica that dies frees its places within this time. */
     lease_ms: Type.Integer({ minimum: 1_000, default: 15_000 }),

@@ -56,12 +56,15 @@ export class Ledger implements RecordSink {
   /**
    * @param url PostgreSQL connection URL (its password is never logged).
    * @param port the gateway's port (`PORT`), for the default spool path: replicas on one host differ by port (0: the process id).
+   * @param worker the worker's slot (1…`server.workers`) when it is one, else 0: workers share the
+   *        port, so each spools to its own file (`-w<slot>` before `.jsonl`), kept across its restarts.
    */
   constructor(
     url: string,
     private readonly cfg: LedgerConfig,
     private readonly log: FastifyBaseLogger,
     port: number,
+    worker = 0,
   ) {
     this.pool = new pg.Pool({
       connectionString: url,
@@ -74,7 +77,8 @@ export class Ledger implements RecordSink {
     // An idle client losing its connection is an outage, seen by the next write.
     this.pool.on('error', (err) => this.log.warn({ ledger: 'postgres', code: (err as { code?: string }).code }, 'ledger connection lost'));
     this.writer = new RowWriter(this.pool);
-    this.spool = new Spool(cfg.spool_path ?? join(tmpdir(), `switchyard-ledger-${port || process.pid}.jsonl`), cfg.spool_max_bytes);
+    const path = cfg.spool_path ?? join(tmpdir(), `switchyard-ledger-${port || process.pid}.jsonl`);
+    this.spool = new Spool(worker > 0 ? path.replace(/(\.jsonl)?$/, `-w${worker}$1`) : path, cfg.spool_max_bytes);
   }
 
   /** Connects, migrates and replays what an earlier run spooled, in the background; never throws. */

@@ -45,6 +45,8 @@ export function createBudgetMetrics(registers: Registry[], read: () => (() => Pr
       help: 'Spend in USD in the current period per budget (configured budgets by name, key budgets as key:<name>), across replicas.',
       labelNames: ['budget'],
       registers,
+      // Read from the shared store by every worker: the same number, not a sum.
+      aggregator: 'max',
       async collect() {
         const r = await readings();
         this.reset();
@@ -56,6 +58,8 @@ export function createBudgetMetrics(registers: Registry[], read: () => (() => Pr
       help: 'The amount in USD of each budget for its period (the limit switchyard_budget_spent_usd is held to).',
       labelNames: ['budget'],
       registers,
+      // Read from the shared store by every worker: the same number, not a sum.
+      aggregator: 'max',
       async collect() {
         const r = await readings();
         this.reset();

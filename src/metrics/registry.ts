@@ -74,7 +74,11 @@ export function createMetrics(): Metrics {
   for (const n of ['switchyard_nodejs_active_handles_total', 'switchyard_nodejs_active_requests_total', 'switchyard_nodejs_active_resources_total']) {
     registry.removeSingleMetric(n);
   }
+  Object.assign(registry.getSingleMetric('switchyard_process_max_fds') ?? {}, { aggregator: 'max' }); // one limit, not a sum
   const registers = [registry];
+  // With server.workers the primary sums the workers' metrics (server/cluster-metrics.ts); a
+  // gauge every worker reads from the shared store, or a 0/1 state, takes the max instead.
+  const shared = { registers, aggregator: 'max' as const };
   const sources: MetricSources = {};
   return {
     registry,
@@ -168,7 +172,7 @@ export function createMetrics(): Metrics {
       name: 'switchyard_target_state',
       help: 'Circuit state per target: 1 for the current state (healthy, cooling, probing).',
       labelNames: ['target', 'upstream', 'state'],
-      registers,
+      ...shared,
       collect() {
         if (!sources.targets) return;
         this.reset();
@@ -205,7 +209,7 @@ export function createMetrics(): Metrics {
       name: 'switchyard_deep_in_flight',
       help: 'Deep-reasoning calls in flight per upstream account (across replicas).',
       labelNames: ['upstream'],
-      registers,
+      ...shared,
       async collect() {
         if (!sources.capacities) return;
         for (const c of await sources.capacities()) this.set({ upstream: c.upstream }, c.deep);
@@ -215,7 +219,7 @@ export function createMetrics(): Metrics {
       name: 'switchyard_capacity_limit',
       help: 'Learned capacity for deep calls in flight per upstream account (shared by the replicas; hot at deep_in_flight >= this).',
       labelNames: ['upstream'],
-      registers,
+      ...shared,
       async collect() {
         if (!sources.capacities) return;
         for (const c of await sources.capacities()) this.set({ upstream: c.upstream }, c.limit);
@@ -225,7 +229,7 @@ export function createMetrics(): Metrics {
       name: 'switchyard_call_capacity_limit',
       help: 'Learned capacity for calls of every kind in flight per upstream account (shared by the replicas; max_concurrency until the account throttles).',
       labelNames: ['upstream'],
-      registers,
+      ...shared,
       async collect() {
         if (!sources.capacities) return;
         for (const c of await sources.capacities()) this.set({ upstream: c.upstream }, c.callLimit);
@@ -235,7 +239,7 @@ export function createMetrics(): Metrics {
       name: 'switchyard_store_mode',
       help: 'Shared-state mode: 1 for the current one (memory, redis, degraded).',
       labelNames: ['mode'],
-      registers,
+      ...shared,
       collect() {
         if (!sources.storeMode) return;
         const cur = sources.storeMode();
@@ -252,7 +256,7 @@ export function createMetrics(): Metrics {
       name: 'switchyard_key_budget_remaining_usd',
       help: 'Remaining budget in USD for the current period, per key name (keys with limits.budget_usd).',
       labelNames: ['key'],
-      registers,
+      registers, aggregator: 'min', // the latest reading is the lowest
     }),
     ledgerRows: new Counter({
       name: 'switchyard_ledger_rows_total',

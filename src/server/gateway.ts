@@ -23,6 +23,18 @@ export interface BuildOptions {
    * for the `OTEL_*` tracing variables (defaults to `process.env`).
    */
   readonly env?: NodeJS.ProcessEnv;
+  /** Set when this process is one of `server.workers` (server/cluster-worker.ts). */
+  readonly worker?: WorkerRole;
+}
+
+/** What a worker process of `server.workers` changes in the gateway it builds. */
+export interface WorkerRole {
+  /** This worker's place, 1…`workers`; kept by its replacement (its ledger spool file). */
+  readonly slot: number;
+  /** Processes sharing the port: the store's degraded share is limit / (`store.replicas` × this). */
+  readonly workers: number;
+  /** The body of `GET /metrics`: the metrics of every worker, summed by the primary. */
+  metricsText(): Promise<string>;
 }
 
 /** What a reload changed (returned by `reload`, logged, and sent by `POST /admin/reload`). */

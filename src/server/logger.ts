@@ -37,7 +37,8 @@ export function createLogger(level: string, stream?: DestinationStream): Logger 
   return pino(
     {
       level,
-      base: { service: 'switchyard' },
+      // pid: with server.workers several processes write lines; it tells them apart.
+      base: { service: 'switchyard', pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       formatters: { level: (label) => ({ level: label }) },
