@@ -4,11 +4,13 @@
  * script reads the clock from Redis (`TIME`), so replicas with skewed clocks still agree on
  * expiries.
  *
- * A plain request costs at most three commands in two round trips: before the upstream, one
- * admission script (`admit`: tries the candidate targets in order, takes a slot, reads every
- * candidate's view); after the answer, its release and its spend add (store/spend.ts), sent
- * as one pipeline (store/batch.ts). The router's view of the targets comes from the last
- * admission's answer while it is fresh (store/view-cache.ts), else from one `view` call.
+ * A plain request (no key limits, no budgets) costs at most three top-level commands in two
+ * round trips: before the upstream, one admission script (`admit`: tries the candidate targets
+ * in the strategy's order, takes a slot on the first that admits, reads every target's view);
+ * after the answer, its release and its spend add (store/spend.ts), sent as one pipeline
+ * (store/batch.ts). The router orders on the views the last admission read while they are
+ * fresh (store/view-cache.ts), else it reads them first (`view`: one more round trip).
+ * Budgets add one `MGET` before the upstream, key limits their own commands (limits/).
  *
  * Keys (all under one hash tag, `{prefix}`, so a Redis Cluster keeps each script on one slot):
  *   {prefix}:inflight:<upstream>  ZSET lease id -> expiry ms   (every call: global max_concurrency)
@@ -18,6 +20,10 @@
  *   {prefix}:cool:<target>        STRING epoch ms              (cooldown, PX-expiring)
  *   {prefix}:pin:<session>        STRING target key            (sticky pin, PX-expiring)
  *   {prefix}:journal:<id>         STRING JSON text             (a relayed response's conversation, PX-expiring)
+ *   {prefix}:spend:<counter>      STRING USD or points         (spend and rate-window counters: store/spend.ts)
+ *   {prefix}:applied:<replica>    HASH counter -> last seq     (exactly-once adds: store/spend.ts)
+ *   {prefix}:once:<name>          STRING                       (claims: store/claims.ts)
+ *   {prefix}:rl:<kind>:<key>      rate-limiter-flexible's keys (rpm / tpm windows: limits/rate.ts)
  * Leases expire by score unless renewed, so a replica that dies mid-request leaks nothing:
  * its places lapse within `lease_ms`.
  *
