@@ -6,7 +6,7 @@ import type { Model, Target } from '../config/types.js';
 import type { Classified } from '../errors/classify.js';
 import type { GatewayError } from '../errors/codes.js';
 import type { CapacityFeedback } from '../store/capacity.js';
-import type { Lease, SlotRequest, TargetRef } from '../store/types.js';
+import type { Candidate, Lease, SlotRequest, TargetRef } from '../store/types.js';
 import type { SlotQueue } from './concurrency.js';
 import type { StateStore } from '../store/index.js';
 import type { DeepTimes } from './deep.js';
@@ -106,6 +106,11 @@ export function makeAttempt(
 /** The store's slot request for `t`: its concurrency cap and its learned capacities (for deep calls, for every call). */
 export function slotRequest(t: Target, deep: boolean): SlotRequest {
   return { upstream: t.upstream.id, limit: t.upstream.max_concurrency, deep, capacity: t.upstream.bounds, calls: t.upstream.callBounds };
+}
+
+/** The store's admission candidate for `t` (`coolingOk`: its cooldown does not refuse it: store/types.ts Candidate). */
+export function candidate(t: Target, deep: boolean, coolingOk: boolean): Candidate {
+  return { ...slotRequest(t, deep), key: t.key, coolingOk };
 }
 
 /** The store's view reference of `t` (router/run.ts, the admin API). */

@@ -5,7 +5,7 @@
  * released on this replica, and every `pollMs` (slots released by other replicas).
  */
 import type { StateStore } from '../store/index.js';
-import type { Lease, SlotRequest } from '../store/types.js';
+import type { Candidate, Lease } from '../store/types.js';
 
 export class QueueFullError extends Error {
   constructor(readonly reason: 'full' | 'timeout') {
@@ -38,19 +38,19 @@ export class SlotQueue {
    * @throws QueueFullError when the queue is full or the wait times out; the abort reason
    *         when `signal` fires first.
    */
-  async wait(req: SlotRequest, signal: AbortSignal, timeoutMs: number = this.queueTimeoutMs): Promise<{ lease: Lease; waitedMs: number }> {
+  async wait(req: Candidate, signal: AbortSignal, timeoutMs: number = this.queueTimeoutMs): Promise<{ lease: Lease; waitedMs: number }> {
     const got = await this.waitAny(req.upstream, [req], signal, timeoutMs);
     return { lease: got.lease, waitedMs: got.waitedMs };
   }
 
   /**
-   * Waits in the line `line` for a slot on any of `reqs` (tried in order by the head of the
-   * line whenever a slot on one of their upstreams is released here, and every `pollMs` for
+   * Waits in the line `line` for a slot on any of `reqs` (tried in order, in one store call, by
+   * the head of the line whenever a slot on one of their upstreams is released here, and every `pollMs` for
    * releases on other replicas), at most `timeoutMs`.
    * @returns the lease, the request it was taken for (index into `reqs`) and the time waited, ms.
    * @throws QueueFullError when the line is full or the wait times out; the abort reason when `signal` fires first.
    */
-  async waitAny(line: string, reqs: readonly SlotRequest[], signal: AbortSignal, timeoutMs: number): Promise<{ lease: Lease; index: number; waitedMs: number }> {
+  async waitAny(line: string, reqs: readonly Candidate[], signal: AbortSignal, timeoutMs: number): Promise<{ lease: Lease; index: number; waitedMs: number }> {
     if (signal.aborted) throw signal.reason;
     let queue = this.waiters.get(line);
     if (!queue) {
@@ -72,10 +72,8 @@ export class SlotQueue {
       for (;;) {
         // Only the head of the line takes a slot, so the line stays first in, first out.
         if (queue[0] === entry) {
-          for (let i = 0; i < reqs.length; i++) {
-            const got = await this.store.acquire(reqs[i]!);
-            if (got.ok) return { lease: got.lease, index: i, waitedMs: Date.now() - started };
-          }
+          const got = await this.store.admit(reqs);
+          if (got.taken) return { lease: got.taken.lease, index: got.taken.index, waitedMs: Date.now() - started };
         }
         const left = deadline - Date.now();
         if (left <= 0) throw new QueueFullError('timeout');

@@ -17,8 +17,7 @@ import type { Model, Target } from '../config/types.js';
 import type { RoutingConfig } from '../config/schema.js';
 import { GatewayError } from '../errors/codes.js';
 import { classifiedAs, type Classified } from '../errors/classify.js';
-import type { TargetView } from '../store/types.js';
-import { isThrottle, makeAttempt, targetRef, type Attempt, type AttemptResult, type Next, type Taken } from './attempt.js';
+import { isThrottle, makeAttempt, type Attempt, type AttemptResult, type Next, type Taken } from './attempt.js';
 import { fullJitter } from './backoff.js';
 import { answered, STALL_LINGER_MS, stallWatch, windowsSeen, type StallWatch } from './feedback.js';
 import type { RateWindows } from '../providers/types.js';
@@ -28,11 +27,10 @@ import type { RouteOptions, RouterState } from './state.js';
 import { ShedRun } from './shed-run.js';
 import { budgetStop, cooledStop, queueFullError, retryAfterSeconds } from './stops.js';
 import { admissible, takeSlot } from './take.js';
+import { RouteViews, type Views } from './views.js';
 
 export type { Attempt, AttemptResult, Next } from './attempt.js';
 export type { RouteOptions } from './state.js';
-
-type Views = ReadonlyMap<Target, TargetView>;
 
 export class RouteRun {
   attempts = 0;
@@ -60,6 +58,8 @@ export class RouteRun {
   private stallMoved = false;
   /** The account of the last failed attempt. */
   private failedUpstream: string | undefined;
+  /** The views each pass decides on (router/views.ts). */
+  private readonly views: RouteViews;
 
   constructor(
     private readonly state: RouterState,
@@ -74,6 +74,7 @@ export class RouteRun {
     this.chain = chain;
     this.deadline = Date.now() + cfg.deadline_ms;
     this.shedRun = new ShedRun(state, opts);
+    this.views = new RouteViews(state.store);
   }
 
   /** Set when the burst shedder acted: `model->fallback`, `queued:<ms>ms`, `effort:<a>-><b>` or `rejected`. */
@@ -106,18 +107,21 @@ export class RouteRun {
         continue;
       }
 
-      const views = await this.viewsOf(remaining);
-      let pool = admissible(this.state.health, remaining, views, this.tried.size > 0);
-      if (pool.length === 0) {
+      // The first attempt may order on cached views; nothing is skipped or shed on them.
+      const seen = await this.views.of(remaining, this.attempts === 0);
+      const views = seen.views;
+      const admitted = admissible(this.state.health, remaining, views, this.tried.size > 0);
+      // Deep calls spread over accounts with headroom first; when every account is hot, shed.
+      const deep = isDeep(model, this.effort);
+      let pool = deep ? admitted.filter((t) => views.get(t)!.deep < views.get(t)!.limit) : admitted;
+      if (pool.length === 0 && this.views.reread(seen)) continue;
+      if (admitted.length === 0) {
         // The rest of this model is cooling: treat it as exhausted.
         for (const t of remaining) this.tried.add(t.key);
         continue;
       }
-      // Deep calls spread over accounts with headroom first; when every account is hot, shed.
-      const deep = isDeep(model, this.effort);
-      if (deep) pool = pool.filter((t) => views.get(t)!.deep < views.get(t)!.limit);
       if (pool.length === 0) {
-        const shed = await this.applyShed(model, admissible(this.state.health, remaining, views, this.tried.size > 0), views, signal);
+        const shed = await this.applyShed(model, admitted, views, signal);
         if (shed && 'target' in shed) return { attempt: this.open(model, shed, deep) };
         if (shed) return shed;
         continue;
@@ -130,7 +134,8 @@ export class RouteRun {
       if (away.length > 0) pool = away;
       const budget = this.spendRetry(model, away.length > 0);
       if (budget) return budget;
-      const taken = await this.take(model, pool, views, deep, signal);
+      const taken = await this.take(model, pool, views, deep, signal, { fresh: seen.fresh, extra: remaining.filter((t) => !pool.includes(t)) });
+      if (taken === 'recheck') continue;
       if (taken === 'hot') {
         // Every account filled up between the view and the acquire (other requests, other replicas).
         const shed = await this.applyShed(model, pool, views, signal);
@@ -228,12 +233,6 @@ export class RouteRun {
     return null;
   }
 
-  /** The shared view (in flight, deep in flight, learned capacity, cooldown) of every target, in one store round trip. */
-  private async viewsOf(targets: Target[]): Promise<Views> {
-    const views = await this.state.store.view(targets.map(targetRef));
-    return new Map(targets.map((t, i) => [t, views[i]!]));
-  }
-
   /**
    * Draws a retry (every attempt after the first) from the budget; a stop when it is spent.
    * Moving on from a throttled account is routing, not a retry, and so is the first
@@ -250,8 +249,13 @@ export class RouteRun {
   }
 
   /** Takes a slot (router/take.ts); a full queue becomes this route's last failure. */
-  private async take(model: Model, pool: Target[], views: Views, deep: boolean, signal: AbortSignal): Promise<Taken | 'hot' | 'full'> {
-    const got = await takeSlot(this.state, { strategy: this.opts.strategy, pinned: this.pinned }, pool, views, deep, signal);
+  private async take(model: Model, pool: Target[], views: Views, deep: boolean, signal: AbortSignal, look: { fresh: boolean; extra: Target[] }): Promise<Taken | 'hot' | 'full' | 'recheck'> {
+    const got = await takeSlot(this.state, { strategy: this.opts.strategy, pinned: this.pinned }, pool, views, deep, signal, look);
+    if (typeof got === 'object' && 'recheck' in got) {
+      // Every target refused on cached views: the next pass decides on the views the admission read.
+      this.views.use(got.recheck);
+      return 'recheck';
+    }
     if (got instanceof QueueFullError) {
       this.lastFailure = { classified: classifiedAs('server'), error: queueFullError(model.name, got.reason) };
       return 'full';

@@ -1,20 +1,30 @@
 /**
  * Taking a slot for an attempt: the admissible targets in the strategy's order, the first
- * with a free slot wins; when every one is full (not hot), the request waits in the bounded
+ * with a free slot wins, all tried in one store call (store/types.ts SharedStore.admit: one
+ * round trip on Redis); when every one is full (not hot), the request waits in the bounded
  * queue of the best one.
  */
 import type { Strategy } from '../config/schema.js';
 import type { Target } from '../config/types.js';
 import type { TargetView } from '../store/types.js';
-import { slotRequest, type Taken } from './attempt.js';
+import { candidate, targetRef, type Taken } from './attempt.js';
 import { QueueFullError } from './concurrency.js';
 import type { HealthBoard } from './health.js';
 import type { RouterState } from './state.js';
 import { STRATEGIES } from './strategies/index.js';
 
+/** Refused on cached views: the views the admission read, for the route to decide again on (router/views.ts). */
+export interface Recheck {
+  readonly recheck: ReadonlyMap<Target, TargetView>;
+}
+
 /**
+ * @param look `fresh`: whether `views` were read for this decision (else they are the store's
+ *   cached views, and a target some replica put in cooldown since is refused); `extra`: the
+ *   route's other targets, whose views the admission reads too (so the cache stays fresh).
  * @returns the slot taken; `hot` when every target refused a deep call as hot (the caller
- *   sheds); the QueueFullError when the queue is full or timed out.
+ *   sheds); the QueueFullError when the queue is full or timed out; a Recheck when every
+ *   target refused on cached views (nothing is queued or shed on them).
  * @throws the abort reason when `signal` fires while queued.
  */
 export async function takeSlot(
@@ -24,19 +34,21 @@ export async function takeSlot(
   views: ReadonlyMap<Target, TargetView>,
   deep: boolean,
   signal: AbortSignal,
-): Promise<Taken | 'hot' | QueueFullError> {
+  look: { readonly fresh: boolean; readonly extra: readonly Target[] } = { fresh: true, extra: [] },
+): Promise<Taken | 'hot' | QueueFullError | Recheck> {
   const candidates = pool.map((t) => ({ target: t, inFlight: views.get(t)!.inFlight, capacity: views.get(t)!.callLimit, latencyMs: state.latency.estimate(t.key) }));
   const ordered = STRATEGIES[route.strategy](candidates, { random: state.random, tick: state.nextTick(), ...(route.pinned ? { pinned: route.pinned } : {}) });
-  let allHot = deep;
-  for (const c of ordered) {
-    const got = await state.store.acquire(slotRequest(c.target, deep));
-    if (got.ok) return { target: c.target, lease: got.lease, queuedMs: 0 };
-    if (got.reason !== 'hot') allHot = false;
+  const tries = ordered.map((c) => candidate(c.target, deep, look.fresh || views.get(c.target)!.coolingUntil > 0));
+  const got = await state.store.admit(tries, look.extra.map(targetRef));
+  if (got.taken) return { target: ordered[got.taken.index]!.target, lease: got.taken.lease, queuedMs: 0 };
+  if (!look.fresh) {
+    const all = [...ordered.map((c) => c.target), ...look.extra];
+    return { recheck: new Map(all.map((t, i) => [t, got.views[i]!])) };
   }
-  if (allHot) return 'hot';
+  if (deep && got.refused.every((r) => r === 'hot')) return 'hot';
   const best = ordered[0]!.target;
   try {
-    const waited = await state.queue.wait(slotRequest(best, deep), signal);
+    const waited = await state.queue.wait(candidate(best, deep, true), signal);
     return { target: best, lease: waited.lease, queuedMs: waited.waitedMs };
   } catch (err) {
     if (err instanceof QueueFullError) return err;
@@ -70,7 +82,7 @@ export async function waitForPlace(state: RouterState, hot: readonly Target[], m
   if (hot.length === 0 || ms <= 0) return null;
   const line = placeLine(hot);
   try {
-    const got = await state.queue.waitAny(line, hot.map((t) => slotRequest(t, true)), signal, ms);
+    const got = await state.queue.waitAny(line, hot.map((t) => candidate(t, true, true)), signal, ms);
     return { target: hot[got.index]!, lease: got.lease, queuedMs: got.waitedMs };
   } catch (err) {
     if (err instanceof QueueFullError) return null;

@@ -16,32 +16,25 @@ import { replicaShare, type CapacityBounds, type CapacityFeedback } from './capa
 import { LeaseHeartbeat } from './heartbeat.js';
 import { MemoryStore } from './memory.js';
 import { createRedisClient, RedisStore } from './redis.js';
+import { TurnBatch } from './batch.js';
 import { OnceClaims, type Claim } from './claims.js';
 import { SpendCounters, type SpendAdd, type ViaStore } from './spend.js';
-import type { Lease, SharedStore, SlotRequest, SlotResult, TargetRef, TargetView } from './types.js';
+import type { AdmitResult, Candidate, Lease, SharedStore, SlotRequest, SlotResult, TargetRef, TargetView } from './types.js';
+import { ViewCache } from './view-cache.js';
+import { RedisLink, type StoreLog, type StoreMode } from './link.js';
 
-export type StoreMode = 'memory' | 'redis' | 'degraded';
-
-export interface StoreLog {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-}
+export type { StoreLog, StoreMode } from './link.js';
 
 const MAX_PENDING_RELEASES = 10_000;
 
 export class StateStore {
-  private mode_: StoreMode;
+  private readonly link: RedisLink;
   private readonly local: MemoryStore;
   private readonly redis: RedisStore | null = null;
   private readonly client: ReturnType<typeof createRedisClient> | null = null;
   private readonly pending: Lease[] = [];
-  private closed = false;
-  /** Whether the current outage was logged (one warning per outage). */
-  private outageLogged = false;
-  /** While degraded over a live connection (a timed-out call), a periodic PING brings Redis back. */
-  private probe: NodeJS.Timeout | null = null;
-  /** Called on every mode change (metrics). */
-  onMode?: (mode: StoreMode) => void;
+  /** The last views read from Redis (store/view-cache.ts). */
+  private readonly views = new ViewCache();
   /** Renews the leases of calls still running (short leases: a dead replica frees its places fast). */
   private readonly heartbeat: LeaseHeartbeat;
   private readonly spendCounters: SpendCounters;
@@ -49,22 +42,22 @@ export class StateStore {
 
   constructor(
     private readonly cfg: StoreConfig,
-    private readonly log: StoreLog,
+    log: StoreLog,
     env: NodeJS.ProcessEnv = process.env,
   ) {
     this.local = new MemoryStore(cfg.lease_ms);
     this.heartbeat = new LeaseHeartbeat(cfg.lease_ms, (from, leases) => this.renewFrom(from, leases));
     const via: ViaStore = (viaRedis, viaLocal) => this.attempt(() => viaRedis(), viaLocal);
-    const link = { online: () => this.mode_ === 'redis', failed: (err: Error) => this.degrade(err) };
+    const link = { online: () => this.mode === 'redis', failed: (err: Error) => this.degrade(err) };
+    const hooks = { changed: () => this.views.clear(), back: () => this.onBack() };
     const url = cfg.redis_url ?? env['REDIS_URL'] ?? '';
     if (!url && cfg.cluster_nodes.length === 0) {
-      this.mode_ = 'memory';
+      this.link = new RedisLink(null, log, cfg.replicas, hooks);
       this.spendCounters = new SpendCounters(via, link, null, this.keyPrefix);
       this.claims = new OnceClaims(via, null, this.keyPrefix);
       log.info({ store: 'memory' }, 'shared store: in-memory (single replica); set store.redis_url or REDIS_URL to share state across replicas');
       return;
     }
-    this.mode_ = 'degraded';
     const client = createRedisClient({
       ...(url ? { url } : {}),
       clusterNodes: cfg.cluster_nodes,
@@ -74,17 +67,16 @@ export class StateStore {
       leaseMs: cfg.lease_ms,
     });
     this.client = client;
-    this.spendCounters = new SpendCounters(via, link, client, this.keyPrefix);
+    const batch = new TurnBatch(client);
+    this.spendCounters = new SpendCounters(via, link, client, this.keyPrefix, batch);
     this.claims = new OnceClaims(via, client, this.keyPrefix);
     this.spendCounters.onFlushed = (counters) => log.info({ store: 'redis', counters }, 'shared store: counts made during the outage added to Redis');
-    this.redis = new RedisStore(client, { prefix: cfg.key_prefix, leaseMs: cfg.lease_ms });
-    client.on('ready', () => this.onReady());
-    client.on('error', (err: NodeJS.ErrnoException) => this.degrade(err));
-    client.on('close', () => this.degrade(null));
+    this.redis = new RedisStore(client, { prefix: cfg.key_prefix, leaseMs: cfg.lease_ms }, batch);
+    this.link = new RedisLink(client, log, cfg.replicas, hooks);
   }
 
   get mode(): StoreMode {
-    return this.mode_;
+    return this.link.mode;
   }
 
   /** The ioredis client (null in memory mode), for limiters that keep their own keys in Redis. */
@@ -123,7 +115,7 @@ export class StateStore {
    * a call made while the store thought it was on Redis also degrades it.
    */
   outagePoints(counter: string, points: number, windowS: number): void {
-    if (this.mode_ === 'redis') this.degrade(null);
+    if (this.mode === 'redis') this.degrade(null);
     this.spendCounters.outagePoints(counter, points, windowS);
   }
 
@@ -137,59 +129,24 @@ export class StateStore {
     return this.spendCounters.backlog;
   }
 
-  private set(mode: StoreMode): void {
-    if (this.mode_ === mode) return;
-    this.mode_ = mode;
-    this.onMode?.(mode);
-  }
-
-  private onReady(): void {
-    if (this.closed || this.mode_ === 'redis') return;
-    this.set('redis');
-    this.log.info({ store: 'redis' }, this.outageLogged ? 'shared store: back on Redis' : 'shared store: connected to Redis');
-    this.outageLogged = false;
-    if (this.probe) clearInterval(this.probe);
-    this.probe = null;
+  /** Back on Redis: re-sends the releases that failed meanwhile, and adds the outage's counts. */
+  private onBack(): void {
     const again = this.pending.splice(0);
     for (const lease of again) void this.release(lease);
     void this.spendCounters.flush();
   }
 
-  /**
-   * Switches to the local store; logs once per outage (also a Redis that is down at
-   * start-up), with the error's code only: no URL, no password.
-   */
   private degrade(err: NodeJS.ErrnoException | null): void {
-    if (this.closed) return;
-    this.set('degraded');
-    if (!this.outageLogged) {
-      this.outageLogged = true;
-      this.log.warn(
-        { store: 'degraded', reason: err?.code ?? err?.name ?? 'connection closed', replicas: this.cfg.replicas },
-        'shared store: Redis unreachable, running on the local store with limits divided by replicas',
-      );
-    }
-    // A call that timed out leaves the connection up, so no new `ready` will come: probe.
-    this.probe ??= setInterval(() => {
-      if (this.client?.status !== 'ready') return;
-      this.client.ping().then(
-        () => this.onReady(),
-        () => {},
-      );
-    }, 1_000).unref();
+    this.link.degrade(err);
   }
 
-  /**
-   * Resolves once the store is on Redis, or after `ms` (Redis down at start-up is not a
-   * failure: the store runs degraded and keeps reconnecting).
-   */
-  async ready(ms: number): Promise<void> {
-    const end = Date.now() + ms;
-    while (this.mode_ === 'degraded' && !this.closed && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+  /** Resolves once the store is on Redis, or after `ms` (store/link.ts). */
+  ready(ms: number): Promise<void> {
+    return this.link.ready(ms);
   }
 
   private async attempt<T>(viaRedis: (r: SharedStore) => Promise<T>, viaLocal: () => Promise<T>): Promise<T> {
-    if (this.mode_ === 'redis' && this.redis) {
+    if (this.mode === 'redis' && this.redis) {
       try {
         return await viaRedis(this.redis);
       } catch (err) {
@@ -199,16 +156,36 @@ export class StateStore {
     return viaLocal();
   }
 
-  /** One view per target (see SharedStore.view). */
+  /** One view per target (see SharedStore.view), read now; kept for `cachedView`. */
   view(targets: readonly TargetRef[]): Promise<TargetView[]> {
-    return this.attempt((r) => r.view(targets), () => this.local.view(targets));
+    return this.attempt((r) => r.view(targets).then((v) => (this.views.put(targets, v), v)), () => this.local.view(targets));
+  }
+
+  /**
+   * The views of `targets` as last read from Redis (by `view` or `admit`), when each is at most
+   * `maxAgeMs` old, with this replica's own releases and cooldowns since; else null (and always
+   * null off Redis: the local store answers `view` at once). For ordering targets only
+   * (store/view-cache.ts): `admit` checks every limit again.
+   */
+  cachedView(targets: readonly TargetRef[], maxAgeMs: number): TargetView[] | null {
+    return this.mode === 'redis' ? this.views.get(targets, maxAgeMs) : null;
+  }
+
+  /** Takes a slot on the first candidate that admits (see SharedStore.admit); renewed by the heartbeat until released. */
+  async admit(candidates: readonly Candidate[], extra: readonly TargetRef[] = []): Promise<AdmitResult> {
+    const got = await this.attempt(
+      (r) => r.admit(candidates, extra).then((a) => (this.views.put([...candidates, ...extra], a.views), a)),
+      () => this.local.admit(this.mode === 'degraded' ? candidates.map((c) => replicaShare(c, this.cfg.replicas)) : candidates, extra),
+    );
+    if (got.taken) this.heartbeat.add(got.taken.lease);
+    return got;
   }
 
   /** Takes a slot (see SharedStore.acquire); renewed by the heartbeat until released. */
   async acquire(req: SlotRequest): Promise<SlotResult> {
     const got = await this.attempt(
       (r) => r.acquire(req),
-      () => this.local.acquire(this.mode_ === 'degraded' ? replicaShare(req, this.cfg.replicas) : req),
+      () => this.local.acquire(this.mode === 'degraded' ? replicaShare(req, this.cfg.replicas) : req),
     );
     if (got.ok) this.heartbeat.add(got.lease);
     return got;
@@ -221,7 +198,8 @@ export class StateStore {
   async release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds): Promise<void> {
     this.heartbeat.delete(lease);
     if (lease.from === 'memory') return this.local.release(lease, feedback, bounds);
-    if (this.mode_ === 'redis' && this.redis) {
+    this.views.released(lease.upstream, lease.deep);
+    if (this.mode === 'redis' && this.redis) {
       try {
         return await this.redis.release(lease, feedback, bounds);
       } catch (err) {
@@ -245,7 +223,7 @@ export class StateStore {
   private async renewFrom(from: Lease['from'], leases: Lease[]): Promise<void> {
     if (leases.length === 0) return;
     if (from === 'memory') return this.local.renew(leases);
-    if (this.mode_ === 'redis' && this.redis) {
+    if (this.mode === 'redis' && this.redis) {
       try {
         await this.redis.renew(leases);
       } catch (err) {
@@ -263,6 +241,7 @@ export class StateStore {
   }
 
   setCooldown(targetKey: string, untilMs: number): Promise<void> {
+    this.views.cooled(targetKey, untilMs);
     return this.attempt((r) => r.setCooldown(targetKey, untilMs), () => this.local.setCooldown(targetKey, untilMs));
   }
 
@@ -291,10 +270,9 @@ export class StateStore {
   }
 
   async close(): Promise<void> {
-    this.closed = true;
+    this.link.close();
     this.heartbeat.stop();
     this.spendCounters.stop();
-    if (this.probe) clearInterval(this.probe);
     await this.redis?.close();
   }
 }

@@ -8,7 +8,7 @@ import { applyFeedback, initialCapacity, type CapacityBounds, type CapacityFeedb
 import { BlobMap } from './blobs.js';
 import { SessionPins } from './pins.js';
 import { admitProbe, probeAnswered, probeEnded } from './probe-gate.js';
-import type { Lease, SharedStore, SlotRequest, SlotResult, TargetRef, TargetView } from './types.js';
+import type { AdmitResult, Candidate, Lease, Refusal, SharedStore, SlotRequest, SlotResult, TargetRef, TargetView } from './types.js';
 
 /** The most journal text one replica keeps in memory (characters), oldest entries dropped first. */
 export const JOURNAL_MAX_BYTES = 64 * 1024 * 1024;
@@ -79,6 +79,23 @@ export class MemoryStore implements SharedStore {
   }
 
   async acquire(req: SlotRequest): Promise<SlotResult> {
+    return this.take(req);
+  }
+
+  /** Tries the candidates in order, all in one step (nothing else runs in between). */
+  async admit(candidates: readonly Candidate[], extra: readonly TargetRef[] = []): Promise<AdmitResult> {
+    const refused: (Refusal | null)[] = candidates.map(() => null);
+    let taken: AdmitResult['taken'] = null;
+    for (let i = 0; i < candidates.length && !taken; i++) {
+      const c = candidates[i]!;
+      const got: SlotResult | { ok: false; reason: 'cooling' } = !c.coolingOk && (this.cooldowns.get(c.key) ?? 0) > this.now() ? { ok: false, reason: 'cooling' } : this.take(c);
+      if (got.ok) taken = { index: i, lease: got.lease };
+      else refused[i] = got.reason;
+    }
+    return { taken, refused, views: await this.view([...candidates, ...extra]) };
+  }
+
+  private take(req: SlotRequest): SlotResult {
     const all = this.live(this.inflight, req.upstream);
     const deep = this.live(this.deep, req.upstream);
     const limit = req.deep ? this.limitOf(req.upstream, req.capacity) : 0;

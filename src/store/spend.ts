@@ -3,8 +3,9 @@
  * away: spend (USD, `INCRBYFLOAT` with an expiry at the period end) and the points the
  * `rpm` / `tpm` windows took on their local insurance limiter during an outage.
  *
- * While Redis answers, spend adds are one script call each, pipelined (one round trip per
- * batch); reads of several counters are one `MGET`. While it is away (degraded mode),
+ * While Redis answers, a request's spend adds are one script call for all its counters
+ * (store/redis-scripts.ts COUNTER_ADD), sent in one pipeline with the request's slot release
+ * (store/batch.ts: one round trip); reads of several counters are one `MGET`. While it is away (degraded mode),
  * adds go to a local copy (which starts from the last shared total, not from zero) and to a
  * pending sum per counter; when Redis is back, each pending sum is added to the shared
  * counter, exactly once:
@@ -24,25 +25,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
+import type { TurnBatch } from './batch.js';
+import { COUNTER_ADD } from './redis-scripts.js';
 
 /** Runs a call on Redis, or on the local fallback when Redis is not the store now (store/index.ts). */
 export type ViaStore = <T>(viaRedis: () => Promise<T>, viaLocal: () => Promise<T>) => Promise<T>;
-
-/** KEYS: counter, applied hash. ARGV: seq, amount, expiry (epoch ms for float, window s for int), kind. */
-const ADD = `local seq = tonumber(ARGV[1])
-local last = tonumber(redis.call('HGET', KEYS[2], KEYS[1]) or '0')
-if seq <= last then return {0, tostring(redis.call('GET', KEYS[1]) or '0')} end
-local v
-if ARGV[4] == 'int' then
-  redis.call('SET', KEYS[1], 0, 'EX', ARGV[3], 'NX')
-  v = redis.call('INCRBY', KEYS[1], ARGV[2])
-else
-  v = redis.call('INCRBYFLOAT', KEYS[1], ARGV[2])
-  redis.call('PEXPIREAT', KEYS[1], ARGV[3])
-end
-redis.call('HSET', KEYS[2], KEYS[1], seq)
-redis.call('PEXPIRE', KEYS[2], 259200000)
-return {1, tostring(v)}`;
 
 type Kind = 'float' | 'int';
 
@@ -77,14 +64,17 @@ interface Pending {
 const MAX_PENDING = 10_000;
 const RETRY_MS = 1_000;
 
-interface AddingClient {
-  syCounterAdd(counter: string, applied: string, seq: number, amount: number, expire: number, kind: Kind): Promise<[number, string]>;
+/** One numbered add of the script: to `counter`, `amount` (expiry: epoch ms for float, window s for int). */
+interface NumberedAdd {
+  readonly counter: string;
+  readonly seq: number;
+  readonly amount: number;
+  readonly expire: number;
+  readonly kind: Kind;
 }
 
-/** The add script queued on an ioredis pipeline (its commands return the pipeline; `exec` answers each). */
-interface PipelineAdds {
-  syCounterAdd(counter: string, applied: string, seq: number, amount: number, expire: number, kind: Kind): unknown;
-  exec(): Promise<[Error | null, unknown][] | null>;
+interface AddingClient {
+  syCounterAdd(...args: (string | number)[]): Promise<(number | string)[]>;
 }
 
 export class SpendCounters {
@@ -102,15 +92,29 @@ export class SpendCounters {
    * @param via runs a read on Redis or locally; `link` tells whether Redis is the store now.
    * @param client the ioredis client (null in memory mode: Redis is never called then).
    * @param prefix the store's key prefix with its hash tag (`{switchyard}`).
+   * @param batch sends spend adds with the other settlement calls of their turn (store/batch.ts).
    */
   constructor(
     private readonly via: ViaStore,
     private readonly link: StoreLink,
     private readonly client: Redis | Cluster | null,
     private readonly prefix: string,
+    private readonly batch: TurnBatch | null = null,
   ) {
     this.applied = `${prefix}:applied:${randomUUID()}`;
-    client?.defineCommand('syCounterAdd', { lua: ADD, numberOfKeys: 2 });
+    client?.defineCommand('syCounterAdd', { lua: COUNTER_ADD });
+  }
+
+  /** The add script's arguments for `adds` (keys: the applied hash, then each counter). */
+  private addArgs(adds: readonly NumberedAdd[]): (string | number)[] {
+    return [adds.length + 1, this.applied, ...adds.map((a) => a.counter), ...adds.flatMap((a) => [a.seq, a.amount, a.expire, a.kind])];
+  }
+
+  /** Sends numbered adds as one script call (through the batch when `batched`); each counter's total. */
+  private async send(adds: readonly NumberedAdd[], batched: boolean): Promise<number[]> {
+    const args = this.addArgs(adds);
+    const out = batched && this.batch ? await this.batch.send<(number | string)[]>('syCounterAdd', args) : await (this.client as unknown as AddingClient).syCounterAdd(...args);
+    return adds.map((_a, i) => Number(out[2 * i + 1]));
   }
 
   private entry(key: string): { v: number; exp: number } | undefined {
@@ -177,37 +181,32 @@ export class SpendCounters {
 
   /**
    * Adds each amount (USD) to its counter, which expires at its `expireAtMs` (epoch ms), in
-   * one round trip (an ioredis pipeline of the numbered add script); returns each counter's
-   * new total, in order. An add that fails is kept and re-sent with its own number.
+   * one script call (sent with the other settlement calls of this turn: store/batch.ts);
+   * returns each counter's new total, in order. Adds that fail are kept and re-sent with
+   * their own numbers.
    */
   async addMany(adds: readonly SpendAdd[]): Promise<number[]> {
     const out: number[] = new Array<number>(adds.length).fill(0);
-    const sent: { i: number; k: string; seq: number }[] = [];
+    const sent: { i: number; add: NumberedAdd }[] = [];
     adds.forEach((a, i) => {
       const k = this.spendKey(a.key);
       if (!this.client || !this.link.online() || this.pending.has(k)) out[i] = this.addLocal(a.key, a.amount, a.expireAtMs);
-      else sent.push({ i, k, seq: this.nextSeq(k) });
+      else sent.push({ i, add: { counter: k, seq: this.nextSeq(k), amount: a.amount, expire: a.expireAtMs, kind: 'float' } });
     });
     if (sent.length === 0) return out;
-    const pipe = this.client!.pipeline() as unknown as PipelineAdds;
-    for (const s of sent) pipe.syCounterAdd(s.k, this.applied, s.seq, adds[s.i]!.amount, adds[s.i]!.expireAtMs, 'float');
-    const results = await pipe.exec().then((r) => r ?? [], (err: Error) => err);
-    let failure = results instanceof Error ? results : null;
+    const totals = await this.send(sent.map((s) => s.add), true).catch((err: Error) => err);
     sent.forEach((s, j) => {
       const a = adds[s.i]!;
-      const r = results instanceof Error ? undefined : results[j];
-      if (r && !r[0]) {
-        const total = Number((r[1] as [number, string])[1]);
+      if (!(totals instanceof Error)) {
         // Kept locally too, so an outage starts from the shared total rather than from zero.
-        this.local.set(a.key, { v: total, exp: a.expireAtMs });
-        out[s.i] = total;
+        this.local.set(a.key, { v: totals[j]!, exp: a.expireAtMs });
+        out[s.i] = totals[j]!;
         return;
       }
       // Applied or not, it is re-sent with its own number once Redis is back.
-      failure ??= r?.[0] ?? new Error('pipeline not answered');
-      out[s.i] = this.addLocal(a.key, a.amount, a.expireAtMs, s.seq);
+      out[s.i] = this.addLocal(a.key, a.amount, a.expireAtMs, s.add.seq);
     });
-    if (failure) this.link.failed(failure);
+    if (totals instanceof Error) this.link.failed(totals);
     return out;
   }
 
@@ -225,7 +224,7 @@ export class SpendCounters {
     }
     const seq = this.nextSeq(counter);
     try {
-      await (this.client as unknown as AddingClient).syCounterAdd(counter, this.applied, seq, points, windowS, 'int');
+      await this.send([{ counter, seq, amount: points, expire: windowS, kind: 'int' }], false);
     } catch (err) {
       this.pend(counter, 'int', windowS, points, seq);
       this.link.failed(err as Error);
@@ -254,7 +253,6 @@ export class SpendCounters {
 
   private async flushAll(): Promise<void> {
     if (!this.client) return;
-    const c = this.client as unknown as AddingClient;
     let done = 0;
     let failed = false;
     for (const [counter, p] of [...this.pending]) {
@@ -266,7 +264,7 @@ export class SpendCounters {
         p.sum = 0;
         while (p.unsettled.length > 0) {
           const u = p.unsettled[0]!;
-          await c.syCounterAdd(counter, this.applied, u.seq, u.amount, p.expire, p.kind);
+          await this.send([{ counter, seq: u.seq, amount: u.amount, expire: p.expire, kind: p.kind }], false);
           p.unsettled.shift();
         }
         if (p.sum === 0) {

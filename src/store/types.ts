@@ -62,6 +62,31 @@ export interface Lease {
 
 export type SlotResult = { readonly ok: true; readonly lease: Lease } | { readonly ok: false; readonly reason: 'full' | 'hot' };
 
+/** One target an admission may take a slot on (`admit`): its slot request and its cooldown. */
+export interface Candidate extends SlotRequest {
+  /** Target key (`upstream/model`), for its cooldown. */
+  readonly key: string;
+  /**
+   * The router chose it knowing it cools (the cooling target whose cooldown ends first, when
+   * every target cools): its cooldown does not refuse it. Otherwise a target some replica put
+   * in cooldown since the router's view is refused `cooling`.
+   */
+  readonly coolingOk: boolean;
+}
+
+/** Why a candidate took no slot: `full` and `hot` as for `acquire`, or `cooling`. */
+export type Refusal = 'full' | 'hot' | 'cooling';
+
+/** What one admission (`admit`) did. */
+export interface AdmitResult {
+  /** The slot taken and the index of its candidate, or null when every candidate refused. */
+  readonly taken: { readonly index: number; readonly lease: Lease } | null;
+  /** Per candidate, in order: why it refused, or null (it took the slot, or came after the one that did). */
+  readonly refused: readonly (Refusal | null)[];
+  /** The view of every candidate, then of every `extra` target, as the admission left them (the slot taken included). */
+  readonly views: readonly TargetView[];
+}
+
 export interface SharedStore {
   readonly kind: 'memory' | 'redis';
   /** One view per target, in order, read in one round trip. */
@@ -74,6 +99,13 @@ export interface SharedStore {
    * limit for calls of every kind, a deep call is refused `hot` and another `full`.
    */
   acquire(req: SlotRequest): Promise<SlotResult>;
+  /**
+   * Tries the candidates in order and takes a slot on the first that admits it (by the rules
+   * of `acquire`, plus `cooling`: see Candidate.coolingOk), all in one atomic step (one round
+   * trip on Redis); returns every candidate's view after it, and the views of `extra` (targets
+   * not to try, read in the same step so the caller's picture of them stays fresh).
+   */
+  admit(candidates: readonly Candidate[], extra?: readonly TargetRef[]): Promise<AdmitResult>;
   /** A probe's first event came on time: its account trusts one more place (store/probe-gate.ts). */
   answered(lease: Lease): Promise<void>;
   /** Keeps the given leases alive for another lease time (called while their calls run). */

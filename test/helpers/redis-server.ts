@@ -127,12 +127,14 @@ export class RedisServer {
  * A TCP proxy to a Redis port. `cut()` drops every connection and refuses new ones
  * (connections are accepted and closed at once), as if the network path or the replica's
  * host went away; `restore()` lets connections through again. Redis keeps its data.
+ * `writes` counts the chunks clients sent through it (a pipeline is one write).
  */
 export class TcpProxy {
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
   private blocked = false;
   port = 0;
+  writes = 0;
 
   constructor(private readonly targetPort: number) {
     this.server = createServer((client) => {
@@ -151,6 +153,7 @@ export class TcpProxy {
       });
       upstream.on('error', () => client.destroy());
       client.on('close', () => upstream.destroy());
+      client.on('data', () => this.writes++);
       client.pipe(upstream);
       upstream.pipe(client);
     });

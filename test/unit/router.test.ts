@@ -453,7 +453,7 @@ describe('SessionPins', () => {
 
 describe('SlotQueue over the memory store', () => {
   const never = () => new AbortController().signal;
-  const req = (limit: number) => ({ upstream: 'u', limit, deep: false, capacity: { start: 6, min: 1, ceiling: 64 }, calls: { start: limit, min: 1, ceiling: limit } });
+  const req = (limit: number) => ({ upstream: 'u', key: 'u/m', coolingOk: true, limit, deep: false, capacity: { start: 6, min: 1, ceiling: 64 }, calls: { start: limit, min: 1, ceiling: limit } });
   const setup = (queueMax: number, timeoutMs: number) => {
     const store = new StateStore({ redis_options: {}, cluster_nodes: [], key_prefix: 'sy', command_timeout_ms: 250, replicas: 1, lease_ms: 60_000, journal_ttl_ms: 60_000 }, quiet);
     return { store, q: new SlotQueue(store, queueMax, timeoutMs, 5) };
