@@ -27,6 +27,7 @@ import { Router } from './router/index.js';
 import { StateStore } from './store/index.js';
 import { clientError } from './server/client-error.js';
 import { Drain } from './server/drain.js';
+import { watchIdleMemory } from './server/idle-gc.js';
 import type { BuildOptions, Gateway, ReloadSummary } from './server/gateway.js';
 import { BodyGuard, useBodyGuard } from './server/body-guard.js';
 import { createProviders, reloadSummary } from './server/generations.js';
@@ -163,6 +164,8 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
 
   // Before the /v1 routes' auth hook: while draining, new requests get 503 shutting_down.
   drain.attach(app);
+  // Memory given back once quiet after a burst (server/idle-gc.ts; needs node's --expose-gc).
+  const stopIdleGc = watchIdleMemory(drain, { onCollect: (ms) => logger.info({ pause_ms: Math.round(ms), rss_mb: Math.round(process.memoryUsage.rss() / 1048576) }, 'quiet after a burst: heap collected') });
   useBodyGuard(app, new BodyGuard(), () => live.current.config.server.max_body_bytes_in_flight, () => metrics.bodyGuardRefused.inc());
 
   useGatewayErrors(app, 'request failed');
@@ -186,6 +189,7 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
   app.addHook('onClose', async () => {
     // Alerts first: one not sent gives its claim back while the store is still there. The
     // last spans are exported once the requests they trace have finished (the drain came first).
+    stopIdleGc();
     await alerts.close();
     await Promise.allSettled([live.closeAll(), store.close(), ledger?.close(), tracing.shutdown()]);
   });

@@ -1,7 +1,7 @@
 /**
  * Client (virtual) keys: stored as SHA-256 hex, compared in constant time.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { ClientKeyConfig } from '../config/schema.js';
 
 /** The demo key accepted by the default config; documented in the README. */
@@ -9,7 +9,7 @@ export const DEMO_KEY = 'sk-switchyard-demo';
 
 /** Hex SHA-256 of a key, as stored in `keys[].key_sha256`. */
 export function hashKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 export interface Caller {
@@ -36,7 +36,7 @@ export class KeyStore {
    * `timingSafeEqual`, with no early exit, so timing says nothing about which matched.
    */
   authenticate(presented: string): Caller | null {
-    return this.byDigest(createHash('sha256').update(presented, 'utf8').digest());
+    return this.byDigest(hash('sha256', presented, 'buffer'));
   }
 
   /** {@link authenticate} for a key already hashed (the 32-byte SHA-256 digest). */

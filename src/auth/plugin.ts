@@ -3,7 +3,7 @@
  * refused before its body is read. Accepts `Authorization: Bearer <key>` (OpenAI SDKs),
  * `api-key` (Azure OpenAI SDKs) and `x-api-key` (Anthropic SDKs).
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/codes.js';
 import type { AuthThrottle, ThrottleVerdict } from '../limits/index.js';
@@ -57,7 +57,8 @@ export function authHook(keys: () => KeyStore, throttle?: AuthThrottle, onThrott
   return async function authenticate(req: FastifyRequest, _reply: FastifyReply): Promise<void> {
     const key = presentedKey(req);
     if (key === undefined) throw new GatewayError('GW_ERR_INVALID_API_KEY', { message: missingKeyMessage(req) });
-    const digest = createHash('sha256').update(key, 'utf8').digest();
+    // One-shot hash (Node >= 20.12): a third of createHash's cost on a short key, no Hash object per request.
+    const digest = hash('sha256', key, 'buffer');
     const hex = throttle ? digest.toString('hex') : '';
     const held = throttle ? await throttle.keyBlocked(hex) : null;
     if (held) {

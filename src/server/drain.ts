@@ -56,6 +56,7 @@ export class Drain implements CallTracker {
   private state: 'serving' | 'draining' | 'aborting' = 'serving';
   private readonly calls = new Set<AbortController>();
   private requests = 0;
+  private started = 0;
   private idleWaiters: (() => void)[] = [];
   private app: FastifyInstance | null = null;
   private shutdownRun: Promise<DrainResult> | null = null;
@@ -68,6 +69,11 @@ export class Drain implements CallTracker {
   /** HTTP requests in flight that arrived before the drain started (any route). */
   get inFlight(): number {
     return this.requests;
+  }
+
+  /** Model calls started since start (probes and scrapes are not), for telling a quiet process from a busy one. */
+  get callsStarted(): number {
+    return this.started;
   }
 
   /** Model calls in flight (registered by the pipeline). */
@@ -112,6 +118,7 @@ export class Drain implements CallTracker {
     // A call starting after the deadline (its request arrived before the drain) ends at once.
     if (this.state === 'aborting') abort.abort(new ShuttingDown());
     this.calls.add(abort);
+    this.started++;
     return () => {
       this.calls.delete(abort);
     };

@@ -158,7 +158,7 @@ describe('Dockerfile', () => {
   const { stages } = dockerStages(ins);
   const build = stages.find((s) => s.name === 'build');
   const runtime = stages.find((s) => s.name === 'runtime');
-  const pkg = JSON.parse(read('package.json')) as { files: string[]; engines: { node: string }; bin: Record<string, string> };
+  const pkg = JSON.parse(read('package.json')) as { files: string[]; engines: { node: string }; bin: Record<string, string>; scripts: Record<string, string> };
   const ops = (s: Stage | undefined, op: string) => (s?.body ?? []).filter((i) => i.op === op);
 
   test('has a build stage and a final runtime stage on one pinned Node LTS slim image', () => {
@@ -255,7 +255,13 @@ describe('Dockerfile', () => {
     assert.equal(ops(runtime, 'STOPSIGNAL').at(-1)?.args, 'SIGTERM');
     const entry = ops(runtime, 'ENTRYPOINT').at(-1)?.args;
     assert.ok(entry, 'ENTRYPOINT');
-    assert.deepEqual(JSON.parse(entry), ['node', 'dist/main.js'], 'exec form, node as PID 1');
+    const argv = JSON.parse(entry) as string[];
+    assert.equal(argv[0], 'node', 'exec form, node as PID 1');
+    assert.equal(argv.at(-1), 'dist/main.js');
+    // The heap flags are the same as `npm start`'s (package.json), so the image and a plain start behave alike.
+    const start = /^node\s+(.*)\s+dist\/main\.js$/.exec(pkg.scripts['start'] ?? '');
+    assert.ok(start, `npm start is "node <flags> dist/main.js", got ${pkg.scripts['start']}`);
+    assert.deepEqual(argv.slice(1, -1), start[1]!.split(/\s+/), 'the ENTRYPOINT passes npm start\'s node flags');
     assert.equal(ops(runtime, 'WORKDIR').at(-1)?.args, '/app');
   });
 

@@ -138,7 +138,9 @@ describe('server.workers: 2 (real processes, real Redis)', () => {
     const started = await waitFor(
       () => {
         if (exit) throw new Error(`gateway exited ${JSON.stringify(exit)} before starting: ${group.stderr.join('')}`);
-        return group.logs().find((l) => l['msg'] === '2 workers started');
+        // A worker's own lines are written in batches (up to 1 s late): wait for its listening line too.
+        const listening = group.logs().some((l) => msg(l, 'switchyard listening on'));
+        return listening && group.logs().find((l) => l['msg'] === '2 workers started');
       },
       START_MS,
       'the workers to start',
