@@ -55,4 +55,4 @@ STOPSIGNAL SIGTERM
 # reducer (its shrinking made the first seconds after an idle spell slow), the old generation
 # grown by at most 1.5x the live heap (1,000 open streams: 201 MB peak RSS, not 313), and
 # gc() for the collection after a burst (src/server/idle-gc.ts).
-ENTRYPOINT ["node", "--expose-gc", "--no-memory-reducer", "--heap-growing-percent=50", "dist/main.js"]
+ENTRYPOINT ["node", "--expose-gc", "--no-memory-reducer", "dist/main.js"]
