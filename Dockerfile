@@ -52,7 +52,6 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
 STOPSIGNAL SIGTERM
 # node as PID 1, no npm or shell in between, so SIGTERM reaches the gateway. The heap flags
 # are npm start's (package.json; why: docs/performance.md, "Heap settings"): no memory
-# reducer (its shrinking made the first seconds after an idle spell slow), the old generation
-# grown by at most 1.5x the live heap (1,000 open streams: 201 MB peak RSS, not 313), and
-# gc() for the collection after a burst (src/server/idle-gc.ts).
+# reducer (its shrinking made the first seconds after an idle spell slow) and gc() for the
+# collection after a burst (src/server/idle-gc.ts).
 ENTRYPOINT ["node", "--expose-gc", "--no-memory-reducer", "dist/main.js"]

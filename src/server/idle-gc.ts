@@ -16,7 +16,7 @@
  * which is why `npm start` runs with `--no-memory-reducer`.
  *
  * It needs `gc()`, which only exists when node runs with `--expose-gc`: `npm start`, the
- * Dockerfile and the workers it forks pass it (with the heap flags next to it, package.json).
+ * Dockerfile and the workers it forks pass it (next to `--no-memory-reducer`, package.json).
  * Without it this does nothing. Written here because no library does this one thing.
  */
 
