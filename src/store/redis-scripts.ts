@@ -115,10 +115,12 @@ cap_probe_answered(KEYS[1], ARGV[1])
 return 1`;
 
 /**
- * KEYS: inflight, deep, cap, capall; ARGV: id, signal ('' for none), in flight (of its kind),
- * start, min, ceiling, deep (0/1). A deep lease's signal feeds cap, another's capall.
+ * A slot's release: the body of SETTLE's `release` op (needs `now` and the capacity
+ * functions). KEYS: inflight, deep, cap, capall; ARGV: id, signal ('' for none), in
+ * flight (of its kind), start, min, ceiling, deep (0/1). A deep lease's signal feeds cap,
+ * another's capall.
  */
-export const RELEASE = `${NOW}${CAPACITY_LUA}
+const RELEASE_BODY = `
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local liveAll = redis.call('ZCARD', KEYS[1])
 local heldAll = redis.call('ZREM', KEYS[1], ARGV[1])
@@ -179,4 +181,46 @@ for i = 2, #KEYS do
   end
 end
 redis.call('PEXPIRE', KEYS[1], 259200000)
+return out`;
+
+/** The operations SETTLE runs, by the name store/batch.ts sends. */
+export type SettleOp = 'release' | 'add';
+
+/**
+ * Every settlement call of one event-loop turn in one script call (store/batch.ts): slot
+ * releases (RELEASE_BODY) and counter adds (COUNTER_ADD), each run under `pcall`, so one that
+ * fails does not stop the others and reports its own error. KEYS: every op's keys, in order.
+ * ARGV: the op count n, then per op (name, its key count, its argument count), then every
+ * op's arguments, in order. Returns per op {1, its reply} or {0, its error message}.
+ */
+export const SETTLE = `${NOW}${CAPACITY_LUA}
+local ops = {}
+ops.release = function(KEYS, ARGV)${RELEASE_BODY}
+end
+ops.add = function(KEYS, ARGV)
+${COUNTER_ADD}
+end
+local n = tonumber(ARGV[1])
+local k, a = 0, 1 + 3 * n
+local out = {}
+for i = 1, n do
+  local name, nk, na = ARGV[3*i-1], tonumber(ARGV[3*i]), tonumber(ARGV[3*i+1])
+  local keys, args = {}, {}
+  for j = 1, nk do keys[j] = KEYS[k+j] end
+  for j = 1, na do args[j] = ARGV[a+j] end
+  k, a = k + nk, a + na
+  local fn = ops[name]
+  if fn == nil then
+    out[i] = {0, 'unknown settle op ' .. tostring(name)}
+  else
+    local ok, r = pcall(fn, keys, args)
+    if ok then
+      out[i] = {1, r}
+    elseif type(r) == 'table' then
+      out[i] = {0, tostring(r.err or r.msg or 'script error')}
+    else
+      out[i] = {0, tostring(r)}
+    end
+  end
+end
 return out`;

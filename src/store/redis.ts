@@ -4,11 +4,11 @@
  * script reads the clock from Redis (`TIME`), so replicas with skewed clocks still agree on
  * expiries.
  *
- * A plain request (no key limits, no budgets) costs at most three top-level commands in two
+ * A plain request (no key limits, no budgets) costs at most two top-level commands in two
  * round trips: before the upstream, one admission script (`admit`: tries the candidate targets
  * in the strategy's order, takes a slot on the first that admits, reads every target's view);
- * after the answer, its release and its spend add (store/spend.ts), sent as one pipeline
- * (store/batch.ts). The router orders on the views the last admission read while they are
+ * after the answer, its release and its spend add (store/spend.ts), sent as one script call
+ * with every other settlement of that event-loop turn (store/batch.ts). The router orders on the views the last admission read while they are
  * fresh (store/view-cache.ts), else it reads them first (`view`: one more round trip).
  * Budgets add one `MGET` before the upstream, key limits their own commands (limits/).
  *
@@ -34,7 +34,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis, Cluster, type RedisOptions } from 'ioredis';
 import type { CapacityBounds, CapacityFeedback } from './capacity.js';
 import { TurnBatch } from './batch.js';
-import { ADMIT, ANSWERED, COOL, FEEDBACK, RELEASE, RENEW, VIEW } from './redis-scripts.js';
+import { ADMIT, ANSWERED, COOL, FEEDBACK, RENEW, VIEW } from './redis-scripts.js';
 import type { AdmitResult, Candidate, Lease, Refusal, SharedStore, SlotRequest, SlotResult, TargetRef, TargetView } from './types.js';
 
 type Client = Redis | Cluster;
@@ -100,7 +100,6 @@ export class RedisStore implements SharedStore {
     client.defineCommand('syView', { lua: VIEW });
     client.defineCommand('syAdmit', { lua: ADMIT });
     client.defineCommand('syRenew', { lua: RENEW });
-    client.defineCommand('syRelease', { lua: RELEASE, numberOfKeys: 4 });
     client.defineCommand('syAnswered', { lua: ANSWERED, numberOfKeys: 1 });
     client.defineCommand('syFeedback', { lua: FEEDBACK, numberOfKeys: 1 });
     client.defineCommand('syCool', { lua: COOL, numberOfKeys: 1 });
@@ -163,9 +162,9 @@ export class RedisStore implements SharedStore {
 
   async release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds): Promise<void> {
     const f = feedback && bounds ? [feedback.signal, feedback.inFlight, ...boundsArgs(bounds)] : ['', 0, 0, 0, 0];
-    const keys = [this.key('inflight', lease.upstream), this.key('deep', lease.upstream), this.key('cap', lease.upstream), this.key('capall', lease.upstream)] as const;
-    // Sent with the other settlement calls of this turn (the request's spend add): one round trip.
-    await this.batch.send('syRelease', [...keys, lease.id, ...f, lease.deep ? '1' : '0']);
+    const keys = [this.key('inflight', lease.upstream), this.key('deep', lease.upstream), this.key('cap', lease.upstream), this.key('capall', lease.upstream)];
+    // Sent with the other settlement calls of this turn (the request's spend add): one command.
+    await this.batch.send('release', keys, [lease.id, ...f, lease.deep ? '1' : '0']);
   }
 
   async feedback(upstream: string, feedback: CapacityFeedback, bounds: CapacityBounds): Promise<void> {

@@ -4,8 +4,8 @@
  * `rpm` / `tpm` windows took on their local insurance limiter during an outage.
  *
  * While Redis answers, a request's spend adds are one script call for all its counters
- * (store/redis-scripts.ts COUNTER_ADD), sent in one pipeline with the request's slot release
- * (store/batch.ts: one round trip); reads of several counters are one `MGET`. While it is away (degraded mode),
+ * (store/redis-scripts.ts COUNTER_ADD), sent in one script call with the request's slot release
+ * (store/batch.ts: one command); reads of several counters are one `MGET`. While it is away (degraded mode),
  * adds go to a local copy (which starts from the last shared total, not from zero) and to a
  * pending sum per counter; when Redis is back, each pending sum is added to the shared
  * counter, exactly once:
@@ -105,15 +105,11 @@ export class SpendCounters {
     client?.defineCommand('syCounterAdd', { lua: COUNTER_ADD });
   }
 
-  /** The add script's arguments for `adds` (keys: the applied hash, then each counter). */
-  private addArgs(adds: readonly NumberedAdd[]): (string | number)[] {
-    return [adds.length + 1, this.applied, ...adds.map((a) => a.counter), ...adds.flatMap((a) => [a.seq, a.amount, a.expire, a.kind])];
-  }
-
   /** Sends numbered adds as one script call (through the batch when `batched`); each counter's total. */
   private async send(adds: readonly NumberedAdd[], batched: boolean): Promise<number[]> {
-    const args = this.addArgs(adds);
-    const out = batched && this.batch ? await this.batch.send<(number | string)[]>('syCounterAdd', args) : await (this.client as unknown as AddingClient).syCounterAdd(...args);
+    const keys = [this.applied, ...adds.map((a) => a.counter)];
+    const args = adds.flatMap((a) => [a.seq, a.amount, a.expire, a.kind]);
+    const out = batched && this.batch ? await this.batch.send<(number | string)[]>('add', keys, args) : await (this.client as unknown as AddingClient).syCounterAdd(keys.length, ...keys, ...args);
     return adds.map((_a, i) => Number(out[2 * i + 1]));
   }
 
