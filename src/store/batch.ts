@@ -1,36 +1,40 @@
 /**
- * Redis calls made in one turn of the event loop, sent as one script call: one command, one
- * round trip. A request's settlement is two calls made microtasks apart once its answer is
- * out: its slot's release (router/attempt.ts, through store/redis.ts) and its spend add
- * (limits/budgets.ts, through store/spend.ts). Nothing awaits I/O between them, so a batch
- * flushed on `setImmediate` (after the turn's microtasks, like ioredis' own auto-pipelining)
- * carries both; so do the settlements of other requests that ended in the same turn. The
- * script (store/redis-scripts.ts SETTLE) runs each call in turn under `pcall`.
+ * The store calls a request makes on Redis, batched per turn of the event loop: every call
+ * queued in one turn leaves as one script call (store/redis-scripts.ts TURN), one command and
+ * one round trip, flushed on `setImmediate` (after the turn's I/O callbacks and microtasks).
  *
- * Only these settlement calls go through it: admission is awaited by a request before it can
- * go upstream, and waiting for the turn's end would only add to its latency. (ioredis'
- * `enableAutoPipelining` would batch every command, admission too, and sends at most one
- * pipeline at a time per node: the next waits for the previous one's answers.)
+ * - Settlement: a request's slot release (router/attempt.ts, through store/redis.ts), its
+ *   spend add (limits/budgets.ts, through store/spend.ts) and a key's release and `tpm`
+ *   settlement are made microtasks apart once its answer is out, with no I/O awaited between
+ *   them, so they ride one call; so do those of other requests that ended in the same turn.
+ * - Admission and view reads: under load many requests reach their admission in the same
+ *   turn (their bodies were read in one poll phase); one call carries them all, instead of one
+ *   command each. A request waits for nothing it would not have waited for anyway: its
+ *   admission's answer can only be read in a later turn, and the flush comes at the end of
+ *   this one. At one request at a time the turn ends at once.
  *
- * Each call keeps its own outcome: one that fails rejects its own promise (a failed script
- * call rejects all of them), so the caller's failure handling (a release re-sent on
- * reconnect, a spend add kept as pending) is as for a call sent alone. With Redis Cluster a
- * script runs on one node, so every key of its calls must be on one slot: they are, under the
- * store's one hash tag.
+ * (ioredis' `enableAutoPipelining` batches too, but as a pipeline of separate commands, and
+ * sends at most one pipeline at a time per node: the next waits for the previous answers.)
+ *
+ * Each call keeps its own outcome: TURN runs each under `pcall`, and one that fails rejects
+ * its own promise (a failed script call rejects all of them), so the caller's failure
+ * handling (a local slot while degraded, a release re-sent on reconnect, a spend add kept as
+ * pending) is as for a call sent alone. With Redis Cluster a script runs on one node, so
+ * every key of its calls must be on one slot: they are, under the store's one hash tag.
  */
 import type { Cluster, Redis } from 'ioredis';
-import { SETTLE, type SettleOp } from './redis-scripts.js';
+import { TURN, type TurnOp } from './redis-scripts.js';
 
 interface Queued {
-  readonly op: SettleOp;
+  readonly op: TurnOp;
   readonly keys: readonly string[];
   readonly args: readonly (string | number)[];
   readonly resolve: (value: unknown) => void;
   readonly reject: (err: Error) => void;
 }
 
-interface Settling {
-  sySettle(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<[number, unknown][]>;
+interface TurnClient {
+  syTurn(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<[number, unknown][]>;
 }
 
 /** Most calls in one script call; a turn with more sends several (each runs atomically, not the whole turn). */
@@ -40,15 +44,15 @@ export class TurnBatch {
   private queued: Queued[] = [];
 
   constructor(private readonly client: Redis | Cluster) {
-    client.defineCommand('sySettle', { lua: SETTLE });
+    client.defineCommand('syTurn', { lua: TURN });
   }
 
   /**
-   * Queues settle op `op` (store/redis-scripts.ts SETTLE: `release` or `add`) on `keys` with
-   * `args`; sent with every other call made in this turn, as one script call.
+   * Queues op `op` (store/redis-scripts.ts TURN: `view`, `admit`, `release` or `add`) on
+   * `keys` with `args`; sent with every other call made in this turn, as one script call.
    * @returns its reply. @throws its own error, or the call's (e.g. not connected).
    */
-  send<T>(op: SettleOp, keys: readonly string[], args: readonly (string | number)[]): Promise<T> {
+  send<T>(op: TurnOp, keys: readonly string[], args: readonly (string | number)[]): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.queued.length === 0) setImmediate(() => this.flush());
       this.queued.push({ op, keys, args, resolve: resolve as (value: unknown) => void, reject });
@@ -70,11 +74,11 @@ export class TurnBatch {
       for (const k of c.keys) keys.push(k);
       for (const a of c.args) args.push(a);
     }
-    (this.client as unknown as Settling).sySettle(keys.length, ...keys, ...head, ...args).then(
+    (this.client as unknown as TurnClient).syTurn(keys.length, ...keys, ...head, ...args).then(
       (results) =>
         calls.forEach((c, i) => {
           const r = results?.[i];
-          if (!r) c.reject(new Error('settle call not answered'));
+          if (!r) c.reject(new Error('store call not answered'));
           else if (Number(r[0]) !== 1) c.reject(new Error(String(r[1])));
           else c.resolve(r[1]);
         }),

@@ -1,6 +1,8 @@
 /**
- * The Lua scripts of the Redis store (store/redis.ts), one per multi-step operation, so the
- * check and the update are atomic across replicas. Every script reads the clock from Redis
+ * The Lua scripts of the Redis store (store/redis.ts), so every check and its update are
+ * atomic across replicas. A request's own calls (view, admission, release, counter adds) are
+ * ops of one script, TURN, that runs all such calls of an event-loop turn (store/batch.ts);
+ * the rest (renewals, feedback, cooldowns, outage catch-up) are scripts of their own. Every script reads the clock from Redis
  * (`TIME`), so replicas with skewed clocks still agree on expiries; every key a script
  * touches is passed in KEYS (all under the store's one hash tag, for Redis Cluster).
  */
@@ -8,8 +10,8 @@ import { CAPACITY_LUA } from './redis-capacity.js';
 
 const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
-/** KEYS: per target (inflight, deep, cap, cool, capall); ARGV: per target (start, min, ceiling of cap, then of capall). Returns flat quints + now. */
-export const VIEW = `${NOW}${CAPACITY_LUA}
+/** A view read (TURN's `view` op). KEYS: per target (inflight, deep, cap, cool, capall); ARGV: per target (start, min, ceiling of cap, then of capall). Returns flat quints + now. */
+const VIEW_BODY = `
 local out = {}
 for i = 1, #KEYS / 5 do
   local inflight, deep, cap, cool, capall = KEYS[5*i-4], KEYS[5*i-3], KEYS[5*i-2], KEYS[5*i-1], KEYS[5*i]
@@ -25,7 +27,7 @@ out[#out+1] = now
 return out`;
 
 /**
- * An admission: tries candidates in order and takes a slot on the first that admits (the
+ * An admission (TURN's `admit` op): tries candidates in order and takes a slot on the first that admits (the
  * rules of a single slot request: cooling first unless allowed, then hot before full, then
  * the learned limit for every call, then the probe gate), then reads every target's view.
  * KEYS: per target (inflight, deep, cap, capall, cool); the first `tries` are candidates, the
@@ -35,7 +37,7 @@ return out`;
  * {reason ('ok', 'hot', 'full', 'cooling', '' not tried), in flight, deep, limit, cooling
  * until, call limit}, then now.
  */
-export const ADMIT = `${NOW}${CAPACITY_LUA}
+const ADMIT_BODY = `
 local lease, id, tries = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
 local function take(k, a)
   local inflight, deepset, cap, capall = KEYS[k+1], KEYS[k+2], KEYS[k+3], KEYS[k+4]
@@ -115,8 +117,7 @@ cap_probe_answered(KEYS[1], ARGV[1])
 return 1`;
 
 /**
- * A slot's release: the body of SETTLE's `release` op (needs `now` and the capacity
- * functions). KEYS: inflight, deep, cap, capall; ARGV: id, signal ('' for none), in
+ * A slot's release (TURN's `release` op). KEYS: inflight, deep, cap, capall; ARGV: id, signal ('' for none), in
  * flight (of its kind), start, min, ceiling, deep (0/1). A deep lease's signal feeds cap,
  * another's capall.
  */
@@ -183,18 +184,24 @@ end
 redis.call('PEXPIRE', KEYS[1], 259200000)
 return out`;
 
-/** The operations SETTLE runs, by the name store/batch.ts sends. */
-export type SettleOp = 'release' | 'add';
+/** The operations TURN runs, by the name store/batch.ts sends. */
+export type TurnOp = 'view' | 'admit' | 'release' | 'add';
 
 /**
- * Every settlement call of one event-loop turn in one script call (store/batch.ts): slot
- * releases (RELEASE_BODY) and counter adds (COUNTER_ADD), each run under `pcall`, so one that
- * fails does not stop the others and reports its own error. KEYS: every op's keys, in order.
- * ARGV: the op count n, then per op (name, its key count, its argument count), then every
- * op's arguments, in order. Returns per op {1, its reply} or {0, its error message}.
+ * Every store call of one event-loop turn that goes through store/batch.ts, in one script
+ * call: view reads (VIEW_BODY), admissions (ADMIT_BODY), slot releases (RELEASE_BODY) and
+ * counter adds (COUNTER_ADD), in the order they were made, each under `pcall`, so one that
+ * fails does not stop the others and reports its own error. All of them see one `now`.
+ * KEYS: every op's keys, in order. ARGV: the op count n, then per op (name, its key count,
+ * its argument count), then every op's arguments, in order. Returns per op {1, its reply}
+ * or {0, its error message}.
  */
-export const SETTLE = `${NOW}${CAPACITY_LUA}
+export const TURN = `${NOW}${CAPACITY_LUA}
 local ops = {}
+ops.view = function(KEYS, ARGV)${VIEW_BODY}
+end
+ops.admit = function(KEYS, ARGV)${ADMIT_BODY}
+end
 ops.release = function(KEYS, ARGV)${RELEASE_BODY}
 end
 ops.add = function(KEYS, ARGV)
@@ -211,7 +218,7 @@ for i = 1, n do
   k, a = k + nk, a + na
   local fn = ops[name]
   if fn == nil then
-    out[i] = {0, 'unknown settle op ' .. tostring(name)}
+    out[i] = {0, 'unknown store op ' .. tostring(name)}
   else
     local ok, r = pcall(fn, keys, args)
     if ok then

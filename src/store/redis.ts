@@ -5,12 +5,15 @@
  * expiries.
  *
  * A plain request (no key limits, no budgets) costs at most two top-level commands in two
- * round trips: before the upstream, one admission script (`admit`: tries the candidate targets
- * in the strategy's order, takes a slot on the first that admits, reads every target's view);
- * after the answer, its release and its spend add (store/spend.ts), sent as one script call
- * with every other settlement of that event-loop turn (store/batch.ts). The router orders on the views the last admission read while they are
- * fresh (store/view-cache.ts), else it reads them first (`view`: one more round trip).
- * Budgets add one `MGET` before the upstream, key limits their own commands (limits/).
+ * round trips: before the upstream, its admission (`admit`: tries the candidate targets in
+ * the strategy's order, takes a slot on the first that admits, reads every target's view);
+ * after the answer, its release and its spend add (store/spend.ts). Each is an op of one
+ * script call that carries every such call made in its event-loop turn, other requests' too
+ * (store/batch.ts), so under load a command serves several requests. The router orders on the
+ * views the last admission read while they are fresh (store/view-cache.ts), else it reads
+ * them first (`view`: one more round trip). Budgets add one `MGET` before the upstream, key
+ * limits their own commands (limits/); their settlement (a key's slot release, its `tpm`
+ * window add) rides the same calls after the answer.
  *
  * Keys (all under one hash tag, `{prefix}`, so a Redis Cluster keeps each script on one slot):
  *   {prefix}:inflight:<upstream>  ZSET lease id -> expiry ms   (every call: global max_concurrency)
@@ -34,14 +37,12 @@ import { randomUUID } from 'node:crypto';
 import { Redis, Cluster, type RedisOptions } from 'ioredis';
 import type { CapacityBounds, CapacityFeedback } from './capacity.js';
 import { TurnBatch } from './batch.js';
-import { ADMIT, ANSWERED, COOL, FEEDBACK, RENEW, VIEW } from './redis-scripts.js';
+import { ANSWERED, COOL, FEEDBACK, RENEW } from './redis-scripts.js';
 import type { AdmitResult, Candidate, Lease, Refusal, SharedStore, SlotRequest, SlotResult, TargetRef, TargetView } from './types.js';
 
 type Client = Redis | Cluster;
 
 interface Scripts {
-  syView(keys: number, ...args: (string | number)[]): Promise<number[]>;
-  syAdmit(keys: number, ...args: (string | number)[]): Promise<(number | string)[]>;
   syRenew(keys: number, ...args: (string | number)[]): Promise<number>;
   syAnswered(k1: string, id: string): Promise<number>;
   syFeedback(k1: string, ...args: (string | number)[]): Promise<number>;
@@ -91,14 +92,12 @@ export class RedisStore implements SharedStore {
   private readonly r: Client & Scripts;
   private readonly p: string;
 
-  /** @param batch sends the release with the other settlement calls of its turn (store/batch.ts). */
+  /** @param batch sends view reads, admissions and releases with the other calls of their turn (store/batch.ts). */
   constructor(
     client: Client,
     private readonly o: Pick<RedisStoreOptions, 'prefix' | 'leaseMs'>,
     private readonly batch: TurnBatch = new TurnBatch(client),
   ) {
-    client.defineCommand('syView', { lua: VIEW });
-    client.defineCommand('syAdmit', { lua: ADMIT });
     client.defineCommand('syRenew', { lua: RENEW });
     client.defineCommand('syAnswered', { lua: ANSWERED, numberOfKeys: 1 });
     client.defineCommand('syFeedback', { lua: FEEDBACK, numberOfKeys: 1 });
@@ -114,7 +113,7 @@ export class RedisStore implements SharedStore {
   async view(targets: readonly TargetRef[]): Promise<TargetView[]> {
     if (targets.length === 0) return [];
     const keys = targets.flatMap((t) => [this.key('inflight', t.upstream), this.key('deep', t.upstream), this.key('cap', t.upstream), this.key('cool', t.key), this.key('capall', t.upstream)]);
-    const out = await this.r.syView(keys.length, ...keys, ...targets.flatMap((t) => [...boundsArgs(t.capacity), ...boundsArgs(t.calls)]));
+    const out = await this.batch.send<number[]>('view', keys, targets.flatMap((t) => [...boundsArgs(t.capacity), ...boundsArgs(t.calls)]));
     const now = out[out.length - 1]!;
     return targets.map((_t, i) => {
       const until = Number(out[5 * i + 3]);
@@ -135,7 +134,8 @@ export class RedisStore implements SharedStore {
     const all = [...candidates, ...extra.map((t) => ({ ...t, limit: 0, deep: false, coolingOk: true }))];
     const keys = all.flatMap((c) => [this.key('inflight', c.upstream), this.key('deep', c.upstream), this.key('cap', c.upstream), this.key('capall', c.upstream), this.key('cool', c.key)]);
     const args = all.flatMap((c) => [c.limit, c.deep ? 1 : 0, ...boundsArgs(c.capacity), ...boundsArgs(c.calls), c.coolingOk ? 1 : 0]);
-    const out = await this.r.syAdmit(keys.length, ...keys, this.o.leaseMs, id, candidates.length, ...args);
+    // With the other calls of this turn (other requests' admissions, settlements): one command.
+    const out = await this.batch.send<(number | string)[]>('admit', keys, [this.o.leaseMs, id, candidates.length, ...args]);
     const now = Number(out[out.length - 1]);
     const views: TargetView[] = all.map((_c, i) => {
       const o = 4 + 6 * i;

@@ -208,7 +208,8 @@ export class SpendCounters {
 
   /**
    * Adds `points` (negative: gives back) to the shared rate window at `counter` (`windowS`
-   * long) while on Redis, numbered like a spend add, so a call that times out and lands
+   * long) while on Redis, numbered like a spend add and sent with the other settlement calls
+   * of this turn (store/batch.ts), so a call that times out and lands
    * anyway is not counted twice when re-sent. Returns false when the store is not on Redis
    * (the caller then counts on its local insurance limiter).
    */
@@ -220,7 +221,8 @@ export class SpendCounters {
     }
     const seq = this.nextSeq(counter);
     try {
-      await this.send([{ counter, seq, amount: points, expire: windowS, kind: 'int' }], false);
+      // With the request's other settlement calls (release, spend add): the same settle script.
+      await this.send([{ counter, seq, amount: points, expire: windowS, kind: 'int' }], true);
     } catch (err) {
       this.pend(counter, 'int', windowS, points, seq);
       this.link.failed(err as Error);

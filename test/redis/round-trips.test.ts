@@ -1,8 +1,9 @@
 /**
  * Redis work per request (issue 16): a plain chat request, JSON or streamed, costs two
- * top-level Redis commands (one admission script before the upstream; one settle script after
- * the answer carrying its release and its spend add) in at most two round trips, counted with `MONITOR` on a
- * real redis-server and with a TCP proxy that counts the gateway's writes. And the cached
+ * top-level Redis commands (its admission before the upstream; one call after the answer
+ * carrying its release and its spend add) in at most two round trips, counted with `MONITOR`
+ * on a real redis-server and with a TCP proxy that counts the gateway's writes. Calls made in
+ * one event-loop turn, several requests' included, leave as one command. And the cached
  * views the router orders on never bend a limit: when another replica filled an account since
  * this replica last looked, the admission refuses it and the request goes to the next target,
  * or queues, or sheds, as it would have on a fresh view.
@@ -26,6 +27,8 @@ let base: Redis;
 let monitor: Redis;
 /** Top-level commands seen by MONITOR (commands run by scripts, source `lua`, left out). */
 const seen: string[] = [];
+/** The same commands with their arguments. */
+const withArgs: string[][] = [];
 const acc: Record<string, Account> = {};
 /** Replica A talks to Redis through the counting proxy; B directly. */
 let a: TestGateway;
@@ -64,7 +67,9 @@ before(async () => {
   base = redis.client();
   monitor = await base.monitor();
   monitor.on('monitor', (_time: string, args: string[], source: string) => {
-    if (source !== 'lua') seen.push(args[0]!.toLowerCase());
+    if (source === 'lua') return;
+    seen.push(args[0]!.toLowerCase());
+    withArgs.push(args);
   });
 });
 
@@ -101,6 +106,30 @@ describe('Redis commands and round trips per request', () => {
       assert.ok(writes <= 2 * n, summary);
     });
   }
+});
+
+describe('a key with limits: its settlement rides one script call', () => {
+  test('the upstream slot release, the key slot release, the tpm settlement and the spend add of a request leave as one command', async () => {
+    const cfg = JSON.parse(storeConfigText({ redis_url: redis.url, key_prefix: `rt-keys-${randomUUID()}`, lease_ms: 60_000 }, ups(), models())) as { keys: { limits?: unknown }[] };
+    cfg.keys[0]!.limits = { tpm: 1_000_000, max_concurrency: 8 };
+    const c = await startGateway(JSON.stringify(cfg));
+    try {
+      await waitMode(c, 'redis');
+      assert.equal((await chat(c, 'solo')).status, 200);
+      await sleep(100);
+      const m0 = withArgs.length;
+      const n = 5;
+      for (let i = 0; i < n; i++) assert.equal((await chat(c, 'solo')).status, 200);
+      await sleep(300);
+      // A settle call's arguments name its ops (store/redis-scripts.ts SETTLE): count them per call.
+      const settles = withArgs.slice(m0).map((args) => ({ release: args.filter((x) => x === 'release').length, add: args.filter((x) => x === 'add').length })).filter((o) => o.release + o.add > 0);
+      const summary = JSON.stringify(settles);
+      assert.equal(settles.length, n, `one settle call per request: ${summary}`);
+      for (const o of settles) assert.deepEqual(o, { release: 2, add: 2 }, `each carries two releases (upstream and key slot) and two adds (tpm window, spend): ${summary}`);
+    } finally {
+      await c.close();
+    }
+  });
 });
 
 describe('a stale cached view never bends a limit', () => {
@@ -191,7 +220,27 @@ describe('StateStore: the cached views', () => {
   });
 });
 
-describe('StateStore: one settle script per turn', () => {
+describe('StateStore: one script call per turn', () => {
+  test('admissions made in one turn (requests that reached theirs together) leave as one command, each with its own answer', async () => {
+    const prefix = `turn-${randomUUID()}`;
+    const s = new StateStore({ redis_url: redis.url, redis_options: {}, cluster_nodes: [], key_prefix: prefix, command_timeout_ms: 250, replicas: 1, lease_ms: 30_000, journal_ttl_ms: 60_000 }, { info: () => {}, warn: () => {} }, {});
+    try {
+      await s.ready(3_000);
+      const ref: TargetRef = { key: 'u/m', upstream: 'u', capacity: { start: 100, min: 1, ceiling: 1000 }, calls: { start: 10, min: 1, ceiling: 10 } };
+      const cand: Candidate = { ...ref, limit: 3, deep: false, coolingOk: true };
+      const c0 = seen.length;
+      const got = await Promise.all([1, 2, 3, 4, 5].map(() => s.admit([cand])));
+      await sleep(100);
+      assert.equal(seen.length - c0, 1, `one command for five admissions: ${seen.slice(c0).join(', ')}`);
+      // Run in order inside the one script: the first three take the account's three places.
+      assert.deepEqual(got.map((g) => (g.taken ? g.taken.lease.inFlight : g.refused[0])), [1, 2, 3, 'full', 'full']);
+      await Promise.all(got.map((g) => (g.taken ? s.release(g.taken.lease) : null)));
+      assert.equal(await base.zcard(`{${prefix}}:inflight:u`), 0, 'all three released');
+    } finally {
+      await s.close();
+    }
+  });
+
   test('a release and a spend add made in one turn leave as one script call; a release that fails there does not stop the add', async () => {
     const prefix = `settle-${randomUUID()}`;
     const s = new StateStore({ redis_url: redis.url, redis_options: {}, cluster_nodes: [], key_prefix: prefix, command_timeout_ms: 250, replicas: 1, lease_ms: 30_000, journal_ttl_ms: 60_000 }, { info: () => {}, warn: () => {} }, {});
