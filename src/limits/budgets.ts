@@ -72,6 +72,9 @@ export interface BudgetStatus {
   readonly exhausted: boolean;
 }
 
+const NO_LINES: readonly BudgetLine[] = Object.freeze([]);
+const NO_ACCOUNTS: ReadonlyMap<string, readonly BudgetLine[]> = new Map();
+
 /** Daily spend counters per key and per model are kept this long after their day starts. */
 const DAILY_KEEP_DAYS = 2;
 
@@ -98,9 +101,11 @@ export class Budgets {
    *         or a tag budget it carries (GW_ERR_BUDGET_SPENT) is spent, with `Retry-After`.
    */
   async check(caller: Caller | null, ctx: BudgetContext | null): Promise<BudgetCheck> {
+    const own = caller?.limits?.budget_usd;
+    // No budget anywhere (the common case): nothing to read, one small object (bench:alloc).
+    if (!own && (ctx?.budgets.length ?? 0) === 0) return { alerts: ctx?.alerts ?? null, keyName: caller?.name ?? null, lines: NO_LINES, accounts: NO_ACCOUNTS, spent: null };
     const now = new Date();
     const lines: BudgetLine[] = [];
-    const own = caller?.limits?.budget_usd;
     if (caller && own) lines.push(keyLine(caller.name, own, now));
     const accountLines: BudgetLine[] = [];
     for (const b of ctx?.budgets ?? []) {

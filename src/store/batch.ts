@@ -9,9 +9,13 @@
  *   them, so they ride one call; so do those of other requests that ended in the same turn.
  * - Admission and view reads: under load many requests reach their admission in the same
  *   turn (their bodies were read in one poll phase); one call carries them all, instead of one
- *   command each. A request waits for nothing it would not have waited for anyway: its
- *   admission's answer can only be read in a later turn, and the flush comes at the end of
- *   this one. At one request at a time the turn ends at once.
+ *   command each. The price: an admission leaves at the end of its turn rather than at once,
+ *   so its round trip no longer overlaps the rest of the turn. Measured (docs/performance.md,
+ *   "admissions batched per turn"): Redis-mode req/s at 16 clients +12 % (JSON) / +30 %
+ *   (streams), p99 there 4 -> 7 ms; at one request at a time the turn ends at once and
+ *   nothing changes.
+ * - Not batched: a rate window's give-back (store/spend.ts windowAdd) must land before any
+ *   consume made later in its turn, which rate-limiter-flexible sends at once.
  *
  * (ioredis' `enableAutoPipelining` batches too, but as a pipeline of separate commands, and
  * sends at most one pipeline at a time per node: the next waits for the previous answers.)
@@ -19,8 +23,11 @@
  * Each call keeps its own outcome: TURN runs each under `pcall`, and one that fails rejects
  * its own promise (a failed script call rejects all of them), so the caller's failure
  * handling (a local slot while degraded, a release re-sent on reconnect, a spend add kept as
- * pending) is as for a call sent alone. With Redis Cluster a script runs on one node, so
- * every key of its calls must be on one slot: they are, under the store's one hash tag.
+ * pending) is as for a call sent alone. One exception grows with the batch: a call that
+ * times out (`command_timeout_ms`) may still run, and every admission in it then holds a
+ * Redis slot nobody releases until its lease lapses (`lease_ms`), as one admission alone
+ * would. With Redis Cluster a script runs on one node, so every key of its calls must be on
+ * one slot: they are, under the store's one hash tag.
  */
 import type { Cluster, Redis } from 'ioredis';
 import { TURN, type TurnOp } from './redis-scripts.js';

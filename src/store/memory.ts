@@ -43,7 +43,11 @@ export class MemoryStore implements SharedStore {
       map.set(upstream, m);
     }
     const t = this.now();
-    for (const [id, expires] of m) if (expires <= t) m.delete(id);
+    // forEach, not for-of over entries: no [id, expires] pair allocated per lease per call
+    // (this runs on every admission and release; bench:alloc counted ~1.6 KB per request).
+    m.forEach((expires, id) => {
+      if (expires <= t) m!.delete(id);
+    });
     return m;
   }
 

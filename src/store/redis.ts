@@ -12,8 +12,8 @@
  * (store/batch.ts), so under load a command serves several requests. The router orders on the
  * views the last admission read while they are fresh (store/view-cache.ts), else it reads
  * them first (`view`: one more round trip). Budgets add one `MGET` before the upstream, key
- * limits their own commands (limits/); their settlement (a key's slot release, its `tpm`
- * window add) rides the same calls after the answer.
+ * limits their own commands (limits/); a key's slot release rides the same call after the
+ * answer, its `tpm` settlement is sent at once (store/spend.ts windowAdd).
  *
  * Keys (all under one hash tag, `{prefix}`, so a Redis Cluster keeps each script on one slot):
  *   {prefix}:inflight:<upstream>  ZSET lease id -> expiry ms   (every call: global max_concurrency)

@@ -208,8 +208,7 @@ export class SpendCounters {
 
   /**
    * Adds `points` (negative: gives back) to the shared rate window at `counter` (`windowS`
-   * long) while on Redis, numbered like a spend add and sent with the other settlement calls
-   * of this turn (store/batch.ts), so a call that times out and lands
+   * long) while on Redis, numbered like a spend add, so a call that times out and lands
    * anyway is not counted twice when re-sent. Returns false when the store is not on Redis
    * (the caller then counts on its local insurance limiter).
    */
@@ -221,8 +220,10 @@ export class SpendCounters {
     }
     const seq = this.nextSeq(counter);
     try {
-      // With the request's other settlement calls (release, spend add): the same settle script.
-      await this.send([{ counter, seq, amount: points, expire: windowS, kind: 'int' }], true);
+      // Sent at once, not with the turn's batch (store/batch.ts): a give-back must reach the
+      // window before any consume made later in this turn (rate-limiter-flexible's own
+      // commands, sent at once), or that consume is refused on points already returned.
+      await this.send([{ counter, seq, amount: points, expire: windowS, kind: 'int' }], false);
     } catch (err) {
       this.pend(counter, 'int', windowS, points, seq);
       this.link.failed(err as Error);
