@@ -180,15 +180,17 @@ describe('a stale cached view never bends a limit', () => {
   });
 });
 
+/** A StateStore of its own on the test's redis-server, in Redis mode, under `prefix`. */
+async function storeOn(prefix: string): Promise<StateStore> {
+  const s = new StateStore({ redis_url: redis.url, redis_options: {}, cluster_nodes: [], key_prefix: prefix, command_timeout_ms: 250, replicas: 1, lease_ms: 30_000, journal_ttl_ms: 60_000 }, { info: () => {}, warn: () => {} }, {});
+  await s.ready(3_000);
+  assert.equal(s.mode, 'redis');
+  return s;
+}
+
+const bounds = { start: 100, min: 1, ceiling: 1000 };
+
 describe('StateStore: the cached views', () => {
-  const silentLog = { info: () => {}, warn: () => {} };
-  const bounds = { start: 100, min: 1, ceiling: 1000 };
-  const storeOn = async (prefix: string): Promise<StateStore> => {
-    const s = new StateStore({ redis_url: redis.url, redis_options: {}, cluster_nodes: [], key_prefix: prefix, command_timeout_ms: 250, replicas: 1, lease_ms: 30_000, journal_ttl_ms: 60_000 }, silentLog, {});
-    await s.ready(3_000);
-    assert.equal(s.mode, 'redis');
-    return s;
-  };
 
   test('an admission caches every view it read; own releases and cooldowns show at once; stale after the freshness bound; another replica is only seen by the next admission', async () => {
     const prefix = `cache-${randomUUID()}`;
@@ -224,9 +226,8 @@ describe('StateStore: the cached views', () => {
 
 describe('StateStore: one script call per turn', () => {
   test('a rate window give-back is not held for the turn: a consume made after it in the same turn sees the points returned', async () => {
-    const s = new StateStore({ redis_url: redis.url, redis_options: {}, cluster_nodes: [], key_prefix: `give-${randomUUID()}`, command_timeout_ms: 250, replicas: 1, lease_ms: 30_000, journal_ttl_ms: 60_000 }, { info: () => {}, warn: () => {} }, {});
+    const s = await storeOn(`give-${randomUUID()}`);
     try {
-      await s.ready(3_000);
       const lim = new RateLimiters(s).for({ name: 'k' } as Parameters<RateLimiters['for']>[0], { tpm: 100 }).tpm!;
       assert.equal((await consume(lim, 'k', 100)).ok, true, 'the window is full');
       // Request A gives its 100 back, then request B reserves 100, in one turn.
@@ -241,10 +242,9 @@ describe('StateStore: one script call per turn', () => {
 
   test('admissions made in one turn (requests that reached theirs together) leave as one command, each with its own answer', async () => {
     const prefix = `turn-${randomUUID()}`;
-    const s = new StateStore({ redis_url: redis.url, redis_options: {}, cluster_nodes: [], key_prefix: prefix, command_timeout_ms: 250, replicas: 1, lease_ms: 30_000, journal_ttl_ms: 60_000 }, { info: () => {}, warn: () => {} }, {});
+    const s = await storeOn(prefix);
     try {
-      await s.ready(3_000);
-      const ref: TargetRef = { key: 'u/m', upstream: 'u', capacity: { start: 100, min: 1, ceiling: 1000 }, calls: { start: 10, min: 1, ceiling: 10 } };
+      const ref: TargetRef = { key: 'u/m', upstream: 'u', capacity: bounds, calls: { start: 10, min: 1, ceiling: 10 } };
       const cand: Candidate = { ...ref, limit: 3, deep: false, coolingOk: true };
       const c0 = seen.length;
       const got = await Promise.all([1, 2, 3, 4, 5].map(() => s.admit([cand])));
@@ -261,10 +261,9 @@ describe('StateStore: one script call per turn', () => {
 
   test('a release and a spend add made in one turn leave as one script call; a release that fails there does not stop the add', async () => {
     const prefix = `settle-${randomUUID()}`;
-    const s = new StateStore({ redis_url: redis.url, redis_options: {}, cluster_nodes: [], key_prefix: prefix, command_timeout_ms: 250, replicas: 1, lease_ms: 30_000, journal_ttl_ms: 60_000 }, { info: () => {}, warn: () => {} }, {});
+    const s = await storeOn(prefix);
     try {
-      await s.ready(3_000);
-      const ref: TargetRef = { key: 'u/m', upstream: 'u', capacity: { start: 100, min: 1, ceiling: 1000 }, calls: { start: 1, min: 1, ceiling: 10 } };
+      const ref: TargetRef = { key: 'u/m', upstream: 'u', capacity: bounds, calls: { start: 1, min: 1, ceiling: 10 } };
       const got = await s.admit([{ ...ref, limit: 5, deep: false, coolingOk: true }]);
       assert.ok(got.taken);
       // The release's set now holds the wrong type: its ZREMRANGEBYSCORE fails inside the script.
