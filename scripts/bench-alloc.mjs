@@ -14,7 +14,7 @@
 //
 // Gives, per build and mode: KB per request, and the top allocating functions (self bytes per
 // request, by function and file:line; dependencies as nm/<package>/...).
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -34,6 +34,12 @@ const { values: o } = parseArgs({
   },
 });
 const log = (s) => process.stderr.write(`bench:alloc: ${s}\n`);
+const fail = (msg) => {
+  console.error(`bench:alloc: ${msg}`);
+  process.exit(2);
+};
+if (!['nonstream', 'stream', 'both'].includes(o.mode)) fail(`--mode must be nonstream, stream or both (got ${o.mode})`);
+for (const k of ['concurrency', 'duration', 'top']) if (!(Number.isInteger(Number(o[k])) && Number(o[k]) > 0)) fail(`--${k} must be a whole number above 0 (got ${o[k]})`);
 const harnessSource = o.harness ?? [join(root, '..', 'shared', 'bench'), join(root, 'scripts', 'bench-harness')].find((d) => existsSync(join(d, 'run.mjs')));
 if (!harnessSource) {
   console.error('bench:alloc: no load harness at ../shared/bench or scripts/bench-harness (run.mjs missing); pass --harness <dir>.');
@@ -43,7 +49,12 @@ const work = join(root, '.bench');
 mkdirSync(work, { recursive: true });
 const harness = prepareHarness(harnessSource, work);
 const modes = o.mode === 'both' ? ['nonstream', 'stream'] : [o.mode];
-const builds = [build(root, work), ...(o.compare ? [build(root, work, o.compare)] : [])];
+let builds;
+try {
+  builds = [build(root, work), ...(o.compare ? [build(root, work, o.compare)] : [])];
+} catch (err) {
+  fail(`cannot build ${o.compare ? `--compare ${o.compare}` : 'the checkout'}: ${err.message.split('\n')[0]}`);
+}
 
 const mockPort = await freePort();
 start(0, process.execPath, [join(harness, 'mock-upstream.mjs'), '--port', String(mockPort), '--quiet'], { log: join(work, 'mock.log') });
@@ -51,7 +62,8 @@ await waitHttp(`http://127.0.0.1:${mockPort}/health`);
 
 /** A frame's name: function, then file:line with the checkout and node_modules prefixes cut. */
 function frameName(f) {
-  const url = f.url.replace(/^.*node_modules\//, 'nm/').replace(`file://${root}/`, '').replace(/^file:\/\/.*\/dist\//, 'dist/');
+  // A compared build lives in .bench/rev-<sha>/: its frames are named as the checkout's are.
+  const url = f.url.replace(/^.*node_modules\//, 'nm/').replace(/^file:\/\/.*?\/dist\//, 'dist/').replace(`file://${root}/`, '');
   return `${f.functionName || '(anonymous)'} ${url || '(native)'}${url ? `:${f.lineNumber + 1}` : ''}`;
 }
 
@@ -82,6 +94,7 @@ async function measure(b, mode) {
   const name = `${b.label}-${mode}`;
   const config = writeConfig(join(work, `config-alloc.yaml`), mockPort, [0]);
   const profilePath = join(work, `alloc-${name.replace(/[^\w.+-]/g, '_')}.heapprofile`);
+  rmSync(profilePath, { force: true });
   const port = await freePort();
   const child = start(1, process.execPath, [...b.flags, '--import', join(root, 'scripts', 'bench', 'alloc-preload.mjs'), b.main, '--config', config], {
     env: { PORT: String(port), HOST: '127.0.0.1', ALLOC_OUT: profilePath },

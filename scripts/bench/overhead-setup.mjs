@@ -61,6 +61,8 @@ export function start(cpus, cmd, args, { env = {}, log } = {}) {
 export const stopAll = () => Promise.all(children.map((c) => c.stop()));
 process.on('exit', () => children.forEach((c) => c.exitCode === null && c.signalCode === null && c.kill('SIGTERM')));
 process.on('SIGINT', () => process.exit(130));
+// SIGTERM too: node does not run 'exit' handlers when a signal kills it, so the children would be left running.
+process.on('SIGTERM', () => process.exit(143));
 
 /**
  * The node flags of a build's own `npm start`: the tokens between `node` and the script in
