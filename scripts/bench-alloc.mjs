@@ -19,7 +19,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { targetFlags } from './bench/overhead-arms.mjs';
-import { BENCH_KEY, CHUNKS, build, freePort, prepareHarness, runHarness, sleep, start, stopAll, waitHttp, writeConfig } from './bench/overhead-setup.mjs';
+import { BENCH_KEY, CHUNKS, build, findHarness, freePort, prepareHarness, runHarness, sleep, start, stopAll, waitHttp, writeConfig } from './bench/overhead-setup.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values: o } = parseArgs({
@@ -40,11 +40,7 @@ const fail = (msg) => {
 };
 if (!['nonstream', 'stream', 'both'].includes(o.mode)) fail(`--mode must be nonstream, stream or both (got ${o.mode})`);
 for (const k of ['concurrency', 'duration', 'top']) if (!(Number.isInteger(Number(o[k])) && Number(o[k]) > 0)) fail(`--${k} must be a whole number above 0 (got ${o[k]})`);
-const harnessSource = o.harness ?? [join(root, '..', 'shared', 'bench'), join(root, 'scripts', 'bench-harness')].find((d) => existsSync(join(d, 'run.mjs')));
-if (!harnessSource) {
-  console.error('bench:alloc: no load harness at ../shared/bench or scripts/bench-harness (run.mjs missing); pass --harness <dir>.');
-  process.exit(2);
-}
+const harnessSource = findHarness(root, o.harness, 'bench:alloc');
 const work = join(root, '.bench');
 mkdirSync(work, { recursive: true });
 const harness = prepareHarness(harnessSource, work);

@@ -37,7 +37,7 @@
 // --out FILE        the combined JSON report (default .bench/overhead.json; nothing tracked is
 //                   written unless FILE is under docs/)
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -48,7 +48,7 @@ import { render } from './bench/overhead-report.mjs';
 import { streamsMemory } from './bench/overhead-streams.mjs';
 import { workersArm } from './bench/overhead-workers.mjs';
 import { findNginx, startNginx } from './bench/nginx.mjs';
-import { CHUNKS, build, canPin, freePort, prepareHarness, runHarness, start, stopAll, waitHttp } from './bench/overhead-setup.mjs';
+import { CHUNKS, build, canPin, findHarness, freePort, prepareHarness, runHarness, start, stopAll, waitHttp } from './bench/overhead-setup.mjs';
 import { startSink, sinkCounters } from './bench/otlp-sink.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -93,11 +93,7 @@ const opt = {
 };
 const log = (s) => process.stderr.write(`bench:overhead: ${s}\n`);
 
-const harnessSource = o.harness ?? [join(root, '..', 'shared', 'bench'), join(root, 'scripts', 'bench-harness')].find((d) => existsSync(join(d, 'run.mjs')));
-if (!harnessSource || !existsSync(join(harnessSource, 'run.mjs'))) {
-  console.error(`bench:overhead: no load harness at ${o.harness ?? '../shared/bench or scripts/bench-harness'} (run.mjs missing); pass --harness <dir>.`);
-  process.exit(2);
-}
+const harnessSource = findHarness(root, o.harness, 'bench:overhead');
 const work = join(root, '.bench');
 mkdirSync(work, { recursive: true });
 const harness = prepareHarness(harnessSource, work);

@@ -14,6 +14,20 @@ export const LONG_STREAM_DELAY_MS = 100;
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
+ * The load harness to use: `override` (--harness), else ../shared/bench beside the checkout
+ * at `root`, else its unmodified copy in scripts/bench-harness/. Exits with a message naming
+ * what was looked for (code 2) when that directory has no run.mjs; `tool` prefixes it.
+ */
+export function findHarness(root, override, tool) {
+  const dir = override ?? [join(root, '..', 'shared', 'bench'), join(root, 'scripts', 'bench-harness')].find((d) => existsSync(join(d, 'run.mjs')));
+  if (!dir || !existsSync(join(dir, 'run.mjs'))) {
+    console.error(`${tool}: no load harness at ${override ?? '../shared/bench or scripts/bench-harness'} (run.mjs missing); pass --harness <dir>.`);
+    process.exit(2);
+  }
+  return dir;
+}
+
+/**
  * Copies the harness from `source` into `<work>/harness` and installs its dependencies
  * (once; the source is never modified). Returns the copy's directory.
  */
