@@ -2,9 +2,10 @@
  * The Lua scripts of the Redis store (store/redis.ts), so every check and its update are
  * atomic across replicas. A request's own calls (view, admission, release, counter adds) are
  * ops of one script, TURN, that runs all such calls of an event-loop turn (store/batch.ts);
- * the rest (renewals, feedback, cooldowns, outage catch-up) are scripts of their own. Every script reads the clock from Redis
- * (`TIME`), so replicas with skewed clocks still agree on expiries; every key a script
- * touches is passed in KEYS (all under the store's one hash tag, for Redis Cluster).
+ * the rest (renewals, feedback, cooldowns, outage catch-up) are scripts of their own. Every
+ * script reads the clock from Redis (`TIME`), so replicas with skewed clocks still agree on
+ * expiries; every key a script touches is passed in KEYS (all under the store's one hash
+ * tag, for Redis Cluster).
  */
 import { CAPACITY_LUA } from './redis-capacity.js';
 
@@ -27,9 +28,10 @@ out[#out+1] = now
 return out`;
 
 /**
- * An admission (TURN's `admit` op): tries candidates in order and takes a slot on the first that admits (the
- * rules of a single slot request: cooling first unless allowed, then hot before full, then
- * the learned limit for every call, then the probe gate), then reads every target's view.
+ * An admission (TURN's `admit` op): tries candidates in order and takes a slot on the first
+ * that admits (the rules of a single slot request: cooling first unless allowed, then hot
+ * before full, then the learned limit for every call, then the probe gate), then reads every
+ * target's view.
  * KEYS: per target (inflight, deep, cap, capall, cool); the first `tries` are candidates, the
  * rest are read only. ARGV: lease ms, lease id, tries, then per target (max_concurrency, deep
  * (0/1), start, min, ceiling of cap, then of capall, cooling allowed (0/1)).
@@ -117,9 +119,9 @@ cap_probe_answered(KEYS[1], ARGV[1])
 return 1`;
 
 /**
- * A slot's release (TURN's `release` op). KEYS: inflight, deep, cap, capall; ARGV: id, signal ('' for none), in
- * flight (of its kind), start, min, ceiling, deep (0/1). A deep lease's signal feeds cap,
- * another's capall.
+ * A slot's release (TURN's `release` op). KEYS: inflight, deep, cap, capall; ARGV: id,
+ * signal ('' for none), in flight (of its kind), start, min, ceiling, deep (0/1). A deep
+ * lease's signal feeds cap, another's capall.
  */
 const RELEASE_BODY = `
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)

@@ -26,10 +26,10 @@ let redis: RedisServer;
 let proxy: TcpProxy;
 let base: Redis;
 let monitor: Redis;
-/** Top-level commands seen by MONITOR (commands run by scripts, source `lua`, left out). */
-const seen: string[] = [];
-/** The same commands with their arguments. */
-const withArgs: string[][] = [];
+/** Top-level commands seen by MONITOR, each with its arguments (commands run by scripts, source `lua`, left out). */
+const seen: string[][] = [];
+/** The names (lower case) of the commands seen from index `from` on. */
+const names = (from: number): string[] => seen.slice(from).map((args) => args[0]!.toLowerCase());
 const acc: Record<string, Account> = {};
 /** Replica A talks to Redis through the counting proxy; B directly. */
 let a: TestGateway;
@@ -68,9 +68,7 @@ before(async () => {
   base = redis.client();
   monitor = await base.monitor();
   monitor.on('monitor', (_time: string, args: string[], source: string) => {
-    if (source === 'lua') return;
-    seen.push(args[0]!.toLowerCase());
-    withArgs.push(args);
+    if (source !== 'lua') seen.push(args);
   });
 });
 
@@ -86,7 +84,7 @@ after(async () => {
 
 describe('Redis commands and round trips per request', () => {
   for (const stream of [false, true]) {
-    test(`a ${stream ? 'streamed' : 'JSON'} chat request: 2 commands (admission, then one settle script with release and spend add) in at most 2 round trips`, async () => {
+    test(`a ${stream ? 'streamed' : 'JSON'} chat request: 2 commands (admission, then one script call with release and spend add) in at most 2 round trips`, async () => {
       const n = 10;
       // Warm: scripts loaded, the views cached.
       for (let i = 0; i < 2; i++) assert.equal((await chat(a, 'solo', { stream })).status, 200);
@@ -98,7 +96,7 @@ describe('Redis commands and round trips per request', () => {
       }
       // The settlement leaves after the answer: wait for it to land.
       await sleep(300);
-      const cmds = seen.slice(c0);
+      const cmds = names(c0);
       const writes = proxy.writes - w0;
       const summary = `${cmds.length} commands for ${n} requests (${[...new Set(cmds)].map((c) => `${c} x${cmds.filter((x) => x === c).length}`).join(', ')}), ${writes} writes`;
       assert.ok(cmds.length <= 2 * n, summary);
@@ -118,14 +116,14 @@ describe('a key with limits: its settlement rides one script call', () => {
       await waitMode(c, 'redis');
       assert.equal((await chat(c, 'solo')).status, 200);
       await sleep(100);
-      const m0 = withArgs.length;
+      const m0 = seen.length;
       const n = 5;
       for (let i = 0; i < n; i++) assert.equal((await chat(c, 'solo')).status, 200);
       await sleep(300);
-      // A settle call's arguments name its ops (store/redis-scripts.ts SETTLE): count them per call.
-      const settles = withArgs.slice(m0).map((args) => ({ release: args.filter((x) => x === 'release').length, add: args.filter((x) => x === 'add').length })).filter((o) => o.release + o.add > 0);
+      // A TURN call's arguments name its ops (store/redis-scripts.ts TURN): count them per call.
+      const settles = seen.slice(m0).map((args) => ({ release: args.filter((x) => x === 'release').length, add: args.filter((x) => x === 'add').length })).filter((o) => o.release + o.add > 0);
       const summary = JSON.stringify(settles);
-      assert.equal(settles.length, n, `one settle call per request: ${summary}`);
+      assert.equal(settles.length, n, `one settlement call per request: ${summary}`);
       // The tpm settlement is a script call of its own (sent at once: store/spend.ts windowAdd).
       for (const o of settles) assert.deepEqual(o, { release: 2, add: 1 }, `each carries two releases (upstream and key slot) and the spend add: ${summary}`);
     } finally {
@@ -249,7 +247,7 @@ describe('StateStore: one script call per turn', () => {
       const c0 = seen.length;
       const got = await Promise.all([1, 2, 3, 4, 5].map(() => s.admit([cand])));
       await sleep(100);
-      assert.equal(seen.length - c0, 1, `one command for five admissions: ${seen.slice(c0).join(', ')}`);
+      assert.equal(seen.length - c0, 1, `one command for five admissions: ${names(c0).join(', ')}`);
       // Run in order inside the one script: the first three take the account's three places.
       assert.deepEqual(got.map((g) => (g.taken ? g.taken.lease.inFlight : g.refused[0])), [1, 2, 3, 'full', 'full']);
       await Promise.all(got.map((g) => (g.taken ? s.release(g.taken.lease) : null)));
@@ -273,7 +271,7 @@ describe('StateStore: one script call per turn', () => {
       const [, totals] = await Promise.all([s.release(got.taken.lease), s.addSpend([{ key: 'k1', amount: 0.25, expireAtMs }])]);
       assert.deepEqual(totals, [0.25]);
       await sleep(100);
-      const cmds = seen.slice(c0);
+      const cmds = names(c0);
       // The first call of a client sends the script itself (EVAL), later ones its hash (EVALSHA).
       assert.equal(cmds.length, 1, `one script call for both: ${cmds.join(', ')}`);
       assert.match(cmds[0]!, /^eval(sha)?$/);
