@@ -186,6 +186,16 @@ async function storeOn(prefix: string): Promise<StateStore> {
   return s;
 }
 
+/** Runs `fn` on a store of its own under `prefix` (storeOn), closed after, whatever happens. */
+async function withStore(prefix: string, fn: (s: StateStore) => Promise<void>): Promise<void> {
+  const s = await storeOn(prefix);
+  try {
+    await fn(s);
+  } finally {
+    await s.close();
+  }
+}
+
 const bounds = { start: 100, min: 1, ceiling: 1000 };
 
 describe('StateStore: the cached views', () => {
@@ -224,8 +234,7 @@ describe('StateStore: the cached views', () => {
 
 describe('StateStore: one script call per turn', () => {
   test('a rate window give-back is not held for the turn: a consume made after it in the same turn sees the points returned', async () => {
-    const s = await storeOn(`give-${randomUUID()}`);
-    try {
+    await withStore(`give-${randomUUID()}`, async (s) => {
       const lim = new RateLimiters(s).for({ name: 'k' } as Parameters<RateLimiters['for']>[0], { tpm: 100 }).tpm!;
       assert.equal((await consume(lim, 'k', 100)).ok, true, 'the window is full');
       // Request A gives its 100 back, then request B reserves 100, in one turn.
@@ -233,15 +242,12 @@ describe('StateStore: one script call per turn', () => {
       const b = consume(lim, 'k', 100);
       await giveBack;
       assert.equal((await b).ok, true, 'B fits in what A gave back');
-    } finally {
-      await s.close();
-    }
+    });
   });
 
   test('admissions made in one turn (requests that reached theirs together) leave as one command, each with its own answer', async () => {
     const prefix = `turn-${randomUUID()}`;
-    const s = await storeOn(prefix);
-    try {
+    await withStore(prefix, async (s) => {
       const ref: TargetRef = { key: 'u/m', upstream: 'u', capacity: bounds, calls: { start: 10, min: 1, ceiling: 10 } };
       const cand: Candidate = { ...ref, limit: 3, deep: false, coolingOk: true };
       const c0 = seen.length;
@@ -252,15 +258,12 @@ describe('StateStore: one script call per turn', () => {
       assert.deepEqual(got.map((g) => (g.taken ? g.taken.lease.inFlight : g.refused[0])), [1, 2, 3, 'full', 'full']);
       await Promise.all(got.map((g) => (g.taken ? s.release(g.taken.lease) : null)));
       assert.equal(await base.zcard(`{${prefix}}:inflight:u`), 0, 'all three released');
-    } finally {
-      await s.close();
-    }
+    });
   });
 
   test('a release and a spend add made in one turn leave as one script call; a release that fails there does not stop the add', async () => {
     const prefix = `settle-${randomUUID()}`;
-    const s = await storeOn(prefix);
-    try {
+    await withStore(prefix, async (s) => {
       const ref: TargetRef = { key: 'u/m', upstream: 'u', capacity: bounds, calls: { start: 1, min: 1, ceiling: 10 } };
       const got = await s.admit([{ ...ref, limit: 5, deep: false, coolingOk: true }]);
       assert.ok(got.taken);
@@ -277,8 +280,6 @@ describe('StateStore: one script call per turn', () => {
       assert.match(cmds[0]!, /^eval(sha)?$/);
       assert.equal(Number(await base.get(`{${prefix}}:spend:k1`)), 0.25, 'the add landed in Redis');
       assert.equal(await base.get(`{${prefix}}:inflight:u`), 'not a zset', 'the failed release wrote nothing');
-    } finally {
-      await s.close();
-    }
+    });
   });
 });
