@@ -7,6 +7,7 @@
  *   (reward or penalty of the difference).
  * - `max_concurrency`: an in-flight slot in the store (the same leases as upstream
  *   concurrency, under `key:<name>`), released on every outcome.
+ *   The slot and both windows are taken all or nothing, on Redis in one op (key-take.ts).
  * - `budget_usd`: spend per key per UTC day / month kept in the store (INCRBYFLOAT with
  *   expiry at the period end), checked before the request and added after it, in the same
  *   store calls as the tag and account budgets (budgets.ts).
@@ -15,23 +16,16 @@ import type { Caller } from '../auth/keys.js';
 import { GatewayError } from '../errors/codes.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { StateStore } from '../store/index.js';
-import type { Lease } from '../store/types.js';
 import type { BudgetAlerts } from './budget-alerts.js';
 import { keyLine } from './budget-lines.js';
 import { Budgets, type BudgetContext, type Served, type SpentAccounts } from './budgets.js';
-import { consume, RateLimiters, setRateHeaders } from './rate.js';
+import { takeKeyLimits, DEFAULT_COMPLETION_TOKENS, type Held, type LimitReason, type SettledTokens } from './key-take.js';
+import { RateLimiters, type Limits } from './rate.js';
 
-/** Completion tokens reserved for a `tpm` check when the request sets no output cap. */
-export const DEFAULT_COMPLETION_TOKENS = 1024;
+export { DEFAULT_COMPLETION_TOKENS, type SettledTokens } from './key-take.js';
 
 /** Counts the prompt tokens of a request's chat-style `messages`. */
 export type PromptTokenCounter = (messages: unknown) => Promise<number>;
-
-/** The token counts a finished request is settled with (the pipeline's `Usage` has them). */
-export interface SettledTokens {
-  readonly input: number;
-  readonly output: number;
-}
 
 /** What a request holds while it runs; `settle` exactly once at the end. */
 export interface Admission {
@@ -45,19 +39,13 @@ export interface Admission {
   settle(usage: SettledTokens, costUsd: number, served?: Served): Promise<void>;
 }
 
-/** The rpm / tpm / concurrency part of an admission. */
-interface Held {
-  readonly headers: Record<string, string>;
-  release(usage: SettledTokens): Promise<void>;
-}
+/** The fields of a request body the `tpm` reservation reads. */
+type AdmitBody = { messages?: unknown; max_tokens?: unknown; max_completion_tokens?: unknown };
 
 const HOLDS_NOTHING: Held = { headers: {}, release: async () => {} };
 const NOWHERE: Served = { upstream: null, model: null };
 
 /** Per-key limits and budgets of the client keys, shared across replicas through the store. */
-/** A key's concurrency slot is never deep: these bounds are never read. */
-const NO_CAPACITY = { start: 1, min: 1, ceiling: 1 } as const;
-
 export class KeyLimits {
   private readonly limiters: RateLimiters;
   /** Key, tag and account budgets (budgets.ts). */
@@ -78,7 +66,7 @@ export class KeyLimits {
     this.budgets = new Budgets(store, metrics, alerts ?? null);
   }
 
-  private reject(caller: Caller, reason: 'requests' | 'tokens' | 'concurrency' | 'budget', err: GatewayError): never {
+  private reject(caller: Caller, reason: LimitReason | 'budget', err: GatewayError): never {
     this.metrics.limitRejections.inc({ key: caller.name, reason });
     throw err;
   }
@@ -120,7 +108,7 @@ export class KeyLimits {
    * @param ctx the generation's budgets and alerts and the request's tags; absent (passthrough):
    *        the key's own budget only.
    */
-  async admit(caller: Caller | null, body: { messages?: unknown; max_tokens?: unknown; max_completion_tokens?: unknown }, ctx?: BudgetContext): Promise<Admission> {
+  async admit(caller: Caller | null, body: AdmitBody, ctx?: BudgetContext): Promise<Admission> {
     const check = await this.budgets.check(caller, ctx ?? null);
     const limits = caller?.limits;
     const held = caller && limits ? await this.take(caller, limits, body) : HOLDS_NOTHING;
@@ -136,95 +124,15 @@ export class KeyLimits {
     };
   }
 
-  /** Takes the key's concurrency slot, rpm point and tpm reservation; throws 429 (nothing kept) when one is refused. */
-  private async take(caller: Caller, limits: NonNullable<Caller['limits']>, body: { messages?: unknown; max_tokens?: unknown; max_completion_tokens?: unknown }): Promise<Held> {
-    const headers: Record<string, string> = {};
-    const name = caller.name;
-    const undo: (() => Promise<void>)[] = [];
-    const rollback = async () => {
-      for (const u of undo.reverse()) await u().catch(() => {});
-    };
-    try {
-      let lease: Lease | null = null;
-      if (limits.max_concurrency) {
-        const slot = await this.store.acquire({ upstream: `key:${name}`, limit: limits.max_concurrency, deep: false, capacity: NO_CAPACITY, calls: { start: limits.max_concurrency, min: 1, ceiling: limits.max_concurrency } });
-        if (!slot.ok) {
-          this.reject(
-            caller,
-            'concurrency',
-            new GatewayError('GW_ERR_RATE_LIMITED', {
-              message: `Too many concurrent requests for key "${name}": limit ${limits.max_concurrency}.`,
-              headers: { 'retry-after': '1' },
-            }),
-          );
-        }
-        const l = slot.lease;
-        lease = l;
-        undo.push(() => this.store.release(l));
-      }
-
-      const l = this.limiters.for(caller, limits);
-      if (l.rpm && limits.rpm) {
-        const rpm = l.rpm;
-        const r = await consume(rpm, name, 1);
-        // A request refused here or by a later check is not counted against the minute.
-        if (r.ok) undo.push(() => rpm.settle(name, -1));
-        else {
-          await rpm.settle(name, -1).catch(() => {});
-        }
-        if (!r.ok) {
-          setRateHeaders(headers, 'requests', limits.rpm, r.res, 1);
-          this.reject(
-            caller,
-            'requests',
-            new GatewayError('GW_ERR_RATE_LIMITED', {
-              message: `Rate limit reached for key "${name}" on requests per min (RPM): Limit ${limits.rpm}.`,
-              headers: { ...headers, 'retry-after': String(Math.max(1, Math.ceil(r.res.msBeforeNext / 1000))) },
-            }),
-          );
-        }
-        setRateHeaders(headers, 'requests', limits.rpm, r.res);
-      }
-
-      let reserved = 0;
-      if (l.tpm && limits.tpm) {
-        const tpm = l.tpm;
-        const max = typeof body.max_completion_tokens === 'number' ? body.max_completion_tokens : typeof body.max_tokens === 'number' ? body.max_tokens : DEFAULT_COMPLETION_TOKENS;
-        const estimate = Math.max(1, (await this.countPromptTokens(body.messages)) + Math.max(0, Math.floor(max)));
-        const r = await consume(tpm, name, estimate);
-        // A refused reservation is given back at once (the limiter counts refused points too).
-        if (!r.ok) {
-          await tpm.settle(name, -estimate).catch(() => {});
-        }
-        if (!r.ok) {
-          setRateHeaders(headers, 'tokens', limits.tpm, r.res, estimate);
-          this.reject(
-            caller,
-            'tokens',
-            new GatewayError('GW_ERR_RATE_LIMITED', {
-              type: 'tokens',
-              message: `Rate limit reached for key "${name}" on tokens per min (TPM): Limit ${limits.tpm}, Requested ${estimate}.`,
-              headers: { ...headers, 'retry-after': String(Math.max(1, Math.ceil(r.res.msBeforeNext / 1000))) },
-            }),
-          );
-        }
-        reserved = estimate;
-        setRateHeaders(headers, 'tokens', limits.tpm, r.res);
-      }
-
-      return {
-        headers,
-        release: async (usage) => {
-          const jobs: Promise<unknown>[] = [];
-          if (lease) jobs.push(this.store.release(lease));
-          if (reserved > 0 && l.tpm) jobs.push(l.tpm.settle(name, usage.input + usage.output - reserved));
-          await Promise.allSettled(jobs);
-        },
-      };
-    } catch (err) {
-      await rollback();
-      throw err;
+  /** Takes the key's concurrency slot, rpm point and tpm reservation (key-take.ts); throws 429 (nothing kept) when one is refused. */
+  private async take(caller: Caller, limits: Limits, body: AdmitBody): Promise<Held> {
+    const limiters = this.limiters.for(caller, limits);
+    let tokens = 0;
+    if (limiters.tpm && limits.tpm) {
+      const max = typeof body.max_completion_tokens === 'number' ? body.max_completion_tokens : typeof body.max_tokens === 'number' ? body.max_tokens : DEFAULT_COMPLETION_TOKENS;
+      tokens = Math.max(1, (await this.countPromptTokens(body.messages)) + Math.max(0, Math.floor(max)));
     }
+    return takeKeyLimits({ store: this.store, caller, limits, limiters, tokens, reject: (reason, err) => this.reject(caller, reason, err) });
   }
 
   /** Today's (UTC) spend of a key or a model, USD (the daily counters budgets.ts adds to). */

@@ -4,13 +4,19 @@
  * RateLimiterMemory `insuranceLimiter` holding `limit / replicas` points, so a Redis outage
  * degrades to local limits; in memory mode a RateLimiterMemory. What the insurance counts
  * during an outage is added to the shared window once Redis is back.
+ *
+ * While the store is on Redis a request's take does not go through RateLimiterRedis: the key
+ * admission op counts the window on the same key with the same arithmetic, together with the
+ * key's slot (limits/key-take.ts, store/redis-scripts.ts KEY_ADMIT_BODY). RateLimiterRedis
+ * names that key (`sharedKey`) and reads it (`get`, for the admin view).
  */
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Caller } from '../auth/keys.js';
 import type { StateStore } from '../store/index.js';
 import { resetDuration } from './periods.js';
 
-const WINDOW_S = 60;
+/** Window length, s. */
+export const WINDOW_S = 60;
 
 /** A key's limits, as its config gives them. */
 export type Limits = NonNullable<Caller['limits']>;
@@ -28,6 +34,11 @@ export class WindowLimiter {
 
   private get lim(): RateLimiterAbstract {
     return this.shared && this.store.mode === 'redis' ? this.shared : this.local;
+  }
+
+  /** The shared window's counter key in Redis for `key` (rate-limiter-flexible's naming), or null without Redis. */
+  sharedKey(key: string): string | null {
+    return this.shared ? this.shared.getKey(key) : null;
   }
 
   consume(key: string, points: number): Promise<RateLimiterRes> {
@@ -147,7 +158,7 @@ export async function consume(lim: WindowLimiter, key: string, points: number): 
  * Sets OpenAI's `x-ratelimit-{limit,remaining,reset}-<kind>` headers from a limiter's answer;
  * `givenBack` points of a refused call were returned since, so they are not counted as used.
  */
-export function setRateHeaders(h: Record<string, string>, kind: 'requests' | 'tokens', limit: number, r: RateLimiterRes, givenBack = 0): void {
+export function setRateHeaders(h: Record<string, string>, kind: 'requests' | 'tokens', limit: number, r: Pick<RateLimiterRes, 'consumedPoints' | 'msBeforeNext'>, givenBack = 0): void {
   h[`x-ratelimit-limit-${kind}`] = String(limit);
   h[`x-ratelimit-remaining-${kind}`] = String(Math.max(0, Math.min(limit, limit - (r.consumedPoints - givenBack))));
   h[`x-ratelimit-reset-${kind}`] = resetDuration(r.msBeforeNext);

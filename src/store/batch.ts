@@ -14,8 +14,9 @@
  *   "admissions batched per turn"): Redis-mode req/s at 16 clients +12 % (JSON) / +30 %
  *   (streams), p99 there 4 -> 7 ms; at one request at a time the turn ends at once and
  *   nothing changes.
- * - Not batched: a rate window's give-back (store/spend.ts windowAdd) must land before any
- *   consume made later in its turn, which rate-limiter-flexible sends at once.
+ * - Key admissions (a client key's slot and `rpm` / `tpm` windows) and rate-window
+ *   give-backs (store/spend.ts windowAdd) ride the same call, in the order they were made, so
+ *   a give-back made before a consume in one turn lands before it.
  *
  * (ioredis' `enableAutoPipelining` batches too, but as a pipeline of separate commands, and
  * sends at most one pipeline at a time per node: the next waits for the previous answers.)
@@ -55,7 +56,7 @@ export class TurnBatch {
   }
 
   /**
-   * Queues op `op` (store/redis-scripts.ts TURN: `view`, `admit`, `release` or `add`) on
+   * Queues op `op` (store/redis-scripts.ts TURN: `view`, `admit`, `keyadmit`, `release` or `add`) on
    * `keys` with `args`; sent with every other call made in this turn, as one script call.
    * @returns its reply. @throws its own error, or the call's (e.g. not connected).
    */

@@ -19,7 +19,7 @@ import { createRedisClient, RedisStore } from './redis.js';
 import { TurnBatch } from './batch.js';
 import { OnceClaims, type Claim } from './claims.js';
 import { SpendCounters, type SpendAdd, type ViaStore } from './spend.js';
-import type { AdmitResult, Candidate, Lease, SharedStore, SlotRequest, SlotResult, TargetRef, TargetView } from './types.js';
+import type { AdmitResult, Candidate, KeyAdmission, KeyAdmitted, Lease, SharedStore, SlotRequest, SlotResult, TargetRef, TargetView } from './types.js';
 import { ViewCache } from './view-cache.js';
 import { RedisLink, type StoreLog, type StoreMode } from './link.js';
 
@@ -189,6 +189,23 @@ export class StateStore {
     );
     if (got.ok) this.heartbeat.add(got.lease);
     return got;
+  }
+
+  /**
+   * A client key's slot and rate windows in one Redis op, all or nothing (see RedisStore.admitKey);
+   * its lease is renewed by the heartbeat until released. null when not on Redis (or the call
+   * failed, which degrades the store): the caller takes them locally (limits/key-limits.ts).
+   */
+  async admitKey(req: KeyAdmission): Promise<KeyAdmitted | null> {
+    if (this.mode !== 'redis' || !this.redis) return null;
+    try {
+      const got = await this.redis.admitKey(req);
+      if (got.lease) this.heartbeat.add(got.lease);
+      return got;
+    } catch (err) {
+      this.degrade(err as NodeJS.ErrnoException);
+      return null;
+    }
   }
 
   /**

@@ -220,10 +220,10 @@ export class SpendCounters {
     }
     const seq = this.nextSeq(counter);
     try {
-      // Sent at once, not with the turn's batch (store/batch.ts): a give-back must reach the
-      // window before any consume made later in this turn (rate-limiter-flexible's own
-      // commands, sent at once), or that consume is refused on points already returned.
-      await this.send([{ counter, seq, amount: points, expire: windowS, kind: 'int' }], false);
+      // With the turn's batch (store/batch.ts), in order with the key admissions that consume
+      // from the window (store/redis-scripts.ts KEY_ADMIT_BODY): a give-back made before a
+      // consume in one turn lands first.
+      await this.send([{ counter, seq, amount: points, expire: windowS, kind: 'int' }], true);
     } catch (err) {
       this.pend(counter, 'int', windowS, points, seq);
       this.link.failed(err as Error);

@@ -87,6 +87,35 @@ export interface AdmitResult {
   readonly views: readonly TargetView[];
 }
 
+/** One fixed window a key admission takes points from (a key's `rpm` or `tpm`, limits/rate.ts). */
+export interface KeyWindow {
+  /** The window's counter key, as rate-limiter-flexible names it (so its `get` and the outage catch-up read the same counter). */
+  readonly key: string;
+  /** Points the window holds. */
+  readonly limit: number;
+  /** Points this request takes (1 for `rpm`, the token reservation for `tpm`). */
+  readonly points: number;
+  /** Window length, s. */
+  readonly windowS: number;
+}
+
+/** A key's admission (`StateStore.admitKey`): its concurrency slot (`limit` 0: none) and its windows, all or nothing. */
+export interface KeyAdmission {
+  /** The slot's pseudo-upstream (`key:<name>`) and the key's `max_concurrency` (0: the key takes no slot). */
+  readonly slot: { readonly upstream: string; readonly limit: number };
+  readonly windows: readonly KeyWindow[];
+}
+
+/** What a key admission did: nothing is taken unless `refused` is null. */
+export interface KeyAdmitted {
+  /** null: every part admitted; 'concurrency': the slot was full; a number: the index of the window that was full. */
+  readonly refused: null | 'concurrency' | number;
+  /** The slot taken (null when refused or when the key takes none). */
+  readonly lease: Lease | null;
+  /** Per window: points counted (this request's included when admitted) and ms until it resets. */
+  readonly windows: readonly { readonly consumedPoints: number; readonly msBeforeNext: number }[];
+}
+
 export interface SharedStore {
   readonly kind: 'memory' | 'redis';
   /** One view per target, in order, read in one round trip. */

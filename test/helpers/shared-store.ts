@@ -1,9 +1,11 @@
 /**
  * Gateways with a shared store (Redis) in front of fake upstream accounts: the config they
  * are started from, a raw chat call that reports its timing, and polling `/readyz` for the
- * store mode.
+ * store mode; a StateStore of a test's own on Redis.
  */
+import assert from 'node:assert/strict';
 import { hashKey } from '../../src/auth/keys.js';
+import { StateStore } from '../../src/store/index.js';
 import { CLIENT_KEY, postChat, type RawReply, type TestGateway } from './gateway.js';
 
 /** One upstream of the config: an openai-compatible account at `url`. */
@@ -84,5 +86,23 @@ export async function waitMode(gw: TestGateway, mode: string, ms = 5_000): Promi
     if ((await readyz(gw)).body.store.mode === mode) return Date.now() - t0;
     if (Date.now() - t0 > ms) throw new Error(`store mode of ${gw.url} did not become ${mode} within ${ms} ms`);
     await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** A StateStore of its own on the redis-server at `url`, in Redis mode, under `prefix` (close it after). */
+export async function storeOn(url: string, prefix: string): Promise<StateStore> {
+  const s = new StateStore({ redis_url: url, redis_options: {}, cluster_nodes: [], key_prefix: prefix, command_timeout_ms: 250, replicas: 1, lease_ms: 30_000, journal_ttl_ms: 60_000 }, { info: () => {}, warn: () => {} }, {});
+  await s.ready(3_000);
+  assert.equal(s.mode, 'redis');
+  return s;
+}
+
+/** Runs `fn` on a store of its own (storeOn), closed after, whatever happens. */
+export async function withStoreOn(url: string, prefix: string, fn: (s: StateStore) => Promise<void>): Promise<void> {
+  const s = await storeOn(url, prefix);
+  try {
+    await fn(s);
+  } finally {
+    await s.close();
   }
 }

@@ -15,9 +15,8 @@ import type { Redis } from 'ioredis';
 import { Account } from '../helpers/accounts.js';
 import { startGateway, waitFor, type TestGateway } from '../helpers/gateway.js';
 import { RedisServer, TcpProxy } from '../helpers/redis-server.js';
-import { chat, storeConfigText, waitMode, type ModelSpec, type UpSpec } from '../helpers/shared-store.js';
-import { consume, RateLimiters } from '../../src/limits/rate.js';
-import { StateStore } from '../../src/store/index.js';
+import { chat, storeConfigText, storeOn, waitMode, withStoreOn, type ModelSpec, type UpSpec } from '../helpers/shared-store.js';
+import type { StateStore } from '../../src/store/index.js';
 import type { Candidate, TargetRef } from '../../src/store/types.js';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -107,31 +106,6 @@ describe('Redis commands and round trips per request', () => {
   }
 });
 
-describe('a key with limits: its settlement rides one script call', () => {
-  test('the upstream slot release, the key slot release and the spend add of a request leave as one command', async () => {
-    const cfg = JSON.parse(storeConfigText({ redis_url: redis.url, key_prefix: `rt-keys-${randomUUID()}`, lease_ms: 60_000 }, ups(), models())) as { keys: { limits?: unknown }[] };
-    cfg.keys[0]!.limits = { tpm: 1_000_000, max_concurrency: 8 };
-    const c = await startGateway(JSON.stringify(cfg));
-    try {
-      await waitMode(c, 'redis');
-      assert.equal((await chat(c, 'solo')).status, 200);
-      await sleep(100);
-      const m0 = seen.length;
-      const n = 5;
-      for (let i = 0; i < n; i++) assert.equal((await chat(c, 'solo')).status, 200);
-      await sleep(300);
-      // A TURN call's arguments name its ops (store/redis-scripts.ts TURN): count them per call.
-      const settles = seen.slice(m0).map((args) => ({ release: args.filter((x) => x === 'release').length, add: args.filter((x) => x === 'add').length })).filter((o) => o.release + o.add > 0);
-      const summary = JSON.stringify(settles);
-      assert.equal(settles.length, n, `one settlement call per request: ${summary}`);
-      // The tpm settlement is a script call of its own (sent at once: store/spend.ts windowAdd).
-      for (const o of settles) assert.deepEqual(o, { release: 2, add: 1 }, `each carries two releases (upstream and key slot) and the spend add: ${summary}`);
-    } finally {
-      await c.close();
-    }
-  });
-});
-
 describe('a stale cached view never bends a limit', () => {
   test('another replica filled the first account since this one looked: the admission refuses it and the request goes to the next target', async () => {
     for (const id of ['p1', 'p2']) acc[id]!.reset(0);
@@ -178,23 +152,9 @@ describe('a stale cached view never bends a limit', () => {
   });
 });
 
-/** A StateStore of its own on the test's redis-server, in Redis mode, under `prefix`. */
-async function storeOn(prefix: string): Promise<StateStore> {
-  const s = new StateStore({ redis_url: redis.url, redis_options: {}, cluster_nodes: [], key_prefix: prefix, command_timeout_ms: 250, replicas: 1, lease_ms: 30_000, journal_ttl_ms: 60_000 }, { info: () => {}, warn: () => {} }, {});
-  await s.ready(3_000);
-  assert.equal(s.mode, 'redis');
-  return s;
-}
-
-/** Runs `fn` on a store of its own under `prefix` (storeOn), closed after, whatever happens. */
-async function withStore(prefix: string, fn: (s: StateStore) => Promise<void>): Promise<void> {
-  const s = await storeOn(prefix);
-  try {
-    await fn(s);
-  } finally {
-    await s.close();
-  }
-}
+/** A StateStore of the test's own on its redis-server under `prefix` (closed after, with withStore). */
+const withStore = (prefix: string, fn: (s: StateStore) => Promise<void>) => withStoreOn(redis.url, prefix, fn);
+const storeOnRedis = (prefix: string) => storeOn(redis.url, prefix);
 
 const bounds = { start: 100, min: 1, ceiling: 1000 };
 
@@ -202,7 +162,7 @@ describe('StateStore: the cached views', () => {
 
   test('an admission caches every view it read; own releases and cooldowns show at once; stale after the freshness bound; another replica is only seen by the next admission', async () => {
     const prefix = `cache-${randomUUID()}`;
-    const [x, y] = [await storeOn(prefix), await storeOn(prefix)];
+    const [x, y] = [await storeOnRedis(prefix), await storeOnRedis(prefix)];
     try {
       const ref: TargetRef = { key: 'u/m', upstream: 'u', capacity: bounds, calls: { start: 1, min: 1, ceiling: 1 } };
       const cand: Candidate = { ...ref, limit: 1, deep: false, coolingOk: false };
@@ -233,18 +193,6 @@ describe('StateStore: the cached views', () => {
 });
 
 describe('StateStore: one script call per turn', () => {
-  test('a rate window give-back is not held for the turn: a consume made after it in the same turn sees the points returned', async () => {
-    await withStore(`give-${randomUUID()}`, async (s) => {
-      const lim = new RateLimiters(s).for({ name: 'k' } as Parameters<RateLimiters['for']>[0], { tpm: 100 }).tpm!;
-      assert.equal((await consume(lim, 'k', 100)).ok, true, 'the window is full');
-      // Request A gives its 100 back, then request B reserves 100, in one turn.
-      const giveBack = lim.settle('k', -100);
-      const b = consume(lim, 'k', 100);
-      await giveBack;
-      assert.equal((await b).ok, true, 'B fits in what A gave back');
-    });
-  });
-
   test('admissions made in one turn (requests that reached theirs together) leave as one command, each with its own answer', async () => {
     const prefix = `turn-${randomUUID()}`;
     await withStore(prefix, async (s) => {

@@ -1,0 +1,123 @@
+/**
+ * A client key's limits on Redis (issue 16): its concurrency slot and its `rpm` / `tpm`
+ * windows are one op of the turn's script call before the upstream, all or nothing, and its
+ * slot release and `tpm` settlement ride the settlement call after the answer. A limited
+ * request so costs 3 top-level commands (MONITOR on a real redis-server), and a give-back
+ * made before a key admission in one turn lands before it.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import type { Redis } from 'ioredis';
+import { Account } from '../helpers/accounts.js';
+import { startGateway } from '../helpers/gateway.js';
+import { RedisServer } from '../helpers/redis-server.js';
+import { chat, storeConfigText, waitMode, withStoreOn } from '../helpers/shared-store.js';
+import { RateLimiters } from '../../src/limits/rate.js';
+import type { StateStore } from '../../src/store/index.js';
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+let redis: RedisServer;
+let base: Redis;
+let monitor: Redis;
+let acc: Account;
+/** Top-level commands seen by MONITOR, each with its arguments (commands run by scripts left out). */
+const seen: string[][] = [];
+const names = (from: number): string[] => seen.slice(from).map((args) => args[0]!.toLowerCase());
+const withStore = (prefix: string, fn: (s: StateStore) => Promise<void>) => withStoreOn(redis.url, prefix, fn);
+
+before(async () => {
+  redis = await RedisServer.start();
+  acc = await new Account('solo').start();
+  base = redis.client();
+  monitor = await base.monitor();
+  monitor.on('monitor', (_time: string, args: string[], source: string) => {
+    if (source !== 'lua') seen.push(args);
+  });
+});
+
+after(async () => {
+  acc?.gate.resolve();
+  monitor?.disconnect();
+  base?.disconnect();
+  await acc?.fake.close();
+  await redis?.stop();
+});
+
+describe('a key with limits: one command before the upstream for all its limits, its settlement rides the call after', () => {
+  test('rpm, tpm and max_concurrency: 3 commands per request (key admission, upstream admission, one settlement call carrying both releases, the tpm settlement and the spend add)', async () => {
+    const cfg = JSON.parse(storeConfigText({ redis_url: redis.url, key_prefix: `rt-keys-${randomUUID()}`, lease_ms: 60_000 }, [{ id: 'solo', url: acc.url }], [{ name: 'solo', targets: [{ upstream: 'solo', model: 'm' }] }])) as { keys: { limits?: unknown }[] };
+    cfg.keys[0]!.limits = { rpm: 10_000, tpm: 1_000_000, max_concurrency: 8 };
+    const c = await startGateway(JSON.stringify(cfg));
+    try {
+      await waitMode(c, 'redis');
+      assert.equal((await chat(c, 'solo')).status, 200);
+      await sleep(100);
+      const m0 = seen.length;
+      const n = 5;
+      for (let i = 0; i < n; i++) {
+        const r = await chat(c, 'solo');
+        assert.equal(r.status, 200, r.text);
+        assert.ok(Number(r.headers.get('x-ratelimit-remaining-requests')) < 10_000, 'the rpm window counted it');
+      }
+      await sleep(300);
+      const calls = seen.slice(m0);
+      assert.equal(calls.length, 3 * n, `3 commands per request: ${calls.map((a) => a[0]).join(', ')}`);
+      // A TURN call's arguments name its ops (store/redis-scripts.ts TURN): count them per call.
+      const ops = calls.map((args) => ['keyadmit', 'admit', 'release', 'add'].map((op) => args.filter((x) => x === op).length).join(' '));
+      const summary = JSON.stringify(ops);
+      assert.equal(ops.filter((o) => o === '1 0 0 0').length, n, `one key admission per request: ${summary}`);
+      assert.equal(ops.filter((o) => o === '0 1 0 0').length, n, `one upstream admission per request: ${summary}`);
+      // Two releases (upstream and key slot), two adds (the tpm settlement and the spend).
+      assert.equal(ops.filter((o) => o === '0 0 2 2').length, n, `one settlement call per request: ${summary}`);
+    } finally {
+      await c.close();
+    }
+  });
+});
+
+describe('StateStore: key admissions', () => {
+  test('a rate window give-back and a key admission made after it in the same turn ride one call, in order: the admission sees the points returned', async () => {
+    await withStore(`give-${randomUUID()}`, async (s) => {
+      const lim = new RateLimiters(s).for({ name: 'k' } as Parameters<RateLimiters['for']>[0], { tpm: 100 }).tpm!;
+      const key = lim.sharedKey('k')!;
+      const take = () => s.admitKey({ slot: { upstream: 'key:k', limit: 0 }, windows: [{ key, limit: 100, points: 100, windowS: 60 }] });
+      assert.equal((await take())?.refused, null, 'the window is full');
+      await sleep(100); // MONITOR reports on its own connection: let it catch up
+      // Request A gives its 100 back, then request B reserves 100, in one turn.
+      const c0 = seen.length;
+      const [, b] = await Promise.all([lim.settle('k', -100), take()]);
+      assert.equal(b?.refused, null, 'B fits in what A gave back');
+      await sleep(100);
+      assert.equal(seen.length - c0, 1, `one command for both: ${names(c0).join(', ')}`);
+      assert.equal(Number(await base.get(key)), 100);
+    });
+  });
+
+  test('a key admission is all or nothing: a full window refuses it with the slot and the other window left as they were', async () => {
+    const prefix = `keyadmit-${randomUUID()}`;
+    await withStore(prefix, async (s) => {
+      const rpm = `{${prefix}}:rl:rpm:k:k`;
+      const tpm = `{${prefix}}:rl:tpm:k:k`;
+      const req = (tokens: number) => ({ slot: { upstream: 'key:k', limit: 2 }, windows: [{ key: rpm, limit: 5, points: 1, windowS: 60 }, { key: tpm, limit: 100, points: tokens, windowS: 60 }] });
+      const first = await s.admitKey(req(60));
+      assert.equal(first?.refused, null);
+      assert.deepEqual(first?.windows.map((w) => w.consumedPoints), [1, 60]);
+      assert.ok(first!.windows.every((w) => w.msBeforeNext > 55_000 && w.msBeforeNext <= 60_000), JSON.stringify(first!.windows));
+      assert.equal(first?.lease?.inFlight, 1);
+      const refused = await s.admitKey(req(50));
+      assert.equal(refused?.refused, 1, 'the tpm window (index 1) is full');
+      assert.equal(refused?.lease, null);
+      assert.deepEqual(refused?.windows.map((w) => w.consumedPoints), [1, 60], 'nothing counted');
+      assert.equal(await base.zcard(`{${prefix}}:inflight:key:k`), 1, 'no slot taken');
+      const second = await s.admitKey(req(40));
+      assert.equal(second?.refused, null);
+      assert.equal(second?.lease?.inFlight, 2);
+      assert.equal((await s.admitKey(req(0)))?.refused, 'concurrency', 'both slots held');
+      assert.equal(Number(await base.get(rpm)), 2, 'the refusals took no rpm point');
+      await Promise.all([first!.lease!, second!.lease!].map((l) => s.release(l)));
+      assert.equal(await base.zcard(`{${prefix}}:inflight:key:k`), 0, 'both released');
+    });
+  });
+});
