@@ -13,7 +13,7 @@
 // Phases, in order (a full default run takes ~20 min, ~27 min with --compare,
 // plus its build the first time):
 //  1. closed loop (harness, ~10 min, ~15 with --compare): nonstream and stream at 1/16/64 clients, stream delays 0 and
-//     5 ms; targets direct (baseline), nginx, [switchyard@<rev>, switchyard@<rev>+redis],
+//     5 ms; targets direct (baseline), nginx, node-floor, [switchyard@<rev>, switchyard@<rev>+redis],
 //     switchyard+redis, [switchyard+tracing], switchyard.
 //  2. Redis commands per request (~1 min): per Redis arm, MONITOR on its own redis-server while
 //     200 sequential JSON and 200 streaming requests go through; top-level commands only.
@@ -30,6 +30,8 @@
 // --no-redis        no Redis arms (and so no commands count and no workers arm); --redis is the default
 // --tracing         also the current build with OpenTelemetry on (a local OTLP sink on CPU 0 counts spans)
 // --no-nginx        no nginx reference (skipped with a note anyway when nginx is not installed)
+// --no-node-floor   no node-floor reference (Fastify + undici relaying with no gateway work:
+//                   what the fixed stack costs by itself; scripts/bench/node-floor-server.mjs)
 // --no-open-loop, --idle-s 90, --open-rounds 6, --open-round-s 10, --open-rate <req/s> (default: 60 % of capacity)
 // --streams 1000 (0 = skip), --after-s 60
 // --workers 2 (0 = skip)
@@ -48,6 +50,7 @@ import { render } from './bench/overhead-report.mjs';
 import { streamsMemory } from './bench/overhead-streams.mjs';
 import { workersArm } from './bench/overhead-workers.mjs';
 import { findNginx, startNginx } from './bench/nginx.mjs';
+import { startNodeFloor } from './bench/node-floor.mjs';
 import { CHUNKS, build, canPin, findHarness, freePort, prepareHarness, runHarness, start, stopAll, waitHttp } from './bench/overhead-setup.mjs';
 import { startSink, sinkCounters } from './bench/otlp-sink.mjs';
 
@@ -63,6 +66,7 @@ const { values: o } = parseArgs({
     'no-redis': { type: 'boolean', default: false },
     tracing: { type: 'boolean', default: false },
     'no-nginx': { type: 'boolean', default: false },
+    'no-node-floor': { type: 'boolean', default: false },
     'no-open-loop': { type: 'boolean', default: false },
     'open-loop': { type: 'boolean', default: true },
     'idle-s': { type: 'string' },
@@ -82,6 +86,7 @@ const num = (v, full, quick) => Number(v ?? (o.quick ? quick : full));
 const opt = {
   redis: !o['no-redis'],
   nginx: !o['no-nginx'],
+  nodeFloor: !o['no-node-floor'],
   openLoop: !o['no-open-loop'],
   idleS: num(o['idle-s'], 90, 5),
   openRounds: num(o['open-rounds'], 6, 2),
@@ -105,7 +110,7 @@ const report = { tool: 'switchyard scripts/bench-overhead.mjs', started_at: new 
 const current = build(root, work);
 const compare = o.compare ? build(root, work, o.compare) : null;
 report.git = { current: current.git, compare: compare?.git ?? null };
-report.pinning = canPin ? 'mock + driver + redis-servers on CPU 0; each gateway and nginx on CPU 1 (workers arm: see workers.pinning)' : 'not pinned (taskset unavailable)';
+report.pinning = canPin ? 'mock + driver + redis-servers on CPU 0; each gateway, nginx and node-floor on CPU 1 (workers arm: see workers.pinning)' : 'not pinned (taskset unavailable)';
 const mockPort = await freePort();
 start(0, process.execPath, [join(harness, 'mock-upstream.mjs'), '--port', String(mockPort), '--quiet'], { log: join(work, 'mock.log') });
 const mockUrl = `http://127.0.0.1:${mockPort}`;
@@ -129,8 +134,9 @@ if (opt.nginx && !nginxBin) {
   log(report.notes.at(-1));
 }
 const nginx = nginxBin ? await startNginx(nginxBin, work, mockPort) : null;
+const floor = opt.nodeFloor ? await startNodeFloor(work, mockPort, current.flags) : null;
 const present = (...xs) => xs.filter(Boolean);
-const allArms = present(direct, nginx, cmp, cmpRedis, swRedis, swTracing, sw);
+const allArms = present(direct, nginx, floor, cmp, cmpRedis, swRedis, swTracing, sw);
 report.arms = Object.fromEntries(allArms.map((a) => [a.name, describeArm(a)]));
 
 // 1. Closed loop.
@@ -174,7 +180,7 @@ if (opt.streams > 0) {
 }
 
 // 5. Workers (the other gateways stopped first: this arm uses both cores).
-await Promise.all(present(sw, swRedis, cmp, cmpRedis, swTracing, nginx).map((a) => a.child.stop().then(() => a.redis?.child.stop())));
+await Promise.all(present(sw, swRedis, cmp, cmpRedis, swTracing, nginx, floor).map((a) => a.child.stop().then(() => a.redis?.child.stop())));
 if (opt.workers > 1 && opt.redis) {
   log(`workers: 1 vs ${opt.workers}`);
   report.workers = await workersArm({ harness, work, b: current, n: opt.workers, ...common, timing });

@@ -3,7 +3,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { freePort, waitHttp } from './procs.mjs';
 
 export { freePort, waitHttp };
@@ -29,14 +29,19 @@ export function findHarness(root, override, tool) {
 
 /**
  * Copies the harness from `source` into `<work>/harness` and installs its dependencies
- * (once; the source is never modified). Returns the copy's directory.
+ * (once per source: a copy made from another source, e.g. an earlier `--harness`, is
+ * replaced; the source is never modified). Returns the copy's directory.
  */
 export function prepareHarness(source, work) {
   const harness = join(work, 'harness');
-  if (!existsSync(join(harness, 'node_modules', 'undici'))) {
+  const stamp = join(harness, '.copied-from');
+  const from = resolve(source);
+  const current = existsSync(stamp) ? readFileSync(stamp, 'utf8') : null;
+  if (current !== from || !existsSync(join(harness, 'node_modules', 'undici'))) {
     rmSync(harness, { recursive: true, force: true });
     cpSync(source, harness, { recursive: true });
     execFileSync('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: harness, stdio: 'inherit' });
+    writeFileSync(stamp, from);
   }
   return harness;
 }
