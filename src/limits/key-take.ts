@@ -82,6 +82,8 @@ async function takeShared(x: TakeInput): Promise<Held | null> {
     if (!key) return null;
     windows.push({ kind, key, limit, points, windowS: WINDOW_S });
   }
+  // A key whose limits are budgets only takes nothing here (its budget is checked by budgets.ts).
+  if (windows.length === 0 && !limits.max_concurrency) return { headers: {}, release: async () => {} };
   const got = await x.store.admitKey({ slot: { upstream: `key:${name}`, limit: limits.max_concurrency ?? 0 }, windows });
   if (!got) return null;
   const headers: Record<string, string> = {};

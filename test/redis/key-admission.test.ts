@@ -77,6 +77,29 @@ describe('a key with limits: one command before the upstream for all its limits,
   });
 });
 
+describe('a key whose limits are a budget only', () => {
+  test('takes no key admission: its requests cost the budget read, the upstream admission and the settlement call', async () => {
+    const cfg = JSON.parse(storeConfigText({ redis_url: redis.url, key_prefix: `rt-budget-${randomUUID()}`, lease_ms: 60_000 }, [{ id: 'solo', url: acc.url }], [{ name: 'solo', targets: [{ upstream: 'solo', model: 'm' }] }])) as { keys: { limits?: unknown }[] };
+    cfg.keys[0]!.limits = { budget_usd: { amount: 1000, period: 'day' } };
+    const c = await startGateway(JSON.stringify(cfg));
+    try {
+      await waitMode(c, 'redis');
+      assert.equal((await chat(c, 'solo')).status, 200);
+      await sleep(100);
+      const m0 = seen.length;
+      const n = 5;
+      for (let i = 0; i < n; i++) assert.equal((await chat(c, 'solo')).status, 200);
+      await sleep(300);
+      const calls = seen.slice(m0);
+      const summary = calls.map((a) => a[0]).join(', ');
+      assert.equal(calls.filter((a) => a.includes('keyadmit')).length, 0, `no key admission: ${summary}`);
+      assert.equal(calls.length, 3 * n, `3 commands per request: ${summary}`);
+    } finally {
+      await c.close();
+    }
+  });
+});
+
 describe('StateStore: key admissions', () => {
   test('a rate window give-back and a key admission made after it in the same turn ride one call, in order: the admission sees the points returned', async () => {
     await withStore(`give-${randomUUID()}`, async (s) => {
