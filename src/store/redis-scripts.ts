@@ -122,6 +122,11 @@ for i = 1, #KEYS - k0 do
   local key, a = KEYS[k0 + i], 3 * i + 1
   used[i] = tonumber(redis.call('GET', key) or '0')
   ttl[i] = redis.call('PTTL', key)
+  if ttl[i] == -1 then
+    -- A counter without expiry (written by something else) would refuse for ever: it gets the
+    -- window's length, as rate-limiter-flexible's script gives it on any consume.
+    redis.call('EXPIRE', key, ARGV[a + 2])
+  end
   if ttl[i] < 0 then ttl[i] = tonumber(ARGV[a + 2]) * 1000 end
   if refusal == '' and used[i] + tonumber(ARGV[a + 1]) > tonumber(ARGV[a]) then refusal = tostring(i) end
 end

@@ -143,4 +143,16 @@ describe('StateStore: key admissions', () => {
       assert.equal(await base.zcard(`{${prefix}}:inflight:key:k`), 0, 'both released');
     });
   });
+
+  test('a full window counter left without expiry is given the window length, so it refuses for one window, not for ever', async () => {
+    const prefix = `nottl-${randomUUID()}`;
+    await withStore(prefix, async (s) => {
+      const rpm = `{${prefix}}:rl:rpm:k:k`;
+      await base.set(rpm, '5');
+      const got = await s.admitKey({ slot: { upstream: 'key:k', limit: 0 }, windows: [{ key: rpm, limit: 5, points: 1, windowS: 60 }] });
+      assert.equal(got?.refused, 0);
+      const ttl = await base.pttl(rpm);
+      assert.ok(ttl > 55_000 && ttl <= 60_000, `PTTL ${ttl}`);
+    });
+  });
 });
