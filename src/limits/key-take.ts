@@ -98,7 +98,7 @@ async function takeShared(x: TakeInput): Promise<Held | null> {
   return {
     headers,
     release: async (usage) => {
-      await Promise.allSettled([lease ? x.store.release(lease) : null, tpm ? tpm.settle(name, usage.input + usage.output - tokens) : null]);
+      await Promise.allSettled([lease ? x.store.release(lease) : null, tpm ? tpm.settleShared(name, usage.input + usage.output - tokens) : null]);
     },
   };
 }

@@ -55,6 +55,17 @@ export class WindowLimiter {
     await (points > 0 ? this.local.penalty(key, points) : this.local.reward(key, -points));
   }
 
+  /**
+   * Settles points of a take made on the shared window (limits/key-take.ts, on Redis): through
+   * the numbered adds while Redis answers, else kept for the shared window and added once
+   * Redis is back (store/spend.ts), never given to the local insurance, which never held them.
+   */
+  async settleShared(key: string, points: number): Promise<void> {
+    if (points === 0 || !this.shared) return;
+    const counter = this.shared.getKey(key);
+    if (!(await this.store.windowAdd(counter, points, WINDOW_S))) this.store.outagePoints(counter, points, WINDOW_S);
+  }
+
   get(key: string): Promise<RateLimiterRes | null> {
     return this.lim.get(key);
   }

@@ -215,8 +215,8 @@ return 1`;
  * Numbered adds to counters (store/spend.ts), each applied only if its sequence number is
  * above the last one this replica applied to that counter (so a re-sent add lands once).
  * KEYS: the replica's applied hash, then the counters. ARGV: per counter (seq, amount,
- * expiry: epoch ms for `float`, window s for `int`, kind). Returns per counter {applied
- * (0/1), total as text}.
+ * expiry: epoch ms for `float`, window s for `int`, kind; an `int` window is kept at 0 or more).
+ * Returns per counter {applied (0/1), total as text}.
  */
 export const COUNTER_ADD = `local out = {}
 for i = 2, #KEYS do
@@ -231,6 +231,11 @@ for i = 2, #KEYS do
     if ARGV[a+4] == 'int' then
       redis.call('SET', key, 0, 'EX', ARGV[a+3], 'NX')
       v = redis.call('INCRBY', key, ARGV[a+2])
+      -- A window never counts below zero (a give-back that reaches a newer window than its take).
+      if v < 0 then
+        redis.call('INCRBY', key, -v)
+        v = 0
+      end
     else
       v = redis.call('INCRBYFLOAT', key, ARGV[a+2])
       redis.call('PEXPIREAT', key, ARGV[a+3])

@@ -10,8 +10,8 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { Redis } from 'ioredis';
 import { Account } from '../helpers/accounts.js';
-import { startGateway } from '../helpers/gateway.js';
 import { RedisServer } from '../helpers/redis-server.js';
+import { startGateway, waitFor } from '../helpers/gateway.js';
 import { chat, storeConfigText, waitMode, withStoreOn } from '../helpers/shared-store.js';
 import { RateLimiters } from '../../src/limits/rate.js';
 import type { StateStore } from '../../src/store/index.js';
@@ -116,6 +116,40 @@ describe('StateStore: key admissions', () => {
       assert.equal(seen.length - c0, 1, `one command for both: ${names(c0).join(', ')}`);
       assert.equal(Number(await base.get(key)), 100);
     });
+  });
+
+  test('a tpm settlement made while Redis is away is added to the shared window once it is back, not to the local insurance; a give-back never takes a window below 0', async () => {
+    const own = await RedisServer.start();
+    try {
+      await withStoreOn(own.url, `away-${randomUUID()}`, async (s) => {
+        const lim = new RateLimiters(s).for({ name: 'k' } as Parameters<RateLimiters['for']>[0], { tpm: 100 }).tpm!;
+        const key = lim.sharedKey('k')!;
+        const take = (points: number) => s.admitKey({ slot: { upstream: 'key:k', limit: 0 }, windows: [{ key, limit: 100, points, windowS: 60 }] });
+        assert.equal((await take(100))?.refused, null);
+        own.freeze();
+        try {
+          // A read that times out degrades the store (and does nothing when it lands after the thaw).
+          await s.getPin('nobody');
+          assert.equal(s.mode, 'degraded');
+          // The request used 20 of its 100 reserved tokens.
+          await lim.settleShared('k', -80);
+          assert.equal((await lim.get('k'))?.consumedPoints ?? 0, 0, 'the local insurance, which never held the 100, is not credited 80');
+        } finally {
+          own.thaw();
+        }
+        await waitFor(() => s.mode === 'redis' && s.counterBacklog === 0, 5_000, 'back on Redis with the settlement added');
+        const c = own.client();
+        try {
+          assert.equal(Number(await c.get(key)), 20, 'the shared window holds what the request used');
+          await lim.settleShared('k', -50);
+          assert.equal(Number(await c.get(key)), 0, 'a give-back larger than the window leaves it at 0, not -30');
+        } finally {
+          c.disconnect();
+        }
+      });
+    } finally {
+      await own.stop();
+    }
   });
 
   test('a key admission is all or nothing: a full window refuses it with the slot and the other window left as they were', async () => {
