@@ -45,58 +45,56 @@ after(async () => {
   await redis?.stop();
 });
 
+/**
+ * Starts a gateway whose key has `limits`, sends one warm-up request and then `n` more one at
+ * a time (each checked by `check`), and returns the top-level commands those `n` made.
+ */
+async function commandsOf(limits: unknown, n: number, check: (r: Awaited<ReturnType<typeof chat>>) => void = () => {}): Promise<string[][]> {
+  const cfg = JSON.parse(storeConfigText({ redis_url: redis.url, key_prefix: `rt-keys-${randomUUID()}`, lease_ms: 60_000 }, [{ id: 'solo', url: acc.url }], [{ name: 'solo', targets: [{ upstream: 'solo', model: 'm' }] }])) as { keys: { limits?: unknown }[] };
+  cfg.keys[0]!.limits = limits;
+  const c = await startGateway(JSON.stringify(cfg));
+  try {
+    await waitMode(c, 'redis');
+    assert.equal((await chat(c, 'solo')).status, 200);
+    await sleep(100);
+    const m0 = seen.length;
+    for (let i = 0; i < n; i++) {
+      const r = await chat(c, 'solo');
+      assert.equal(r.status, 200, r.text);
+      check(r);
+    }
+    // The settlement leaves after the answer: wait for it to land.
+    await sleep(300);
+    return seen.slice(m0);
+  } finally {
+    await c.close();
+  }
+}
+
 describe('a key with limits: one command before the upstream for all its limits, its settlement rides the call after', () => {
   test('rpm, tpm and max_concurrency: 3 commands per request (key admission, upstream admission, one settlement call carrying both releases, the tpm settlement and the spend add)', async () => {
-    const cfg = JSON.parse(storeConfigText({ redis_url: redis.url, key_prefix: `rt-keys-${randomUUID()}`, lease_ms: 60_000 }, [{ id: 'solo', url: acc.url }], [{ name: 'solo', targets: [{ upstream: 'solo', model: 'm' }] }])) as { keys: { limits?: unknown }[] };
-    cfg.keys[0]!.limits = { rpm: 10_000, tpm: 1_000_000, max_concurrency: 8 };
-    const c = await startGateway(JSON.stringify(cfg));
-    try {
-      await waitMode(c, 'redis');
-      assert.equal((await chat(c, 'solo')).status, 200);
-      await sleep(100);
-      const m0 = seen.length;
-      const n = 5;
-      for (let i = 0; i < n; i++) {
-        const r = await chat(c, 'solo');
-        assert.equal(r.status, 200, r.text);
-        assert.ok(Number(r.headers.get('x-ratelimit-remaining-requests')) < 10_000, 'the rpm window counted it');
-      }
-      await sleep(300);
-      const calls = seen.slice(m0);
-      assert.equal(calls.length, 3 * n, `3 commands per request: ${calls.map((a) => a[0]).join(', ')}`);
-      // A TURN call's arguments name its ops (store/redis-scripts.ts TURN): count them per call.
-      const ops = calls.map((args) => ['keyadmit', 'admit', 'release', 'add'].map((op) => args.filter((x) => x === op).length).join(' '));
-      const summary = JSON.stringify(ops);
-      assert.equal(ops.filter((o) => o === '1 0 0 0').length, n, `one key admission per request: ${summary}`);
-      assert.equal(ops.filter((o) => o === '0 1 0 0').length, n, `one upstream admission per request: ${summary}`);
-      // Two releases (upstream and key slot), two adds (the tpm settlement and the spend).
-      assert.equal(ops.filter((o) => o === '0 0 2 2').length, n, `one settlement call per request: ${summary}`);
-    } finally {
-      await c.close();
-    }
+    const n = 5;
+    const calls = await commandsOf({ rpm: 10_000, tpm: 1_000_000, max_concurrency: 8 }, n, (r) => {
+      assert.ok(Number(r.headers.get('x-ratelimit-remaining-requests')) < 10_000, 'the rpm window counted it');
+    });
+    assert.equal(calls.length, 3 * n, `3 commands per request: ${calls.map((a) => a[0]).join(', ')}`);
+    // A TURN call's arguments name its ops (store/redis-scripts.ts TURN): count them per call.
+    const ops = calls.map((args) => ['keyadmit', 'admit', 'release', 'add'].map((op) => args.filter((x) => x === op).length).join(' '));
+    const summary = JSON.stringify(ops);
+    assert.equal(ops.filter((o) => o === '1 0 0 0').length, n, `one key admission per request: ${summary}`);
+    assert.equal(ops.filter((o) => o === '0 1 0 0').length, n, `one upstream admission per request: ${summary}`);
+    // Two releases (upstream and key slot), two adds (the tpm settlement and the spend).
+    assert.equal(ops.filter((o) => o === '0 0 2 2').length, n, `one settlement call per request: ${summary}`);
   });
 });
 
 describe('a key whose limits are a budget only', () => {
   test('takes no key admission: its requests cost the budget read, the upstream admission and the settlement call', async () => {
-    const cfg = JSON.parse(storeConfigText({ redis_url: redis.url, key_prefix: `rt-budget-${randomUUID()}`, lease_ms: 60_000 }, [{ id: 'solo', url: acc.url }], [{ name: 'solo', targets: [{ upstream: 'solo', model: 'm' }] }])) as { keys: { limits?: unknown }[] };
-    cfg.keys[0]!.limits = { budget_usd: { amount: 1000, period: 'day' } };
-    const c = await startGateway(JSON.stringify(cfg));
-    try {
-      await waitMode(c, 'redis');
-      assert.equal((await chat(c, 'solo')).status, 200);
-      await sleep(100);
-      const m0 = seen.length;
-      const n = 5;
-      for (let i = 0; i < n; i++) assert.equal((await chat(c, 'solo')).status, 200);
-      await sleep(300);
-      const calls = seen.slice(m0);
-      const summary = calls.map((a) => a[0]).join(', ');
-      assert.equal(calls.filter((a) => a.includes('keyadmit')).length, 0, `no key admission: ${summary}`);
-      assert.equal(calls.length, 3 * n, `3 commands per request: ${summary}`);
-    } finally {
-      await c.close();
-    }
+    const n = 5;
+    const calls = await commandsOf({ budget_usd: { amount: 1000, period: 'day' } }, n);
+    const summary = calls.map((a) => a[0]).join(', ');
+    assert.equal(calls.filter((a) => a.includes('keyadmit')).length, 0, `no key admission: ${summary}`);
+    assert.equal(calls.length, 3 * n, `3 commands per request: ${summary}`);
   });
 });
 
