@@ -14,7 +14,7 @@ import type { Caller } from '../auth/keys.js';
 import { GatewayError } from '../errors/codes.js';
 import type { StateStore } from '../store/index.js';
 import type { KeyWindow, Lease } from '../store/types.js';
-import { consume, setRateHeaders, WINDOW_S, type KeyLimiters, type Limits } from './rate.js';
+import { consume, setRateHeaders, WINDOW_S, type KeyLimiters, type Limits, type WindowLimiter } from './rate.js';
 
 /** Completion tokens reserved for a `tpm` check when the request sets no output cap. */
 export const DEFAULT_COMPLETION_TOKENS = 1024;
@@ -47,6 +47,9 @@ export interface TakeInput {
 
 type Window = Pick<KeyWindow, 'limit'> & { readonly kind: 'requests' | 'tokens' };
 
+/** One window a take draws on: its limiter, its limit and the points this request takes. */
+type KeyWindowTake = Window & Pick<KeyWindow, 'points'> & { readonly lim: WindowLimiter };
+
 const retryAfter = (ms: number): string => String(Math.max(1, Math.ceil(ms / 1000)));
 
 function concurrencyError(name: string, limit: number): GatewayError {
@@ -63,6 +66,14 @@ function windowError(name: string, w: Window, requested: number, msBeforeNext: n
   });
 }
 
+/** The windows the key has, in the order they are taken: its `rpm` (1 point), then its `tpm` (the reservation). */
+function keyWindows({ limits, limiters: l, tokens }: TakeInput): KeyWindowTake[] {
+  const out: KeyWindowTake[] = [];
+  if (l.rpm && limits.rpm) out.push({ kind: 'requests', lim: l.rpm, limit: limits.rpm, points: 1 });
+  if (l.tpm && limits.tpm) out.push({ kind: 'tokens', lim: l.tpm, limit: limits.tpm, points: tokens });
+  return out;
+}
+
 /** Takes the key's slot, rpm point and tpm reservation (shared when on Redis); @throws the 429 of the first refusal. */
 export async function takeKeyLimits(x: TakeInput): Promise<Held> {
   return (await takeShared(x)) ?? takeLocal(x);
@@ -73,11 +84,7 @@ async function takeShared(x: TakeInput): Promise<Held | null> {
   const { caller, limits, limiters: l, tokens } = x;
   const name = caller.name;
   const windows: (KeyWindow & Window)[] = [];
-  for (const [kind, lim, limit, points] of [
-    ['requests', l.rpm, limits.rpm, 1],
-    ['tokens', l.tpm, limits.tpm, tokens],
-  ] as const) {
-    if (!lim || !limit) continue;
+  for (const { kind, lim, limit, points } of keyWindows(x)) {
     const key = lim.sharedKey(name);
     if (!key) return null;
     windows.push({ kind, key, limit, points, windowS: WINDOW_S });
@@ -94,7 +101,7 @@ async function takeShared(x: TakeInput): Promise<Held | null> {
     x.reject(w.kind, windowError(name, w, w.points, got.windows[got.refused]!.msBeforeNext, headers));
   }
   const lease = got.lease;
-  const tpm = windows.find((w) => w.kind === 'tokens') ? l.tpm : null;
+  const tpm = tokens > 0 ? l.tpm : null;
   return {
     headers,
     release: async (usage) => {
@@ -118,11 +125,7 @@ async function takeLocal(x: TakeInput): Promise<Held> {
       lease = held;
       undo.push(() => store.release(held));
     }
-    for (const [kind, lim, limit, points] of [
-      ['requests', l.rpm, limits.rpm, 1],
-      ['tokens', l.tpm, limits.tpm, tokens],
-    ] as const) {
-      if (!lim || !limit) continue;
+    for (const { kind, lim, limit, points } of keyWindows(x)) {
       const r = await consume(lim, name, points);
       // The limiter counts refused points too: a refused take is given back at once, a taken
       // one if a later check refuses.

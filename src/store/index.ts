@@ -197,15 +197,11 @@ export class StateStore {
    * failed, which degrades the store): the caller takes them locally (limits/key-limits.ts).
    */
   async admitKey(req: KeyAdmission): Promise<KeyAdmitted | null> {
-    if (this.mode !== 'redis' || !this.redis) return null;
-    try {
-      const got = await this.redis.admitKey(req);
-      if (got.lease) this.heartbeat.add(got.lease);
-      return got;
-    } catch (err) {
-      this.degrade(err as NodeJS.ErrnoException);
-      return null;
-    }
+    const redis = this.redis;
+    if (!redis) return null;
+    const got = await this.attempt(() => redis.admitKey(req), async () => null);
+    if (got?.lease) this.heartbeat.add(got.lease);
+    return got;
   }
 
   /**

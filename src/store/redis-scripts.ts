@@ -140,11 +140,8 @@ if refusal == '' then
     local key, a = KEYS[k0 + i], 3 * i + 1
     redis.call('SET', key, 0, 'EX', ARGV[a + 2], 'NX')
     used[i] = redis.call('INCRBY', key, ARGV[a + 1])
+    -- Has an expiry: set just now (NX), or given one by the check above.
     ttl[i] = redis.call('PTTL', key)
-    if ttl[i] < 0 then
-      redis.call('EXPIRE', key, ARGV[a + 2])
-      ttl[i] = tonumber(ARGV[a + 2]) * 1000
-    end
   end
 end
 local out = {refusal, inflight}
