@@ -30,7 +30,7 @@ function best(fn) {
   }
   return min.toFixed(2);
 }
-const ctx = { stream: true, wantsUsage: false, secrets: [], options: {} };
+const ctx = { stream: true, wantsUsage: false, secrets: [], retryAfterCapMs: 10_000, options: {} };
 console.log(`events per stream: ${events.length}`);
 console.log(`chat -> chat translator, whole stream: ${best(() => { const tr = translator('chat', 'chat', ctx); for (const ev of events) tr.event(ev); tr.end(); })} us`);
 console.log(`isJsonObjectText on every frame:      ${best(() => { for (const f of frames) isJsonObjectText(f); })} us`);

@@ -19,6 +19,7 @@ import { AuthThrottle, BudgetAlerts, KeyLimits } from './limits/index.js';
 import { registerChatCompletions } from './routes/chat-completions.js';
 import { registerMessages } from './routes/messages.js';
 import { registerResponses } from './routes/responses.js';
+import { registerResponsesWs, useWebSockets } from './routes/responses-ws.js';
 import { registerResponsesStore } from './routes/responses-store.js';
 import { registerMetrics } from './routes/metrics.js';
 import { registerModels } from './routes/models.js';
@@ -73,6 +74,9 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
     clientErrorHandler: clientError,
     // Fastify's own 503 while closing is not OpenAI-shaped; the drain refuses requests instead.
     return503OnClosing: false,
+    // (the same for the application/json parser)
+    onProtoPoisoning: 'remove',
+    onConstructorPoisoning: 'remove',
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
   });
 
@@ -156,16 +160,23 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
     return summary;
   };
 
+  // The Responses API's WebSocket mode; its hook marks the turns before any other hook runs.
+  const sockets = await useWebSockets(app, { config, drain, metrics: metrics.websocket });
   useRequestHooks(app, { metrics, drain, ...(ledger ? { ledger } : {}), requestTimeoutMs: () => live.current.config.server.request_timeout_ms });
   // Any content type is read as JSON: `curl -d` sends form-encoded by default, and OpenAI
   // itself accepts such bodies.
   app.removeContentTypeParser('text/plain');
-  app.addContentTypeParser('*', { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
+  // A `__proto__` key (or `constructor.prototype`) is dropped, not refused as "unparseable":
+  // it means nothing to any API, and the rest of the body is the client's request.
+  app.addContentTypeParser('*', { parseAs: 'string' }, app.getDefaultJsonParser('remove', 'remove'));
 
   // Before the /v1 routes' auth hook: while draining, new requests get 503 shutting_down.
   drain.attach(app);
   // Memory given back once quiet after a burst (server/idle-gc.ts; needs node's --expose-gc).
-  const stopIdleGc = watchIdleMemory(drain, { onCollect: (ms) => logger.info({ pause_ms: Math.round(ms), rss_mb: Math.round(process.memoryUsage.rss() / 1048576) }, 'quiet after a burst: heap collected') });
+  const stopIdleGc = watchIdleMemory(drain, {
+    onCollect: (ms) => logger.info({ pause_ms: Math.round(ms), rss_mb: Math.round(process.memoryUsage.rss() / 1048576) }, 'quiet after a burst: heap collected'),
+    onError: (err) => logger.warn({ error: err instanceof Error ? err.message : String(err) }, 'idle memory check failed; the next check runs as usual'),
+  });
   useBodyGuard(app, new BodyGuard(), () => live.current.config.server.max_body_bytes_in_flight, () => metrics.bodyGuardRefused.inc());
 
   useGatewayErrors(app, 'request failed');
@@ -178,6 +189,7 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
     registerChatCompletions(v1, deps);
     registerPassthrough(v1, () => live.current, limits);
     registerResponses(v1, deps);
+    registerResponsesWs(v1, sockets);
     registerResponsesStore(v1, deps);
     registerMessages(v1, deps);
   });
@@ -195,3 +207,4 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
   });
   return { app, metrics, logger, store, limits, ledger, drain, current, reload };
 }
+

@@ -5,7 +5,7 @@
  * readers of its usage and error objects that every translator speaking it shares.
  */
 import { errorBody, sseErrorFrame } from '../errors/render.js';
-import { tokenCount, type Usage } from '../usage/usage.js';
+import { badCount, tokenCount, type Usage } from '../usage/usage.js';
 import { int, str } from './fields.js';
 import { checkVision, hasImages, normalise, type ApiFields } from './normalise.js';
 import type { InboundApi } from './types.js';
@@ -23,11 +23,13 @@ const FIELDS: ApiFields = {
  * "The chat completion object"); null when there is none. Two dialects of the same object
  * are read too: DeepSeek's `prompt_cache_hit_tokens` when `cached_tokens` is absent (DeepSeek
  * API docs, "Context caching"), and `cache_creation_input_tokens` for prompt-cache writes
- * (Anthropic's name, as OpenAI-compatible relays of Claude report it).
+ * (Anthropic's name, as OpenAI-compatible relays of Claude report it). A count that is not
+ * one (negative, a string) makes it null too: the gateway counts instead (usage/usage.ts badCount).
  */
 export function readChatUsage(usage: unknown): Usage | null {
   if (!usage || typeof usage !== 'object') return null;
   const u = usage as Record<string, unknown>;
+  if (badCount(u['prompt_tokens']) || badCount(u['completion_tokens'])) return null;
   const pd = (u['prompt_tokens_details'] ?? {}) as Record<string, unknown>;
   const cd = (u['completion_tokens_details'] ?? {}) as Record<string, unknown>;
   const input = tokenCount(u['prompt_tokens']);
@@ -82,7 +84,7 @@ export const chatApi: InboundApi = {
   wantsUsage: (body) => body['stream'] === true && (body['stream_options'] as { include_usage?: unknown } | null | undefined)?.include_usage === true,
   sessionHint: (body) => str(body['prompt_cache_key']) ?? str(body['user']),
   hasImages: (body) => hasImages(body['messages']),
-  promptMessages: (body) => body['messages'],
+  prompt: (body) => ({ messages: Array.isArray(body['messages']) ? body['messages'] : [], tools: body['tools'] ?? body['functions'] }),
   maxOutputTokens: (body) => int(body['max_completion_tokens']) ?? int(body['max_tokens']),
   prepare(body, upstreamModel, model, primary) {
     checkVision(body['messages'], model, 'messages');

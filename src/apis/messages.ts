@@ -5,11 +5,14 @@
  * translator speaking it shares. Errors go back in Anthropic's shape
  * `{"type":"error","error":{type,message}}`.
  */
+import type { Model } from '../config/types.js';
+import { EFFORT_WORD } from '../config/schema-model.js';
 import type { GatewayError } from '../errors/codes.js';
-import { tokenCount as num, type Usage } from '../usage/usage.js';
+import { badCount, tokenCount as num, type Usage } from '../usage/usage.js';
 import { checkVision, hasImages, normalise, type ApiFields } from './normalise.js';
 import { str } from './fields.js';
-import type { InboundApi } from './types.js';
+import type { Prompt } from '../usage/prompt-parts.js';
+import type { InboundApi, PreparedBody } from './types.js';
 
 
 const FIELDS: ApiFields = {
@@ -35,8 +38,14 @@ const TYPE_BY_STATUS: Record<number, string> = {
 };
 const ANTHROPIC_TYPES = new Set(Object.values(TYPE_BY_STATUS));
 
-/** The Anthropic error `type` for a gateway error: by status, else the upstream's own when it is one. */
+/**
+ * The Anthropic error `type` for a gateway error: by status, else the upstream's own when it
+ * is one. A 503 or a relayed 529 is `overloaded_error` only when the client should come back after a wait
+ * (`heals: wait`): Claude Code retries `overloaded_error` whatever `x-should-retry` says, so
+ * a final one (an upstream down or overloaded, retries spent) is `api_error`, which it stops on.
+ */
 export function anthropicErrorType(err: GatewayError): string {
+  if (err.status === 503 || err.status === 529) return err.heals === 'wait' ? 'overloaded_error' : 'api_error';
   const byStatus = TYPE_BY_STATUS[err.status];
   if (byStatus) return byStatus;
   if (ANTHROPIC_TYPES.has(err.type)) return err.type;
@@ -50,11 +59,13 @@ export function anthropicErrorBody(err: GatewayError): { type: 'error'; error: {
 
 /**
  * Reads an Anthropic `usage` object. `input_tokens` excludes cache reads and writes, so
- * the prompt is their sum; cache reads are the cached part.
+ * the prompt is their sum; cache reads are the cached part. Null when a count is not one
+ * (usage/usage.ts badCount).
  */
 export function readAnthropicUsage(usage: unknown): Usage | null {
   if (!usage || typeof usage !== 'object') return null;
   const u = usage as Record<string, unknown>;
+  if (badCount(u['input_tokens']) || badCount(u['output_tokens'])) return null;
   const read = num(u['cache_read_input_tokens']);
   const written = num(u['cache_creation_input_tokens']);
   const input = num(u['input_tokens']) + read + written;
@@ -92,32 +103,65 @@ export function readAnthropicError(err: unknown): { readonly type?: string; read
   return out;
 }
 
-/** `thinking.budget_tokens` as an effort level, for deep-call detection. */
+/**
+ * The request's effort level, for deep-call detection and the bridges' reasoning effort:
+ * `output_config.effort` when set, else `thinking` (`adaptive`: medium; `enabled`: by
+ * `budget_tokens`; `disabled` or absent: none).
+ */
 function effort(body: Record<string, unknown>): string | null {
   const thinking = body['thinking'] as { type?: unknown; budget_tokens?: unknown } | null | undefined;
   const explicit = (body['output_config'] as { effort?: unknown } | null | undefined)?.effort;
-  if (typeof explicit === 'string') return explicit;
+  // Anthropic's levels (Anthropic docs, "Effort": low … max) are the gateway's words; `max` ranks above `xhigh` (router/deep.ts).
+  if (typeof explicit === 'string' && EFFORT_WORD.test(explicit.toLowerCase())) return explicit.toLowerCase();
   if (!thinking || thinking.type === 'disabled') return null;
   const budget = typeof thinking.budget_tokens === 'number' ? thinking.budget_tokens : 0;
   if (thinking.type === 'adaptive') return 'medium';
   return budget >= 16_384 ? 'high' : budget >= 4_096 ? 'medium' : 'low';
 }
 
-
 /** The thinking budget, tokens, that `effort` reads back as (the floors of `effort` above). */
 const BUDGET_OF: Readonly<Record<string, number>> = { minimal: 1_024, low: 1_024, medium: 4_096, high: 16_384 };
 
 /**
- * A Messages body at `effort`: `output_config.effort` when the client set one, else a
+ * `output_config.effort` values for the levels Anthropic does not take from every model:
+ * it knows low, medium, high and max (`xhigh` only from Opus 4.7 on; Anthropic API
+ * reference, "Effort"), so a lowered call is sent the nearest level at or below.
+ */
+const ANTHROPIC_EFFORT: Readonly<Record<string, string>> = { minimal: 'low', xhigh: 'high' };
+
+/**
+ * A Messages body at `effort`: `output_config.effort` when the client set one (as a level
+ * every effort-capable Claude model takes, see ANTHROPIC_EFFORT), else a
  * `thinking.budget_tokens` no larger than the level's floor (never raised); a body without
  * either has no effort to lower.
  */
 function withEffort(body: Record<string, unknown>, level: string): Record<string, unknown> {
   const config = body['output_config'] as Record<string, unknown> | null | undefined;
-  if (config && typeof config['effort'] === 'string') return { ...body, output_config: { ...config, effort: level } };
+  if (config && typeof config['effort'] === 'string') return { ...body, output_config: { ...config, effort: ANTHROPIC_EFFORT[level] ?? level } };
   const thinking = body['thinking'] as { type?: unknown; budget_tokens?: unknown } | null | undefined;
   if (!thinking || thinking.type !== 'enabled' || typeof thinking.budget_tokens !== 'number') return body;
   return { ...body, thinking: { ...thinking, budget_tokens: Math.min(thinking.budget_tokens, BUDGET_OF[level] ?? thinking.budget_tokens) } };
+}
+
+/** `system` as the first turn, the messages, and the tool definitions. */
+function prompt(body: Record<string, unknown>): Prompt {
+  const messages = Array.isArray(body['messages']) ? (body['messages'] as unknown[]) : [];
+  return { messages: body['system'] !== undefined ? [{ role: 'system', content: body['system'] }, ...messages] : messages, tools: body['tools'] };
+}
+
+/**
+ * A prepared body without `output_config.effort` for a model that does not reason (as
+ * `normalise` drops `thinking` there): the effort is a reasoning control, and a bridge would
+ * send it on as the wire's reasoning effort, which such a model refuses.
+ */
+function withoutEffort(prepared: PreparedBody, model: Model): PreparedBody {
+  const config = prepared.body['output_config'];
+  if (model.reasoning || !config || typeof config !== 'object' || !('effort' in config)) return prepared;
+  const { effort: _effort, ...rest } = config as Record<string, unknown>;
+  const body = { ...prepared.body };
+  if (Object.keys(rest).length > 0) body['output_config'] = rest;
+  else delete body['output_config'];
+  return { body, dropped: [...prepared.dropped, 'output_config.effort'] };
 }
 
 export const messagesApi: InboundApi = {
@@ -128,11 +172,11 @@ export const messagesApi: InboundApi = {
   wantsUsage: () => true,
   sessionHint: (body) => str((body['metadata'] as { user_id?: unknown } | null | undefined)?.user_id),
   hasImages: (body) => hasImages(body['messages']),
-  promptMessages: (body) => (body['system'] !== undefined ? [{ role: 'system', content: body['system'] }, ...((body['messages'] as unknown[]) ?? [])] : body['messages']),
+  prompt,
   maxOutputTokens: (body) => (typeof body['max_tokens'] === 'number' ? body['max_tokens'] : undefined),
   prepare(body, upstreamModel, model, primary) {
     checkVision(body['messages'], model, 'messages');
-    return normalise(body, upstreamModel, model, primary, FIELDS);
+    return withoutEffort(normalise(body, upstreamModel, model, primary, FIELDS), model);
   },
   errorBody: anthropicErrorBody,
   sseErrorFrame: (err) => Buffer.from(`event: error\ndata: ${JSON.stringify(anthropicErrorBody(err))}\n\n`),

@@ -7,6 +7,7 @@
  */
 import type { Model } from '../config/types.js';
 import type { GatewayError } from '../errors/codes.js';
+import type { Prompt } from '../usage/prompt-parts.js';
 import type { ApiName } from './names.js';
 
 /** The body sent to one target and the parameters removed from it. */
@@ -16,10 +17,20 @@ export interface PreparedBody {
   readonly dropped: readonly string[];
 }
 
+/** An operation of a client API other than asking for an answer: `compact` (Responses, `POST /v1/responses/compact`). */
+export type ApiOperation = 'compact';
+
 export interface InboundApi {
   readonly name: ApiName;
   /** The route, for messages (`/v1/chat/completions` …). */
   readonly path: string;
+  /**
+   * Set for an operation other than an answer (a compaction): the call is sent to the
+   * account as that operation, only to accounts that speak `name` itself (no translator
+   * bridges it to another wire API), and its answer is not journalled for follow-ups.
+   * Recorded as `<name>/<operation>` (`responses/compact`).
+   */
+  readonly operation?: ApiOperation;
   /** The request's `reasoning_effort` equivalent (`minimal` … `xhigh`), for deep-call detection; null when none. */
   effort(body: Record<string, unknown>): string | null;
   /**
@@ -33,8 +44,11 @@ export interface InboundApi {
   sessionHint(body: Record<string, unknown>): string | undefined;
   /** Whether the prompt holds image parts (models without `vision` are then left out of fallbacks). */
   hasImages(body: Record<string, unknown>): boolean;
-  /** The prompt as chat-style messages (`[{role, content}]`), for token estimates. */
-  promptMessages(body: Record<string, unknown>): unknown;
+  /**
+   * The prompt for token estimates (usage/prompt-parts.ts): the turns, system or
+   * instructions first, and the tool definitions, in this API's own shapes.
+   */
+  prompt(body: Record<string, unknown>): Prompt;
   /** The requested output-token cap, if any. */
   maxOutputTokens(body: Record<string, unknown>): number | undefined;
   /**

@@ -3,6 +3,7 @@
  */
 import { hash, timingSafeEqual } from 'node:crypto';
 import type { ClientKeyConfig } from '../config/schema.js';
+import { globMatch } from '../util/glob.js';
 
 /** The demo key accepted by the default config; documented in the README. */
 export const DEMO_KEY = 'sk-switchyard-demo';
@@ -57,34 +58,7 @@ export class KeyStore {
   }
 }
 
-/**
- * Whether `name` matches `pattern`, where `*` matches any run of characters (none
- * included) and every other character matches itself; a pattern without `*` is an exact
- * name. Written here rather than taken from picomatch/minimatch: those are installed only
- * as ESLint's dev dependencies, not with the gateway, and their path semantics (`/`, `**`,
- * `?`, braces, extglobs) are wrong for model names, which may contain `/` and `.`.
- * Linear per `*` segment, no regex, so a pattern cannot backtrack catastrophically.
- */
-export function globMatch(pattern: string, name: string): boolean {
-  if (!pattern.includes('*')) return pattern === name;
-  const parts = pattern.split('*');
-  const first = parts[0]!;
-  const last = parts[parts.length - 1]!;
-  if (name.length < first.length + last.length || !name.startsWith(first) || !name.endsWith(last)) return false;
-  // Middle parts, greedily leftmost, between the fixed prefix and suffix.
-  let at = first.length;
-  const end = name.length - last.length;
-  for (let i = 1; i < parts.length - 1; i++) {
-    const part = parts[i]!;
-    if (part === '') continue;
-    const found = name.indexOf(part, at);
-    if (found === -1 || found + part.length > end) return false;
-    at = found + part.length;
-  }
-  return true;
-}
-
-/** Whether `caller` may use the public model `name` (exact names or globs, see {@link globMatch}). */
+/** Whether `caller` may use the public model `name` (exact names or globs, `*` only: util/glob.ts). */
 export function mayUse(caller: Caller, name: string): boolean {
   return caller.models.some((p) => globMatch(p, name));
 }

@@ -89,9 +89,14 @@ function parse(text: string, kinds: ProviderKinds, env: NodeJS.ProcessEnv, path:
   }
 
   const keyNames = new Set<string>();
+  // One hash under two names would make which name a request is booked under depend on the order.
+  const keyHashes = new Map<string, string>();
   raw.keys.forEach((k, i) => {
     if (keyNames.has(k.name)) problems.push(`/keys/${i}/name: duplicate key name "${k.name}"`);
     keyNames.add(k.name);
+    const first = keyHashes.get(k.key_sha256);
+    if (first !== undefined) problems.push(`/keys/${i}/key_sha256: the same key as "${first}" (each key_sha256 names one key)`);
+    else keyHashes.set(k.key_sha256, k.name);
   });
 
   problems.push(...budgetProblems(raw.budgets, declared));

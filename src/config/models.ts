@@ -116,8 +116,9 @@ export function buildModels(
     });
     const shed = { ...m.shed };
     if (real && shed.fallback !== undefined && simulatedOnly.has(shed.fallback)) {
-      warnings.push(`model "${m.name}": shed fallback "${shed.fallback}" is only simulated; hot deep calls are rejected instead`);
-      shed.policy = 'reject';
+      // Its hot deep calls still wait for a place, then take the rungs left (router/shed.ts).
+      warnings.push(`model "${m.name}": shed fallback "${shed.fallback}" is only simulated; hot deep calls wait for a place instead`);
+      shed.policy = 'ladder';
       delete shed.fallback;
     }
     models.set(

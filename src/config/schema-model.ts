@@ -47,17 +47,33 @@ export const EFFORT_LEVELS: readonly string[] = ['minimal', 'low', 'medium', 'hi
 export const EffortSchema = Type.Union(EFFORT_LEVELS.map((e) => Type.Literal(e)));
 
 /**
- * A request's `reasoning_effort` (chat) or `reasoning.effort` (Responses): a level, `none`
- * (GPT-5.1 and later: no reasoning), or null. Anything else is refused with 400 naming the
- * levels, as OpenAI does, rather than relayed to a provider that may ignore it.
+ * Levels clients send above `xhigh`, deepest last: `max` (Anthropic's `output_config.effort`,
+ * platform.claude.com "Effort"; Claude Code 2.1.332's `--effort`), `ultra` (Codex 0.171.0's
+ * model catalog, `codex debug models`: `supported_reasoning_levels` up to `max` and `ultra`).
+ * A request at one of them is deep on any reasoning model; a config never names them (a
+ * bridge sends them on as the deepest level the other API documents).
  */
-export const RequestEffortSchema = Type.Union([...['none', ...EFFORT_LEVELS].map((e) => Type.Literal(e)), Type.Null()]);
+export const DEEPER_EFFORTS: readonly string[] = ['max', 'ultra'];
+
+/**
+ * A request's `reasoning_effort` (chat) or `reasoning.effort` (Responses): a level word, or
+ * null. Any lower-case word up to 32 characters is taken: the levels above, `none` (no
+ * reasoning), the deeper ones, and levels an agent's catalog adds later (an unknown level
+ * counts as the model's `default_effort` for routing, is relayed as sent to an upstream of the
+ * client's own API, and is left out by a bridge: router/deep.ts, translate/effort.ts). Not a
+ * word (a number, a long or free-form string) is refused with 400.
+ */
+export const RequestEffortSchema = Type.Union([Type.String({ pattern: '^[a-z][a-z0-9_-]{0,31}$' }), Type.Null()]);
+
+/** A level word as RequestEffortSchema takes it (for effort fields no route schema checks: Messages' `output_config.effort`). */
+export const EFFORT_WORD = /^[a-z][a-z0-9_-]{0,31}$/;
 
 /**
  * What happens to a deep call when every account of its model is hot (deep calls in flight
  * at the account's learned capacity). `ladder` (the default) walks the rungs in order: wait
- * briefly for a place (`wait_ms`, first come first served; background keys skip it), the
- * model's reasoning fallbacks, the non-reasoning `fallback`, then 429 with `Retry-After`.
+ * for a place (up to `wait_ms`, first come first served; background keys skip it), the
+ * lower effort, the model's reasoning fallbacks, the non-reasoning `fallback`, then 503 with
+ * `Retry-After` (router/shed.ts).
  * `downgrade`, `queue` and `reject` are single rungs (kept from earlier configs).
  */
 export const ShedSchema = Type.Object(
@@ -65,8 +81,12 @@ export const ShedSchema = Type.Object(
     policy: Type.Union([Type.Literal('ladder'), Type.Literal('downgrade'), Type.Literal('queue'), Type.Literal('reject')], { default: 'ladder' }),
     /** The non-reasoning model that takes a hot call (`ladder`, `downgrade`); default: the model's first fallback for `downgrade`. */
     fallback: Type.Optional(Id),
-    /** `ladder`: longest wait for a place on the model's own accounts before the lower rungs, ms. */
-    wait_ms: Type.Integer({ minimum: 0, maximum: 60_000, default: 2_000 }),
+    /**
+     * `ladder`: longest wait for a place on the model's own accounts before the lower rungs,
+     * ms, from the request's start. A few seconds: long enough for a burst's queue to drain as
+     * running calls end, short against the agents' own patience.
+     */
+    wait_ms: Type.Integer({ minimum: 0, maximum: 60_000, default: 5_000 }),
     /** `queue`: longest wait for a place before the call is rejected, ms. */
     queue_timeout_ms: Type.Integer({ minimum: 1, default: 5_000 }),
     /** `ladder`, opt-in: the effort a hot call is lowered to on the same model (below `deep_effort`), before the fallbacks. */

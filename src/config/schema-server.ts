@@ -25,6 +25,20 @@ export const ServerSchema = Type.Object(
      * process is a replica of the shared store. Changing it takes a restart.
      */
     workers: Type.Integer({ minimum: 1, maximum: 256, default: 1 }),
+    /**
+     * The Responses API's WebSocket mode on `GET /v1/responses` (routes/responses-ws.ts),
+     * which Codex uses with `supports_websockets = true`. Off: the upgrade is answered 426
+     * and clients stay on HTTP. A `response.create` frame may be as large as
+     * `body_limit_bytes`.
+     */
+    websocket: Type.Object(
+      {
+        enabled: Type.Boolean({ default: true }),
+        /** A socket with no turn running or queued and no frame from the client for this long is closed (1000), ms. */
+        idle_timeout_ms: Type.Integer({ minimum: 1_000, maximum: 3_600_000, default: 600_000 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
     /** pino level. */
     log_level: Type.Union(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),

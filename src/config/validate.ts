@@ -47,8 +47,21 @@ export function describe(err: ErrorObject, root: unknown): string {
     return `${path}: unknown field "${String(err.params['additionalProperty'])}"`;
   }
   if (err.keyword === 'required') return `${path}: missing field "${String(err.params['missingProperty'])}"`;
-  const shown = /api_key|key_sha256|password|secret|token|\/headers\/|redis_url|redis_options|budget_alerts\/url/i.test(path) ? '[redacted]' : JSON.stringify(valueAt(root, path));
+  const shown = SECRET_PATH.test(path) ? '[redacted]' : shownValue(valueAt(root, path));
   return `${path}: ${err.message ?? 'invalid'} (got ${shown})`;
+}
+
+/** Paths whose values may be secrets, printed as `[redacted]`; the same names as keys inside a value. */
+const SECRET_PATH = /api_key|key_sha256|password|secret|token|\/headers\/|redis_url|redis_options|cluster_nodes|postgres_url|budget_alerts\/url/i;
+const SECRET_KEY = /api_key|key_sha256|password|passwd|secret|token|auth/i;
+
+/**
+ * A value found in the config as an error line shows it: any field named like a secret
+ * inside it (`{host, port, password}`) is `[redacted]`, and a URL's user and password are.
+ */
+export function shownValue(v: unknown): string {
+  const text = JSON.stringify(v, (k, x: unknown) => (k !== '' && SECRET_KEY.test(k) ? '[redacted]' : x)) ?? String(v);
+  return text.replace(/(\/\/)[^/@\s"]*@/g, '$1[redacted]@');
 }
 
 /**

@@ -7,6 +7,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { GatewayError } from './codes.js';
 import { errorBody } from './render.js';
+import { waitHeaders } from './wait.js';
 import { foldLiteralUnions } from '../util/ajv-issues.js';
 
 /** Renders a gateway error as the JSON body of one API's dialect. */
@@ -26,17 +27,38 @@ function bodyFor(reply: FastifyReply, err: GatewayError): unknown {
 }
 
 /**
+ * The headers that tell a client whether and when to retry `err` (errors/codes.ts `Heals`):
+ * - `never`: `x-should-retry: false`. A 5xx then carries no `Retry-After`: Codex CLI does not
+ *   read `x-should-retry`, retries every 5xx (its request and stream retries, about 30 calls)
+ *   and sleeps out each `Retry-After`, so a wait named on a final answer would hold it for
+ *   minutes; without one it gives up within its own backoff (about 25 s). A 4xx keeps its
+ *   wait (a budget's period end): no client retries those in a loop.
+ * - `wait`: `x-should-retry: true` and the wait (1 s when the error names none).
+ * - `maybe`: the error's own headers only.
+ */
+function retryHeaders(err: GatewayError): Record<string, string> {
+  const own = { ...err.headers };
+  if (err.heals === 'never') {
+    if (err.status >= 500) {
+      delete own['retry-after'];
+      delete own['retry-after-ms'];
+    }
+    return { ...own, 'x-should-retry': 'false' };
+  }
+  if (err.heals === 'wait') return { ...(own['retry-after'] ? {} : waitHeaders(1_000)), ...own, 'x-should-retry': 'true' };
+  return own;
+}
+
+/**
  * Sends `err` unless the response already started, in the route's API dialect; returns the status sent.
  * @param extra more response headers (routing headers); the error's own win.
  */
 export function sendError(reply: FastifyReply, err: GatewayError, extra: Record<string, string> = {}): number {
   if (reply.sent || reply.raw.headersSent) return reply.statusCode;
   const requestId = reply.request.id;
-  // Switchyard's own 429 and 503 always say when to come back.
-  const retry = (err.status === 429 || err.status === 503) && !err.headers['retry-after'] ? { 'retry-after': '1' } : {};
   void reply
     .status(err.status)
-    .headers({ ...extra, ...retry, ...err.headers, 'x-request-id': requestId })
+    .headers({ ...extra, ...retryHeaders(err), 'x-request-id': requestId })
     .type('application/json; charset=utf-8')
     .send(bodyFor(reply, err));
   return err.status;

@@ -83,14 +83,15 @@ export function spentError(l: BudgetLine, spentUsd: number): GatewayError {
 /**
  * 503 `no_upstream_available` when every account left for a request has spent its budget
  * (as for an account the provider reports out of credit: router/stops.ts), naming the
- * budgets, with `Retry-After` until the first of them resets.
+ * budgets and when the first of them resets; final (`x-should-retry: false`).
  */
 export function accountsSpentError(spent: readonly { line: BudgetLine; spentUsd: number }[]): GatewayError {
   const parts = spent.map(({ line: l, spentUsd }) => `budget "${l.name}" of upstream "${(l.scope as { upstream: string }).upstream}" spent $${spentUsd.toFixed(6)} of its $${l.amountUsd} ${periodWord(l)} budget`);
   const endMs = Math.min(...spent.map((s) => s.line.endMs));
-  return new GatewayError('GW_ERR_NO_TARGET', {
+  return new GatewayError('GW_ERR_ACCOUNTS_SPENT', {
     message: `No upstream account can serve this request: ${parts.join('; ')}; the first resets at ${new Date(endMs).toISOString()}.`,
-    // Nothing changes before the period ends: an SDK's quick retries would only repeat this.
-    headers: { 'retry-after': retryAfter(endMs), 'x-should-retry': 'false' },
+    // Nothing changes before the period ends: an SDK's quick retries would only repeat this
+    // (a final 5xx names no wait: errors/reply.ts).
+    heals: 'never',
   });
 }

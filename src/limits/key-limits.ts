@@ -16,6 +16,7 @@ import type { Caller } from '../auth/keys.js';
 import { GatewayError } from '../errors/codes.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { StateStore } from '../store/index.js';
+import type { Prompt } from '../usage/prompt-parts.js';
 import type { BudgetAlerts } from './budget-alerts.js';
 import { keyLine } from './budget-lines.js';
 import { Budgets, type BudgetContext, type Served, type SpentAccounts } from './budgets.js';
@@ -24,8 +25,8 @@ import { RateLimiters, type Limits } from './rate.js';
 
 export { DEFAULT_COMPLETION_TOKENS, type SettledTokens } from './key-take.js';
 
-/** Counts the prompt tokens of a request's chat-style `messages`. */
-export type PromptTokenCounter = (messages: unknown) => Promise<number>;
+/** Counts the input tokens of a request's prompt (usage/estimate.ts `countPromptTokens`). */
+export type PromptTokenCounter = (prompt: Prompt) => Promise<number>;
 
 /** What a request holds while it runs; `settle` exactly once at the end. */
 export interface Admission {
@@ -39,8 +40,8 @@ export interface Admission {
   settle(usage: SettledTokens, costUsd: number, served?: Served): Promise<void>;
 }
 
-/** The fields of a request body the `tpm` reservation reads. */
-type AdmitBody = { messages?: unknown; max_tokens?: unknown; max_completion_tokens?: unknown };
+/** What the `tpm` reservation reads of a request: its prompt (absent: none, e.g. passthrough) and its output cap. */
+type AdmitBody = { prompt?: Prompt; max_tokens?: unknown; max_completion_tokens?: unknown };
 
 const HOLDS_NOTHING: Held = { headers: {}, release: async () => {} };
 const NOWHERE: Served = { upstream: null, model: null };
@@ -52,8 +53,9 @@ export class KeyLimits {
   readonly budgets: Budgets;
 
   /**
-   * @param countPromptTokens prompt tokens of a request's chat-style `messages`, for `tpm`
-   *        reservations (the app passes `usage/estimate.ts`'s counter).
+   * @param countPromptTokens input tokens of a request's prompt, for `tpm` reservations (the
+   *        app passes `usage/estimate.ts`'s counter: text, tool calls and results, tool
+   *        definitions, images and files).
    * @param alerts the budget webhook sender (absent: no alerts).
    */
   constructor(
@@ -130,7 +132,8 @@ export class KeyLimits {
     let tokens = 0;
     if (limiters.tpm && limits.tpm) {
       const max = typeof body.max_completion_tokens === 'number' ? body.max_completion_tokens : typeof body.max_tokens === 'number' ? body.max_tokens : DEFAULT_COMPLETION_TOKENS;
-      tokens = Math.max(1, (await this.countPromptTokens(body.messages)) + Math.max(0, Math.floor(max)));
+      const prompt = body.prompt ? await this.countPromptTokens(body.prompt) : 0;
+      tokens = Math.max(1, prompt + Math.max(0, Math.floor(max)));
     }
     return takeKeyLimits({ store: this.store, caller, limits, limiters, tokens, reject: (reason, err) => this.reject(caller, reason, err) });
   }

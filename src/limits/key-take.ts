@@ -12,6 +12,7 @@
  */
 import type { Caller } from '../auth/keys.js';
 import { GatewayError } from '../errors/codes.js';
+import { waitHeaders } from '../errors/wait.js';
 import type { StateStore } from '../store/index.js';
 import type { KeyWindow, Lease } from '../store/types.js';
 import { consume, setRateHeaders, WINDOW_S, type KeyLimiters, type Limits, type WindowLimiter } from './rate.js';
@@ -50,10 +51,8 @@ type Window = Pick<KeyWindow, 'limit'> & { readonly kind: 'requests' | 'tokens' 
 /** One window a take draws on: its limiter, its limit and the points this request takes. */
 type KeyWindowTake = Window & Pick<KeyWindow, 'points'> & { readonly lim: WindowLimiter };
 
-const retryAfter = (ms: number): string => String(Math.max(1, Math.ceil(ms / 1000)));
-
 function concurrencyError(name: string, limit: number): GatewayError {
-  return new GatewayError('GW_ERR_RATE_LIMITED', { message: `Too many concurrent requests for key "${name}": limit ${limit}.`, headers: { 'retry-after': '1' } });
+  return new GatewayError('GW_ERR_RATE_LIMITED', { message: `Too many concurrent requests for key "${name}": limit ${limit}.`, headers: waitHeaders(1_000) });
 }
 
 /** A full window's 429; `headers` already carry its x-ratelimit-* values. */
@@ -62,7 +61,7 @@ function windowError(name: string, w: Window, requested: number, msBeforeNext: n
   return new GatewayError('GW_ERR_RATE_LIMITED', {
     ...(w.kind === 'tokens' ? { type: 'tokens' } : {}),
     message: `Rate limit reached for key "${name}" on ${what}`,
-    headers: { ...headers, 'retry-after': retryAfter(msBeforeNext) },
+    headers: { ...headers, ...waitHeaders(msBeforeNext) },
   });
 }
 

@@ -6,6 +6,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { createBudgetMetrics, type BudgetMetrics, type BudgetReading } from './budgets.js';
+import { createWebSocketMetrics, type WebSocketMetrics } from './websocket.js';
 
 export interface Metrics {
   readonly registry: Registry;
@@ -51,6 +52,7 @@ export interface Metrics {
   readonly tagSpend: Counter<'tag' | 'value'>;
   /** Tag, account and key budgets (metrics/budgets.ts). */
   readonly budgets: BudgetMetrics;
+  readonly websocket: WebSocketMetrics;
   /** Read at scrape time by the state gauges; set by the app once the router exists. */
   readonly sources: MetricSources;
 }
@@ -68,12 +70,9 @@ export interface MetricSources {
 export function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'switchyard_' });
-  // prom-client exports these three totals as gauges named `*_total`, which `promtool check
-  // metrics` rejects; the per-type gauges (`switchyard_nodejs_active_handles` …) stay, and
-  // their sum is the same total.
-  for (const n of ['switchyard_nodejs_active_handles_total', 'switchyard_nodejs_active_requests_total', 'switchyard_nodejs_active_resources_total']) {
-    registry.removeSingleMetric(n);
-  }
+  // prom-client exports these three totals as gauges named `*_total`, which `promtool check metrics` rejects;
+  // the per-type gauges (`switchyard_nodejs_active_handles` …) stay, and their sum is the same total.
+  for (const n of ['switchyard_nodejs_active_handles_total', 'switchyard_nodejs_active_requests_total', 'switchyard_nodejs_active_resources_total']) registry.removeSingleMetric(n);
   Object.assign(registry.getSingleMetric('switchyard_process_max_fds') ?? {}, { aggregator: 'max' }); // one limit, not a sum
   const registers = [registry];
   // With server.workers the primary sums the workers' metrics (server/cluster-metrics.ts); a
@@ -84,7 +83,7 @@ export function createMetrics(): Metrics {
     registry,
     requests: new Counter({
       name: 'switchyard_requests_total',
-      help: 'Finished client requests by public model, upstream, HTTP status and outcome (ok, client_error, upstream_error, client_aborted).',
+      help: 'Finished client requests by public model, upstream, HTTP status and outcome (ok, client_error, upstream_error, gateway_shed, gateway_refused, gateway_error, client_aborted).',
       labelNames: ['model', 'upstream', 'status', 'outcome'],
       registers,
     }),
@@ -295,6 +294,7 @@ export function createMetrics(): Metrics {
       registers,
     }),
     budgets: createBudgetMetrics(registers, () => sources.budgets),
+    websocket: createWebSocketMetrics(registers),
     sources,
   };
 }

@@ -4,6 +4,7 @@
  * same translator (an error sorted by the classifier, a stream relayed event by event, or a
  * JSON body). Returns one outcome value; records nothing (see `finish.ts`).
  */
+import type { ApiName } from '../apis/names.js';
 import type { Model } from '../config/types.js';
 import type { Strategy } from '../config/schema.js';
 import { classifyFailure } from '../errors/classify.js';
@@ -11,16 +12,17 @@ import { GatewayError } from '../errors/codes.js';
 import { retryAfterMs } from '../router/backoff.js';
 import type { Attempt, RouteRun } from '../router/run.js';
 import type { StallWatch } from '../router/feedback.js';
-import { translator as makeTranslator, wireFor } from '../translate/table.js';
+import { translator as makeTranslator } from '../translate/table.js';
 import type { Translator, WireBody } from '../translate/types.js';
 import type { AttemptSpan } from '../tracing/index.js';
 import { discardBody, readCapped } from '../upstream/send.js';
+import { countPromptTokens } from '../usage/estimate.js';
 import type { Call } from './call.js';
 import type { ContinuationMark } from './continuation.js';
 import type { AttemptOutcome, Relayed } from './outcome.js';
 import { relayJson } from './relay-json.js';
 import { relaySse } from './relay-sse.js';
-import { routeHeaders } from './select.js';
+import { routeHeaders, wireOf } from './select.js';
 
 /** Largest upstream error body read (bytes); the rest is discarded. */
 const MAX_ERROR_BODY = 64 * 1024;
@@ -42,12 +44,22 @@ const aborted = (reason: unknown): AttemptOutcome => ({
   relayed: { committed: false, failure: null, aborted: reason, usage: null, estimated: false, ttftMs: null },
 });
 
+/**
+ * The prompt's token estimate when this attempt's stream announces one the wire does not
+ * give (a Messages stream bridged to another wire API: `message_start.usage.input_tokens`),
+ * counted once per call with bounded work (`usage/estimate.ts`, ~30 ms at most whatever the
+ * prompt's size); undefined otherwise.
+ */
+async function promptTokens(call: Call, wireApi: ApiName): Promise<number | undefined> {
+  if (!call.stream || call.api.name !== 'messages' || wireApi === call.api.name) return undefined;
+  call.promptTokens ??= countPromptTokens(call.api.prompt(call.body)).catch(() => 0);
+  return call.promptTokens;
+}
+
 /** The translator and wire request for this attempt, or why the request cannot be sent. */
-function shape(env: AttemptEnv, attempt: Attempt): { tr: Translator; wire: WireBody; dropped: readonly string[]; continuation: ContinuationMark | null } | GatewayError {
+function shape(env: AttemptEnv, attempt: Attempt, wireApi: ApiName, estimate: number | undefined): { tr: Translator; wire: WireBody; dropped: readonly string[]; continuation: ContinuationMark | null } | GatewayError {
   const { call } = env;
   const { target } = attempt;
-  const provider = call.gen.providers.get(target.upstream.id)!;
-  const wireApi = wireFor(call.api.name, provider.wireApis)!;
   try {
     // A continued conversation as this target can take it (pipeline/continuation.ts).
     const continued = call.continuation?.bodyFor(call.body, target, wireApi) ?? null;
@@ -59,8 +71,10 @@ function shape(env: AttemptEnv, attempt: Attempt): { tr: Translator; wire: WireB
       stream: call.stream,
       wantsUsage: call.api.wantsUsage(call.body),
       secrets: [target.upstream.apiKey],
+      retryAfterCapMs: call.gen.config.routing.retry_after_cap_ms,
       options: target.upstream.options,
       maxTokensField: attempt.model.capabilities.max_tokens_field,
+      ...(estimate !== undefined ? { promptTokens: estimate } : {}),
       ...(call.forwardHeaders ? { forwardHeaders: call.forwardHeaders } : {}),
     });
     return { tr, wire: tr.request(prepared.body), dropped: prepared.dropped, continuation: continued?.mark ?? null };
@@ -141,17 +155,19 @@ export async function runAttempt(env: AttemptEnv, attempt: Attempt): Promise<Att
 async function attemptOnce(env: AttemptEnv, attempt: Attempt, signal: AbortSignal): Promise<AttemptOutcome> {
   const { call } = env;
   const { target } = attempt;
-  const shaped = shape(env, attempt);
+  const provider = call.gen.providers.get(target.upstream.id)!;
+  const wireApi = wireOf(call.api, provider.wireApis)!;
+  const shaped = shape(env, attempt, wireApi, await promptTokens(call, wireApi));
   if (shaped instanceof GatewayError) return { kind: 'refused', error: shaped };
   const { tr, wire } = shaped;
 
-  const provider = call.gen.providers.get(target.upstream.id)!;
   // The attempt's `traceparent` (tracing on), or the client's own passed on (off).
   const traced = env.span.headers;
   const upHeaders = traced ? { ...wire.headers, ...traced } : wire.headers;
   let res;
   try {
-    res = await provider.send({ api: tr.wire, body: wire.body, ...(upHeaders ? { headers: upHeaders } : {}), stream: call.stream, requestId: call.req.id, signal });
+    const operation = call.api.operation ? { operation: call.api.operation } : {};
+    res = await provider.send({ api: tr.wire, ...operation, body: wire.body, ...(upHeaders ? { headers: upHeaders } : {}), stream: call.stream, requestId: call.req.id, signal });
     env.span.responded(res.statusCode);
   } catch (err) {
     if (signal.aborted) return aborted(signal.reason);
@@ -164,8 +180,10 @@ async function attemptOnce(env: AttemptEnv, attempt: Attempt, signal: AbortSigna
   if (res.statusCode >= 400) {
     const body = await readCapped(res.body, MAX_ERROR_BODY).then((r) => r.buf, () => Buffer.alloc(0));
     if (signal.aborted) return aborted(signal.reason);
-    const retryAfter = retryAfterMs(res.headers, call.gen.config.routing.retry_after_cap_ms);
-    return { kind: 'failed', failure: tr.error(res.statusCode, res.headers, body), ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}) };
+    const capMs = call.gen.config.routing.retry_after_cap_ms;
+    const named = retryAfterMs(res.headers, Number.POSITIVE_INFINITY);
+    const wait = named === undefined ? {} : { retryAfterMs: Math.min(named, capMs), ...(named > capMs ? { beyondCap: true } : {}) };
+    return { kind: 'failed', failure: tr.error(res.statusCode, res.headers, body), ...wait };
   }
 
   const headers = { ...call.limitHeaders, ...routeHeaders(call.req.id, env.route, env.strategy, target) };
@@ -182,7 +200,7 @@ async function attemptOnce(env: AttemptEnv, attempt: Attempt, signal: AbortSigna
       firstTokenTimeoutMs: call.gen.config.routing.first_token_timeout_ms,
       startedAt: call.req.startedAt,
       errorFrame: (err) => call.api.sseErrorFrame(err),
-      prompt: call.api.promptMessages(call.body),
+      prompt: call.api.prompt(call.body),
       onCommit: env.onCommit,
       keepaliveMs: call.gen.config.routing.sse_keepalive_ms,
     });
@@ -198,12 +216,13 @@ async function attemptOnce(env: AttemptEnv, attempt: Attempt, signal: AbortSigna
   }
   let sent;
   try {
-    sent = await relayJson(tr, call.reply, res, headers, target.price, signal, call.api.promptMessages(call.body));
+    sent = await relayJson(tr, call.reply, res, headers, target.price, signal, call.api.prompt(call.body));
   } catch (err) {
     if (signal.aborted) return aborted(signal.reason);
     throw err;
   }
   if ('failure' in sent) return { kind: 'failed', failure: sent.failure };
+  if (sent.aborted !== undefined) return { kind: 'aborted', relayed: { committed: false, failure: null, aborted: sent.aborted, usage: sent.usage, estimated: sent.estimated, ttftMs: null } };
   env.onCommit();
   return { kind: 'answered', relayed: { committed: true, failure: null, aborted: null, usage: sent.usage, estimated: sent.estimated, ttftMs: null }, answer: tr.answer?.() ?? null, wire: tr.wire };
 }

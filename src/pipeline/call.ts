@@ -64,6 +64,11 @@ export interface Call {
   limitHeaders: Record<string, string>;
   /** The request's tags (record/tags.ts), once read. */
   tags: Tags;
+  /**
+   * The prompt's input-token estimate a bridged stream announces (`InboundApi.countedPrompt`),
+   * counted once per call when an attempt first needs it (attempt.ts).
+   */
+  promptTokens: Promise<number> | null;
   /** The call's trace span (tracing/): attempts open theirs in it, `finish` ends it. */
   readonly trace: CallSpan;
   /** Releases everything the call holds; idempotent. */
@@ -102,5 +107,5 @@ export function openCall(api: InboundApi, deps: PipelineDeps, req: FastifyReques
   };
   const body = raw as Record<string, unknown> & { model: string };
   const trace = deps.tracing.modelCall(req.headers, req.startedAt, api.name, typeof body.model === 'string' ? body.model : '');
-  return { api, req, reply, body, stream: body['stream'] === true, abort, gen, forwardHeaders: forwarded(req, api), continuation: null, limitHeaders: {}, tags: NO_TAGS, trace, close };
+  return { api, req, reply, body, stream: body['stream'] === true, abort, gen, forwardHeaders: forwarded(req, api), continuation: null, limitHeaders: {}, tags: NO_TAGS, promptTokens: null, trace, close };
 }

@@ -16,6 +16,12 @@
  * nothing: a chat-completions account), `migrated` (the owner keeps it, but the call went
  * elsewhere). A response the gateway never journalled can only go to a Responses account
  * (which may know it); with none, the client gets 400 `previous_response_not_found`.
+ * A follow-up sent with `store: false` is rebuilt for the owner too: the account kept
+ * nothing it could look up (OpenAI keeps such a response only in the memory of the
+ * WebSocket that made it, and the gateway reaches accounts over HTTP).
+ *
+ * A warmup (`generate: false`, pipeline/warmup.ts) is journalled without an owner: its
+ * items are the client's own, sent as they are to whichever account serves the follow-up.
  *
  * A journal entry larger than JOURNAL_ENTRY_MAX characters is not kept (its follow-ups go
  * to the owner only). The journal never holds keys or headers: only the items.
@@ -37,10 +43,10 @@ type Obj = Record<string, unknown>;
 /** One journalled response: where it was made, and its conversation as input items. */
 interface JournalEntry {
   readonly v: 1;
-  /** The target (`upstream/model`) that answered it. */
-  readonly target: string;
-  /** The wire API that target was reached over (`responses`: the account keeps it). */
-  readonly wire: ApiName;
+  /** The target (`upstream/model`) that answered it; null for a warmup, which no account made. */
+  readonly target: string | null;
+  /** The wire API that target was reached over (`responses`: the account keeps it); null for a warmup. */
+  readonly wire: ApiName | null;
   /** The name of the client key that made it (only that key reads it back: routes/responses-store.ts). */
   readonly key?: string | null;
   /** Epoch seconds it was made. */
@@ -113,7 +119,7 @@ export class Continuation {
     // follow-up sent the moment it arrived may come first. One more look, a moment later.
     if (owner === undefined && text === undefined) [owner, text] = await new Promise<[string | undefined, string | undefined]>((r) => setTimeout(() => void read().then(r), RECORD_RACE_MS));
     const entry = parseEntry(text);
-    return new Continuation(id, owner ?? entry?.target, entry);
+    return new Continuation(id, owner ?? entry?.target ?? undefined, entry);
   }
 
   /**
@@ -146,10 +152,12 @@ export class Continuation {
 
   /** The body one attempt sends, and how it continues the conversation. */
   bodyFor(body: Readonly<Obj>, target: Target, wire: ApiName): { body: Obj; mark: ContinuationMark } {
-    if (target.key === this.owner && wire === 'responses') return { body: { ...body }, mark: 'pinned' };
+    const stored = body['store'] !== false;
+    if (target.key === this.owner && wire === 'responses' && (stored || !this.entry)) return { body: { ...body }, mark: 'pinned' };
     if (!this.entry) return { body: { ...body }, mark: 'pinned' }; // narrow() left only the owner, or accounts that may know it
     const same = target.key === this.entry.target;
-    const history = [...this.entry.input, ...this.entry.output].map((i) => (same ? i : portable(i))).filter((i) => i !== null);
+    const verbatim = same || this.entry.target === null;
+    const history = [...this.entry.input, ...this.entry.output].map((i) => (verbatim ? i : portable(i))).filter((i) => i !== null);
     const { previous_response_id: _prev, ...rest } = body;
     return { body: { ...rest, input: [...history, ...itemsOf(body['input'])] }, mark: this.entry.wire === 'responses' && !same ? 'migrated' : 'rebuilt' };
   }
@@ -171,6 +179,16 @@ export function recordResponse(store: StateStore, ttlMs: number, made: { answer:
   const entry: JournalEntry = { v: 1, target: target.key, wire, key, createdAt: Math.floor(Date.now() / 1000), input, output: answer.output };
   const text = JSON.stringify(entry);
   if (text.length <= JOURNAL_ENTRY_MAX) void store.putJournal(answer.id, text, ttlMs);
+}
+
+/**
+ * Journals a warmup (`generate: false`) as `id`, with no owner and no output, off the
+ * response path: a follow-up naming it is rebuilt from `input` for any account.
+ */
+export function recordWarmup(store: StateStore, ttlMs: number, made: { id: string; input: readonly unknown[]; key: string | null }): void {
+  const entry: JournalEntry = { v: 1, target: null, wire: null, key: made.key, createdAt: Math.floor(Date.now() / 1000), input: made.input, output: [] };
+  const text = JSON.stringify(entry);
+  if (text.length <= JOURNAL_ENTRY_MAX) void store.putJournal(made.id, text, ttlMs);
 }
 
 /** The client's `input` as items (for a request that continues nothing). */

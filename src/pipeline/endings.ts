@@ -5,7 +5,7 @@
  */
 import { ClientDisconnected, ShuttingDown } from '../errors/aborts.js';
 import { isCallerFault } from '../errors/classify.js';
-import { GatewayError } from '../errors/codes.js';
+import { GatewayError, type ErrorCode } from '../errors/codes.js';
 import { sendError } from '../errors/reply.js';
 import type { Strategy } from '../config/schema.js';
 import type { Call } from './call.js';
@@ -29,7 +29,7 @@ function make(p: Progress, c: Counted, status: number, outcome: Ending['outcome'
     status,
     outcome,
     errorClass,
-    model: p.model?.name ?? null,
+    model: p.model?.name ?? p.named,
     served: a ? { model: a.model.name, upstream: a.target.upstream.id, upstreamModel: a.target.model } : null,
     usage: c.usage,
     estimated: c.estimated,
@@ -42,6 +42,17 @@ function make(p: Progress, c: Counted, status: number, outcome: Ending['outcome'
 }
 
 const NO_USAGE: Counted = { usage: null, estimated: false, ttftMs: null };
+
+/**
+ * Route stops the gateway decided itself, by error code, with their outcome: no upstream
+ * answered them, so they are not `upstream_error` (record/request.ts `Outcome`).
+ */
+const GATEWAY_STOPS: Partial<Readonly<Record<ErrorCode, Ending['outcome']>>> = {
+  GW_ERR_SHED_REJECTED: 'gateway_shed',
+  GW_ERR_UPSTREAM_OVERLOADED: 'gateway_shed',
+  GW_ERR_RETRY_BUDGET: 'gateway_refused',
+  GW_ERR_ACCOUNTS_SPENT: 'gateway_refused',
+};
 
 /** The ending of a call aborted by the client leaving or the drain deadline. */
 function abortEnding(call: Call, p: Progress, reason: unknown, relayed: Relayed | null): Ending {
@@ -77,12 +88,16 @@ export function ended(call: Call, p: Progress, outcome: Exclude<AttemptOutcome, 
 export function stopped(call: Call, p: Progress, strategy: Strategy, err: GatewayError): Ending {
   const route = p.route!;
   const last = route.lastFailure?.classified ?? null;
-  // Switchyard already retried a failing upstream; the SDK retrying on top would multiply the
-  // load. A 429 (every account throttled, or shed) is different: its Retry-After is honest,
-  // and the client's own retry after it is what should happen.
-  const noRetry: Record<string, string> = route.attempts > 0 && err.status >= 500 ? { 'x-should-retry': 'false' } : {};
+  // Switchyard already retried a failing upstream: the answer is final (errors/reply.ts), as
+  // the SDK retrying on top would multiply the load. An error that names a wait (every account
+  // throttled, a shed, a full queue) is different: the client's retry after it should happen.
+  const answer = route.attempts > 0 && err.status >= 500 && err.heals === 'maybe' ? err.asFinal() : err;
   const upstream: Record<string, string> = p.attempt ? { 'x-switchyard-upstream': p.attempt.target.upstream.id } : {};
-  const status = sendError(call.reply, err, { ...call.limitHeaders, ...noRetry, ...upstream, ...routeHeaders(call.req.id, route, strategy, null) });
+  const status = sendError(call.reply, answer, { ...call.limitHeaders, ...upstream, ...routeHeaders(call.req.id, route, strategy, null) });
+  const own = GATEWAY_STOPS[err.code];
+  // The class of an upstream failure before the gateway's own stop still says why (a full
+  // queue is recorded as the route's last failure itself: it has no upstream class).
+  if (own) return make(p, NO_USAGE, status, own, route.lastFailure && route.lastFailure.error !== err ? route.lastFailure.classified.class : null);
   return make(p, NO_USAGE, status, last && isCallerFault(last) ? 'client_error' : 'upstream_error', last?.class ?? null);
 }
 

@@ -24,6 +24,16 @@ function logTokens(u: Usage): Record<string, number> {
   return t;
 }
 
+/** Longest `model` id kept as sent on a record (a longer one is cut): no real id comes close. */
+const MAX_REQUESTED_MODEL = 256;
+
+/** The `model` id as the client sent it (checked a non-empty string by the route's schema), cut to MAX_REQUESTED_MODEL; null when the body has none. */
+export function requestedId(body: Readonly<Record<string, unknown>>): string | null {
+  const m = body['model'];
+  if (typeof m !== 'string' || m === '') return null;
+  return m.length > MAX_REQUESTED_MODEL ? m.slice(0, MAX_REQUESTED_MODEL) : m;
+}
+
 /** Where records go: metrics (and the console's ring kept with them) and, when configured, the ledger. */
 export interface RecordSinks {
   readonly metrics: Metrics;
@@ -36,7 +46,10 @@ function emit(sinks: RecordSinks, log: FastifyBaseLogger, rec: RequestRecord, ta
   recordRequest(metrics, rec);
   if (tags) recordTags(metrics, rec, tags.metric_labels, tags.metric_max_values);
   recentRequests(metrics).push(rec);
-  sinks.ledger?.add(rec);
+  // The ledger books what keys did: a refusal before any key was recognised (a bad or missing
+  // key, an unknown route) goes to the log and the metrics only, so anonymous traffic cannot
+  // fill the ledger (or its spool during a PostgreSQL outage) and push billing rows out.
+  if (rec.key !== null) sinks.ledger?.add(rec);
   log.info(
     {
       api: rec.api,
@@ -55,7 +68,11 @@ function emit(sinks: RecordSinks, log: FastifyBaseLogger, rec: RequestRecord, ta
       tokens: logTokens(rec.usage),
       tokens_estimated: rec.usageEstimated,
       cost_usd: rec.costUsd,
+      // Only when the burst shedder or a fallback acted: which calls were shed, and how.
+      ...(rec.shed !== null ? { shed: rec.shed } : {}),
+      ...(rec.fallback !== null ? { fallback: rec.fallback } : {}),
       ...(Object.keys(rec.tags).length > 0 ? { tags: rec.tags } : {}),
+      ...(rec.transport === 'websocket' ? { transport: 'websocket' } : {}),
     },
     'request finished',
   );
@@ -73,10 +90,10 @@ export async function finish(deps: PipelineDeps, call: Call, admission: Admissio
   const cost = end.price ? costUsd(usage, end.price) : 0;
   const rec: RequestRecord = {
     requestId: req.id,
-    api: call.api.name,
+    api: call.api.operation ? `${call.api.name}/${call.api.operation}` : call.api.name,
     key: req.caller?.name ?? null,
     model: end.served?.model ?? end.model,
-    requestedModel: end.model,
+    requestedModel: requestedId(call.body),
     upstream: end.served?.upstream ?? null,
     upstreamModel: end.served?.upstreamModel ?? null,
     stream: call.stream,
@@ -93,6 +110,7 @@ export async function finish(deps: PipelineDeps, call: Call, admission: Admissio
     fallback: end.fallback,
     shed: end.shed,
     tags: call.tags,
+    transport: req.transport,
   };
   call.trace.end(rec);
   // The key's limits, and the cost added to its budgets and the daily spend per key and model
@@ -101,17 +119,18 @@ export async function finish(deps: PipelineDeps, call: Call, admission: Admissio
   emit(deps, req.log, rec, call.gen.config.tags);
 }
 
-/** Records a request the pipeline did not take, once (`req.recorded` guards it). */
+/** Records a request the pipeline did not take, once (`req.recorded` guards it), as far as `req.described` says what it was. */
 export function recordOutside(sinks: RecordSinks, req: FastifyRequest, status: number, outcome: Outcome): void {
   if (req.recorded) return;
   req.recorded = true;
+  const d = req.described;
   emit(sinks, req.log, {
     requestId: req.id,
-    api: null,
+    api: d?.api ?? null,
     key: req.caller?.name ?? null,
-    model: null,
-    requestedModel: null,
-    upstream: null,
+    model: d?.model ?? null,
+    requestedModel: (d?.requestedModel !== undefined ? d.requestedModel : d?.model) ?? null,
+    upstream: d?.upstream ?? null,
     upstreamModel: null,
     stream: false,
     status,
@@ -120,12 +139,13 @@ export function recordOutside(sinks: RecordSinks, req: FastifyRequest, status: n
     startedAt: req.startedAt,
     durationMs: Date.now() - req.startedAt,
     ttftMs: null,
-    usage: ZERO_USAGE,
+    usage: d?.usage ?? ZERO_USAGE,
     usageEstimated: false,
-    costUsd: 0,
+    costUsd: d?.costUsd ?? 0,
     attempts: 0,
     fallback: null,
     shed: null,
     tags: NO_TAGS,
+    transport: req.transport,
   });
 }

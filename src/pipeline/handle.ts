@@ -6,11 +6,11 @@
  * is asked of the API's descriptor (apis/) and of the attempt's translator (translate/).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { checkNesting } from '../apis/nesting.js';
 import { unwrapExtraBody } from '../apis/normalise.js';
 import type { ApiName } from '../apis/names.js';
 import type { InboundApi } from '../apis/types.js';
 import type { Target } from '../config/types.js';
-import { wireFor } from '../translate/table.js';
 import { recordAttemptOk, recordAttemptStart, recordUpstreamError, trackInFlight } from '../metrics/record.js';
 import { runAttempt, type AttemptEnv } from './attempt.js';
 import { openCall, type Call, type PipelineDeps } from './call.js';
@@ -20,7 +20,8 @@ import type { Ending, Progress } from './outcome.js';
 import { Continuation, inputItems, recordResponse } from './continuation.js';
 import { requestTags } from '../record/tags.js';
 import type { AttemptEnd } from '../tracing/index.js';
-import { findModel, forApi, pickStrategy, sessionKey } from './select.js';
+import { allowedModel, forApi, pickStrategy, servedOn, sessionKey, wireOf } from './select.js';
+import { answerWarmup, isWarmup } from './warmup.js';
 
 export type { PipelineDeps } from './call.js';
 
@@ -29,12 +30,13 @@ const THREW: AttemptEnd = { kind: 'threw' };
 
 /**
  * Handles one model call in `api`'s dialect (`POST /v1/chat/completions`, `/v1/responses`,
- * `/v1/messages`); never throws (every outcome is answered and recorded once).
+ * `/v1/responses/compact`, `/v1/messages`); never throws (every outcome is answered and
+ * recorded once).
  */
 export async function handleModelCall(api: InboundApi, deps: PipelineDeps, req: FastifyRequest, reply: FastifyReply): Promise<void> {
   req.pipelineOwned = true;
   const call = openCall(api, deps, req, reply);
-  const progress: Progress = { model: null, admission: null, route: null, attempt: null };
+  const progress: Progress = { named: null, model: null, admission: null, route: null, attempt: null };
   let ending: Ending;
   try {
     ending = await serve(deps, call, progress);
@@ -51,24 +53,29 @@ export async function handleModelCall(api: InboundApi, deps: PipelineDeps, req: 
 async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promise<Ending> {
   const { config, router, providers } = call.gen;
   call.body = unwrapExtraBody(call.body);
+  await checkNesting(call.body);
   const { api, body, req } = call;
   call.tags = requestTags(req.headers, req.caller?.metadata, config.tags.headers);
   // A Responses follow-up goes where its conversation is (pipeline/continuation.ts).
   call.continuation = api.name === 'responses' ? await Continuation.open(call.gen.router.store, body) : null;
   const continuation = call.continuation;
-  const wireOf = (t: Target): ApiName | null => wireFor(api.name, providers.get(t.upstream.id)?.wireApis ?? new Set());
-  const found = findModel(config, providers, req, api, body.model);
-  const model = continuation ? continuation.narrow(found, wireOf) : found;
+  const wireOfTarget = (t: Target): ApiName | null => wireOf(api, providers.get(t.upstream.id)?.wireApis ?? new Set());
+  const named = allowedModel(config, req, body.model);
+  progress.named = named.name;
+  const found = servedOn(config, providers, api, named);
+  const model = continuation ? continuation.narrow(found, wireOfTarget) : found;
   progress.model = model;
   trackInFlight(deps.metrics, model.name, 1);
   // The key's limits, and every budget the request counts against (one store read: limits/budgets.ts).
   progress.admission = await deps.limits.admit(
     req.caller,
-    { messages: api.promptMessages(body), max_tokens: api.maxOutputTokens(body) },
+    { prompt: api.prompt(body), max_tokens: api.maxOutputTokens(body) },
     { budgets: config.budgets, alerts: config.budgetAlerts, tags: call.tags },
   );
   const spentAccounts = progress.admission.spentAccounts;
   call.limitHeaders = progress.admission.headers;
+  // A Responses warmup (`generate: false`) is answered here; no upstream is called.
+  if (isWarmup(call)) return answerWarmup(call, model);
   const strategy = continuation?.owner !== undefined ? 'sticky' : pickStrategy(req, body, model);
   const session = sessionKey(req, api, body);
   const images = api.hasImages(body);
@@ -82,9 +89,9 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
     ...(spentAccounts ? { spentAccounts } : {}),
     // Fallback and shed models the API cannot reach, or that cannot take the prompt's images, are left out.
     lookup: (n) => {
-      const m = forApi(config, providers, api.name, config.models.get(n));
+      const m = forApi(config, providers, api, config.models.get(n));
       if (!m || (!m.capabilities.vision && images)) return undefined;
-      return continuation ? (continuation.narrowOrNull(m, wireOf) ?? undefined) : m;
+      return continuation ? (continuation.narrowOrNull(m, wireOfTarget) ?? undefined) : m;
     },
   });
   progress.route = route;
@@ -110,15 +117,19 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
     span.end(outcome);
     if (outcome.kind === 'failed') {
       recordUpstreamError(deps.metrics, attempt.target.upstream.id, outcome.failure.classified.class);
-      const retry = outcome.retryAfterMs !== undefined ? { retryAfterMs: outcome.retryAfterMs } : {};
+      const retry = { ...(outcome.retryAfterMs !== undefined ? { retryAfterMs: outcome.retryAfterMs } : {}), ...(outcome.beyondCap ? { beyondCap: true } : {}) };
       route.report(attempt, { ok: false, classified: outcome.failure.classified, error: outcome.failure.error, reason: outcome.failure.reason ?? outcome.failure.error.message, latencyMs: Date.now() - attempt.startedAt, ...retry });
       continue;
     }
     // An answer was reported at its first byte (onCommit); anything else frees the target.
     if (outcome.kind !== 'answered') route.report(attempt, { ok: 'aborted' });
     else if (outcome.relayed.failure) recordUpstreamError(deps.metrics, attempt.target.upstream.id, outcome.relayed.failure.classified.class);
-    attempt.release();
-    if (outcome.kind === 'answered' && !outcome.relayed.failure && outcome.answer && outcome.wire) {
+    // A delivered stream whose upstream body has not ended yet holds its slot until it does (≤ 1 s).
+    const drained = outcome.kind === 'answered' ? outcome.relayed.drained : undefined;
+    if (drained) void drained.then(() => attempt.release());
+    else attempt.release();
+    // A response is journalled for its follow-ups; a compaction's output goes back as the client's input instead.
+    if (outcome.kind === 'answered' && !outcome.relayed.failure && outcome.answer && outcome.wire && !api.operation) {
       const input = continuation ? continuation.expandedInput(body) : inputItems(body['input']);
       recordResponse(call.gen.router.store, config.store.journal_ttl_ms, { answer: outcome.answer, target: attempt.target, wire: outcome.wire, input, key: req.caller?.name ?? null });
     }

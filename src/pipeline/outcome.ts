@@ -25,6 +25,12 @@ export interface Relayed {
   /** The usage was counted by the gateway (tokenizer), not reported by the upstream. */
   readonly estimated: boolean;
   readonly ttftMs: number | null;
+  /**
+   * Settles once the upstream body closed, when the answer was delivered before the upstream
+   * ended it (pipeline/relay-sse.ts): the attempt's slot is held until then, since the
+   * provider still counts the call (absent: the body is already done).
+   */
+  readonly drained?: Promise<void>;
 }
 
 /** What one attempt came to. */
@@ -32,7 +38,8 @@ export type AttemptOutcome =
   /** An answer went out (a stream may have ended with an error event: `relayed.failure`). */
   | { readonly kind: 'answered'; readonly relayed: Relayed; readonly answer?: ResponseAnswer | null; readonly wire?: ApiName }
   /** Nothing went out: the route may try another target. */
-  | { readonly kind: 'failed'; readonly failure: Failure; readonly retryAfterMs?: number }
+  /** `retryAfterMs`: the upstream's named wait, capped at routing.retry_after_cap_ms; `beyondCap`: it named a longer one. */
+  | { readonly kind: 'failed'; readonly failure: Failure; readonly retryAfterMs?: number; readonly beyondCap?: boolean }
   /** The request cannot be sent as it is (a parameter the model rejects, a shape the wire API cannot express): answered as is. */
   | { readonly kind: 'refused'; readonly error: GatewayError }
   /** The client left, or the gateway shut down, during the attempt. */
@@ -50,7 +57,7 @@ export interface Ending {
   readonly status: number;
   readonly outcome: Outcome;
   readonly errorClass: string | null;
-  /** Public model asked for (or served), once known. */
+  /** The configured model the client's id names (aliases resolved), once known. */
   readonly model: string | null;
   readonly served: Served | null;
   readonly usage: Usage | null;
@@ -65,6 +72,9 @@ export interface Ending {
 
 /** What the call got to, for its ending: filled in as it goes. */
 export interface Progress {
+  /** The configured model the client's id names, once found (also when this API cannot reach it). */
+  named: string | null;
+  /** That model as the client API can reach it, once admitted to routing. */
   model: Model | null;
   admission: Admission | null;
   route: RouteRun | null;

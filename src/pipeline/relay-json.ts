@@ -4,6 +4,11 @@
  * sends the result with the request's cost (`price`, the serving target's) in
  * `x-switchyard-cost-usd`. An answer without usage is counted with the tokenizer and marked
  * estimated; a 2xx body that is an error object is a failure (nothing is sent).
+ *
+ * Once the body is handed to Fastify the answer is delivered: a client that leaves while it
+ * is being written still has an `ok` request. One that left before (while the upstream
+ * answered, or while its answer was counted) gets nothing; the usage counted stays on the
+ * request's record.
  */
 import type { FastifyReply } from 'fastify';
 import type { PriceConfig } from '../config/schema.js';
@@ -13,15 +18,16 @@ import type { UpstreamResponse } from '../providers/types.js';
 import { unreadable } from '../translate/failure.js';
 import type { Failure, Translator } from '../translate/types.js';
 import { readCapped } from '../upstream/send.js';
-import { estimateUsage } from '../usage/estimate.js';
+import { estimateUsage, type Prompt } from '../usage/estimate.js';
 import { costUsd, formatCost, ZERO_USAGE, type Usage } from '../usage/usage.js';
 
 /** Largest upstream JSON body accepted (bytes); far above any real answer. */
 const MAX_JSON_BODY = 64 * 1024 * 1024;
 
 /**
- * @returns the usage sent, or the failure when nothing was sent (unreadable body, connection
- *   lost while reading: the route may fail over).
+ * @returns the usage sent; the usage of an answer the client left before it was sent, with
+ *   the abort reason (`aborted`); or the failure when nothing was sent (unreadable body,
+ *   connection lost while reading: the route may fail over).
  * @throws the abort reason when `signal` fired while reading.
  */
 export async function relayJson(
@@ -31,15 +37,18 @@ export async function relayJson(
   headers: Record<string, string>,
   price: Required<PriceConfig>,
   signal: AbortSignal,
-  prompt: unknown,
-): Promise<{ readonly usage: Usage | null; readonly estimated: boolean } | { readonly failure: Failure }> {
+  prompt: Prompt,
+): Promise<{ readonly usage: Usage | null; readonly estimated: boolean; readonly aborted?: unknown } | { readonly failure: Failure }> {
   let buf: Buffer;
   let truncated: boolean;
   try {
     ({ buf, truncated } = await readCapped(upstream.body, MAX_JSON_BODY));
   } catch (err) {
     if (signal.aborted) throw signal.reason;
-    return { failure: { classified: classifyFailure({ thrown: err }), error: new GatewayError('GW_ERR_UPSTREAM_STREAM', { message: 'The upstream connection failed while sending its answer.' }) } };
+    const classified = classifyFailure({ thrown: err });
+    // An upstream gone silent mid-answer (the idle timeout) is a timeout, as on a stream.
+    const error = classified.class === 'timeout' ? new GatewayError('GW_ERR_UPSTREAM_TIMEOUT') : new GatewayError('GW_ERR_UPSTREAM_STREAM', { message: 'The upstream connection failed while sending its answer.' });
+    return { failure: { classified, error } };
   }
   let parsed: unknown;
   try {
@@ -59,6 +68,7 @@ export async function relayJson(
   // An answer without usage is counted with the tokenizer (prompt and generated text), never free.
   const estimated = result.usage === null;
   const usage = result.usage ?? (await estimateUsage({ output: [result.text ?? ''], reasoning: [] }, prompt).catch(() => null));
+  if (signal.aborted) return { usage, estimated, aborted: signal.reason };
   const cost = costUsd(usage ?? ZERO_USAGE, price);
   const type = upstream.headers['content-type'];
   void reply

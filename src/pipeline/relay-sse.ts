@@ -15,6 +15,16 @@
  *   text seen is counted with the tokenizer and marked estimated.
  * - After the first byte, an upstream silent for `keepaliveMs` (long reasoning) gets a
  *   comment line sent for it, so proxies with idle timeouts keep the connection.
+ * - Once the frames of the step marked `done` (the client API's terminal event: chat's
+ *   `[DONE]`, Responses' `response.completed` / `response.incomplete`, Messages'
+ *   `message_stop`) were written, the answer is delivered: the client's response ends at
+ *   once and the relay stops reading, so whatever the client or the upstream does next
+ *   (the client closes as Codex CLI does, the upstream lingers, errors or sends more) cannot
+ *   turn a delivered answer into an abort or a failure. Every wire API reports its usage at
+ *   or before that event (chat's usage chunk precedes `[DONE]`; Responses' is inside
+ *   `response.completed`; Messages' last count is in `message_delta`), so nothing is left
+ *   to read for the record; the rest of the upstream body is drained in the background
+ *   (`releaseBody`).
  */
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
@@ -23,10 +33,10 @@ import { ShuttingDown } from '../errors/aborts.js';
 import { afterFirstByte, classifyFailure } from '../errors/classify.js';
 import { GatewayError } from '../errors/codes.js';
 import type { UpstreamResponse } from '../providers/types.js';
-import { SseFramer, terminated } from '../sse/parse.js';
+import { EventTooLarge, SseFramer, terminated } from '../sse/parse.js';
 import type { Failure, StreamStep, Translator } from '../translate/types.js';
-import { discardBody } from '../upstream/send.js';
-import { estimateUsage } from '../usage/estimate.js';
+import { discardBody, releaseBody } from '../upstream/send.js';
+import { EMPTY_PROMPT, estimateUsage, type Prompt } from '../usage/estimate.js';
 import type { Usage } from '../usage/usage.js';
 import type { Relayed } from './outcome.js';
 
@@ -51,8 +61,8 @@ export interface SseRelayArgs {
   readonly startedAt: number;
   /** The final event of a stream broken after it started, in the client API's dialect. */
   readonly errorFrame: (err: GatewayError) => Buffer;
-  /** The prompt as chat-style messages, tokenized only when the upstream reports no usage. */
-  readonly prompt: unknown;
+  /** The request's prompt, tokenized only when the upstream reports no usage. */
+  readonly prompt: Prompt;
   /** Called once, when the first event goes to the client. */
   readonly onCommit: () => void;
   /** After the first event: a comment line is written when nothing else was for this long, ms (0: never). */
@@ -70,6 +80,9 @@ async function write(out: ServerResponse, buf: Buffer, signal: AbortSignal): Pro
 function readFailure(err: unknown, stalled: boolean, committed: boolean): Failure {
   if (stalled) {
     return { classified: classifyFailure({ local: 'stall' }), error: new GatewayError('GW_ERR_UPSTREAM_TIMEOUT', { message: 'The upstream sent no event within the first-token timeout.' }) };
+  }
+  if (err instanceof EventTooLarge) {
+    return { classified: classifyFailure({ local: 'unreadable' }), error: new GatewayError('GW_ERR_UPSTREAM_BAD_RESPONSE', { message: `The upstream sent an event larger than ${err.limit / 1048576} MiB; the stream was ended.` }) };
   }
   const classified = classifyFailure({ thrown: err });
   const timeout = classified.class === 'timeout';
@@ -96,6 +109,8 @@ export async function relaySse(args: SseRelayArgs): Promise<Relayed> {
   let pending: Buffer[] = [];
   let failure: Failure | null = null;
   let aborted: unknown = null;
+  /** A step marked `done` was taken: its frames hold the client API's terminal event. */
+  let done = false;
 
   // Keep-alives go out between whole events only (every write below is of whole events), so
   // the events' own bytes stay as the upstream sent them.
@@ -124,6 +139,7 @@ export async function relaySse(args: SseRelayArgs): Promise<Relayed> {
     if (step.reasoning) reasoning.push(step.reasoning);
     if (step.deferred) deferred.push(step.deferred);
     if (step.error) failure = step.error;
+    if (step.done) done = true;
     if (!step.frames || step.frames.length === 0) return false;
     for (const f of step.frames) batch.push(f);
     return hasData && step.hold !== true;
@@ -148,18 +164,20 @@ export async function relaySse(args: SseRelayArgs): Promise<Relayed> {
   };
 
   try {
-    for await (const chunk of upstream.body as AsyncIterable<Buffer>) {
+    // Leaving the loop early does not destroy the body: after a delivered answer the rest
+    // is drained (the connection can serve another request); any other early exit discards it.
+    for await (const chunk of upstream.body.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
       const batch: Buffer[] = [];
       let hasData = false;
       for (const ev of framer.push(chunk)) {
         if (take(translator.event(ev), ev.data !== null, batch)) hasData = true;
-        if (failure) break;
+        if (failure || done) break;
       }
       // Frames before an error in the same read still go out first.
       await flush(batch, hasData);
-      if (failure) break;
+      if (failure || done) break;
     }
-    if (!failure) {
+    if (!failure && !done) {
       const batch: Buffer[] = [];
       // An unterminated last event gets its blank line, so a frame added after it stays apart.
       const flushed = framer.end();
@@ -204,12 +222,12 @@ async function counted(
   committed: boolean,
   text: string[],
   reasoning: string[],
-  prompt: unknown,
+  prompt: Prompt,
 ): Promise<{ usage: Usage | null; estimated: boolean }> {
   const seen = text.length > 0 || reasoning.length > 0;
   if (usage !== null && complete) return { usage, estimated: false };
   if (!seen && !committed) return { usage, estimated: false };
-  const est = await estimateUsage({ output: text, reasoning }, usage === null ? prompt : []).catch(() => ({ input: 0, cached: 0, output: text.length, reasoning: 0 }));
+  const est = await estimateUsage({ output: text, reasoning }, usage === null ? prompt : EMPTY_PROMPT).catch(() => ({ input: 0, cached: 0, output: text.length, reasoning: 0 }));
   if (usage === null) return { usage: est, estimated: true };
   const output = Math.max(usage.output, est.output);
   return { usage: { ...usage, output, reasoning: Math.min(output, Math.max(usage.reasoning, est.reasoning)) }, estimated: true };
@@ -218,19 +236,23 @@ async function counted(
 /** Ends the client's side of the stream according to how the relay went. */
 function finishRelay(args: SseRelayArgs, r: Relayed): Relayed {
   const out = args.reply.raw;
+  const body = args.upstream.body;
   if (r.aborted !== null) {
-    discardBody(args.upstream.body);
+    discardBody(body);
     // Cut at the drain deadline after the first byte: the client gets a final error event.
     if (r.committed && r.aborted instanceof ShuttingDown && !out.destroyed) out.end(args.errorFrame(new GatewayError('GW_ERR_SHUTTING_DOWN')));
     return r;
   }
   if (r.failure) {
-    discardBody(args.upstream.body);
+    discardBody(body);
     if (!r.committed) return r;
     const failure = { ...r.failure, classified: afterFirstByte(r.failure.classified) };
     if (!out.destroyed) out.end(args.errorFrame(failure.error));
     return { ...r, failure };
   }
   out.end();
+  // Delivered before the upstream ended its body: nothing more is needed from it, but the
+  // provider counts the call until the body ends, so the slot waits for that (`drained`).
+  if (!body.readableEnded) return { ...r, drained: releaseBody(body) };
   return r;
 }

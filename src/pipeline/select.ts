@@ -21,19 +21,29 @@ import { wireFor } from '../translate/table.js';
 const servable = new WeakMap<GatewayConfig, Map<string, Model | null>>();
 
 /**
- * The model as seen from one client API: its targets narrowed to upstreams speaking a wire
- * API the support matrix (`translate/table.ts`) can bridge to it. Cached per config generation.
+ * The wire API an account speaking `wires` serves `api` over: the support matrix's choice
+ * (`translate/table.ts`), or for an operation (a compaction) the client's own API only; null
+ * when it cannot serve it.
  */
-export function forApi(config: GatewayConfig, providers: ReadonlyMap<string, Provider>, api: ApiName, model: Model | undefined): Model | undefined {
+export function wireOf(api: InboundApi, wires: ReadonlySet<ApiName>): ApiName | null {
+  if (api.operation) return wires.has(api.name) ? api.name : null;
+  return wireFor(api.name, wires);
+}
+
+/**
+ * The model as seen from one client API (or operation): its targets narrowed to upstreams
+ * that can serve it ({@link wireOf}). Cached per config generation.
+ */
+export function forApi(config: GatewayConfig, providers: ReadonlyMap<string, Provider>, api: InboundApi, model: Model | undefined): Model | undefined {
   if (!model) return undefined;
   let byName = servable.get(config);
   if (!byName) servable.set(config, (byName = new Map()));
-  const key = `${api}\n${model.name}`;
+  const key = `${api.path}\n${model.name}`;
   let view = byName.get(key);
   if (view === undefined) {
     const targets = model.targets.filter((t) => {
       const p = providers.get(t.upstream.id);
-      return p !== undefined && wireFor(api, p.wireApis) !== null;
+      return p !== undefined && wireOf(api, p.wireApis) !== null;
     });
     view = targets.length === 0 ? null : targets.length === model.targets.length ? model : Object.freeze({ ...model, targets: Object.freeze(targets) });
     byName.set(key, view);
@@ -57,18 +67,14 @@ export function allowedModel(config: GatewayConfig, req: FastifyRequest, name: s
 }
 
 /**
- * The model the request names, as its API can reach it.
- * @throws GatewayError 404 `model_not_found` (unknown, or not allowed for the key), 400
- *   `unsupported_api` (no target speaks a wire API this client API can be served over).
+ * A model the request names (`allowedModel`), as its API can reach it.
+ * @throws GatewayError 400 `unsupported_api` (no target speaks a wire API this client API can be served over).
  */
-export function findModel(config: GatewayConfig, providers: ReadonlyMap<string, Provider>, req: FastifyRequest, api: InboundApi, name: string): Model {
-  const declared = allowedModel(config, req, name);
-  const model = forApi(config, providers, api.name, declared);
+export function servedOn(config: GatewayConfig, providers: ReadonlyMap<string, Provider>, api: InboundApi, declared: Model): Model {
+  const model = forApi(config, providers, api, declared);
   if (!model) {
-    throw new GatewayError('GW_ERR_API_NOT_SUPPORTED', {
-      message: `The model \`${declared.name}\` is not served on ${api.path}: none of its upstreams speaks an API this endpoint can be translated to.`,
-      param: 'model',
-    });
+    const why = api.operation ? `none of its upstreams serves the ${api.name} API, which this operation needs (it is not translated)` : 'none of its upstreams speaks an API this endpoint can be translated to';
+    throw new GatewayError('GW_ERR_API_NOT_SUPPORTED', { message: `The model \`${declared.name}\` is not served on ${api.path}: ${why}.`, param: 'model' });
   }
   return model;
 }

@@ -6,23 +6,42 @@
 import type { Usage } from '../usage/usage.js';
 import type { Tags } from './tags.js';
 
-/** How a request ended, from the client's side. */
-export type Outcome = 'ok' | 'client_error' | 'upstream_error' | 'client_aborted' | 'gateway_error';
+/**
+ * How a request ended, from the client's side, by who ended it (README "Observe"):
+ * - `ok`: the answer was delivered (a stream's terminal event was written);
+ * - `client_error`: the request was refused for what it asked (bad body, unknown model, the
+ *   key's own limits or budget), or an upstream refused it for the same reasons;
+ * - `upstream_error`: the upstream failed (an error answer, a broken stream, a timeout);
+ * - `gateway_shed`: the gateway turned the call away to protect capacity (a reasoning burst
+ *   shed with 429, a full or timed-out concurrency queue);
+ * - `gateway_refused`: the gateway's own policy declined it (the retry budget is spent, every
+ *   account left has spent its budget);
+ * - `gateway_error`: the gateway failed or was shutting down;
+ * - `client_aborted`: the client left before the answer was delivered (499).
+ */
+export type Outcome = 'ok' | 'client_error' | 'upstream_error' | 'gateway_shed' | 'gateway_refused' | 'gateway_error' | 'client_aborted';
 
 export interface RequestRecord {
   readonly requestId: string;
-  /** The client API the request came in on (`chat`, `responses`, `messages`); null outside the model routes. */
+  /** The client API the request came in on (`chat`, `responses`, `messages`; `responses/compact` for a compaction); null outside the model routes. */
   readonly api: string | null;
   /** The client key's configured name (never the key); null when the request had no valid key. */
   readonly key: string | null;
-  /** Public model that served (or was last tried); null when the request named no usable model. */
+  /**
+   * Public model that served (or was last tried), else the configured model the client's id
+   * names (its aliases resolved) even when it was refused; null when the id names none.
+   */
   readonly model: string | null;
-  /** Public model the client asked for (differs from `model` when a fallback or a shed served); null as `model`. */
+  /**
+   * The `model` id as the client sent it (an alias, a dated snapshot, an unknown id; at most
+   * 256 characters), on every request whose body the pipeline took; null for a body that was
+   * refused before (invalid JSON or shape) and outside the model routes.
+   */
   readonly requestedModel: string | null;
   readonly upstream: string | null;
   readonly upstreamModel: string | null;
   readonly stream: boolean;
-  /** HTTP status sent (200 for a stream that started, even if it later ended with an error event); 499 when the client left first. */
+  /** HTTP status sent (200 for a stream that started, even if it later ended with an error event); 499 when the client left before the answer was delivered. */
   readonly status: number;
   readonly outcome: Outcome;
   /** The last upstream failure's class (`errors/classify.ts`), when one decided the outcome. */
@@ -46,6 +65,8 @@ export interface RequestRecord {
   readonly shed: string | null;
   /** Who and why (record/tags.ts): the key's metadata and the `x-switchyard-tags` header. */
   readonly tags: Tags;
+  /** `websocket` for a turn of a Responses WebSocket (routes/responses-ws.ts); else an HTTP request. */
+  readonly transport?: 'http' | 'websocket';
 }
 
 /** Where finished records go besides metrics, the log and the console (the ledger). */

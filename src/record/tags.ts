@@ -70,11 +70,11 @@ export function requestTags(
       const value = pair.slice(eq + 1).trim();
       if (!NAME.test(name)) throw invalid(`Invalid tag name "${name.slice(0, 40)}": use a lower-case letter then letters, digits, "_", "-" or "." (at most 32).`);
       if (!VALUE.test(value)) throw invalid(`Invalid value for tag "${name}": use 1 to 128 printable ASCII characters without "," or "=".`);
-      if (name in out) throw invalid(`Tag "${name}" is given twice in x-switchyard-tags.`);
+      if (Object.hasOwn(out, name)) throw invalid(`Tag "${name}" is given twice in x-switchyard-tags.`);
       out[name] = value;
     }
   }
-  for (const [name, value] of Object.entries(fromConfig)) if (!(name in out)) out[name] = value;
+  for (const [name, value] of Object.entries(fromConfig)) if (!Object.hasOwn(out, name)) out[name] = value;
   for (const [name, value] of Object.entries(metadata ?? {})) {
     if (NAME.test(name) && VALUE.test(value)) out[name] = value;
   }

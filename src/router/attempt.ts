@@ -52,6 +52,8 @@ export type AttemptResult =
       readonly classified: Classified;
       readonly error: GatewayError;
       readonly retryAfterMs?: number;
+      /** The upstream named a wait longer than routing.retry_after_cap_ms: no later round comes back to it. */
+      readonly beyondCap?: boolean;
       readonly latencyMs: number;
       /** The upstream's own message, scrubbed of key material, when `error` does not carry it (credential / permission). */
       readonly reason?: string;
@@ -120,12 +122,13 @@ export function targetRef(t: Target): TargetRef {
 
 /**
  * Whether a failed attempt is its account throttling a call it could not take: for a deep
- * call a rate limit or a stall, from a call that found other deep calls in flight there; for
+ * call a rate limit or a stall, from a call that found other calls (deep or not) in flight there; for
  * another a rate limit, from a call that found other calls in flight (a concurrency limit
  * cannot refuse the first call; a 429 to a lone call is a rate or quota window, which the
  * health board handles with the upstream's Retry-After).
  */
 export function isThrottle(attempt: Attempt, c: Classified): boolean {
-  if (attempt.deep) return attempt.deepInFlight > 1 && (c.class === 'rate_limited' || c.class === 'stall');
+  // A deep call refused while only plain calls ran there was throttled all the same.
+  if (attempt.deep) return (attempt.deepInFlight > 1 || attempt.lease.inFlight > 1) && (c.class === 'rate_limited' || c.class === 'stall');
   return attempt.lease.inFlight > 1 && c.class === 'rate_limited';
 }

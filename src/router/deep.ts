@@ -1,24 +1,34 @@
 /**
  * Deep-reasoning detection: a request is deep when its model is marked `reasoning: true`
- * and its `reasoning_effort` (or the model's `default_effort` when the request has none)
- * is at or above the model's `deep_effort`. Effort levels in OpenAI's order
- * (API reference, `reasoning_effort`: minimal, low, medium, high; xhigh for the Codex models).
+ * and its `reasoning_effort` (or the model's `default_effort` when the request has none, or
+ * one the gateway does not know) is at or above the model's `deep_effort`. Effort levels in
+ * OpenAI's order (API reference, `reasoning_effort`: minimal, low, medium, high; xhigh for
+ * the Codex models), then the deeper ones clients send (`max`, `ultra`: config/schema-model.ts
+ * `DEEPER_EFFORTS`), which rank above every configurable `deep_effort`.
  */
-import { EFFORT_LEVELS } from '../config/schema-model.js';
+import { DEEPER_EFFORTS, EFFORT_LEVELS } from '../config/schema-model.js';
 import type { Model } from '../config/types.js';
 
-/** An effort level's place in EFFORT_LEVELS (`none` below them all, an unknown level counts as `medium`). */
-export function effortRank(effort: string): number {
+/** Every known level, lowest first. */
+const ORDER: readonly string[] = [...EFFORT_LEVELS, ...DEEPER_EFFORTS];
+
+/** An effort level's place in the known levels (`none` below them all); undefined for a level the gateway does not know. */
+export function effortRank(effort: string): number | undefined {
   const e = effort.toLowerCase();
   if (e === 'none') return -1;
-  const i = EFFORT_LEVELS.indexOf(e);
-  return i === -1 ? EFFORT_LEVELS.indexOf('medium') : i;
+  const i = ORDER.indexOf(e);
+  return i === -1 ? undefined : i;
+}
+
+/** The rank a request's effort counts as on `model`: its own when known, else the model's `default_effort`. */
+export function requestRank(model: Model, effort: string | null | undefined): number {
+  return (effort == null ? undefined : effortRank(effort)) ?? effortRank(model.defaultEffort) ?? ORDER.indexOf('medium');
 }
 
 /** Whether a call to `model` with this `reasoning_effort` enters the burst window. */
 export function isDeep(model: Model, effort: string | null | undefined): boolean {
   if (!model.reasoning) return false;
-  return effortRank(effort ?? model.defaultEffort) >= effortRank(model.deepEffort);
+  return requestRank(model, effort) >= (effortRank(model.deepEffort) ?? ORDER.length);
 }
 
 /** Weight of a new sample in a model's typical deep call time. */
@@ -28,8 +38,9 @@ const MIN_SAMPLES = 5;
 
 /**
  * How long a served deep call of each model typically takes, send to last byte (an EWMA per
- * model, per replica), for the shed ladder's wait rung: a place is waited for at most half a
- * typical call, so a wait never costs more than the call it saves.
+ * model, per replica), for the shed ladder's wait rung: with a model left to move to, a place
+ * is waited for at most 3/4 of a typical call (router/shed.ts), so a wait never costs more
+ * than most of the call it saves.
  */
 export class DeepTimes {
   private readonly est = new Map<string, { ms: number; n: number }>();

@@ -21,7 +21,8 @@ export class Router implements RouterState {
   readonly latency: LatencyBoard;
   readonly stalls = new StallDetector();
   readonly deepTimes = new DeepTimes();
-  readonly budget: RetryBudget;
+  /** The retry budget of each model (by its name), so one broken model cannot spend the others' retries. */
+  private readonly budgets = new Map<string, RetryBudget>();
   readonly queue: SlotQueue;
   onBudgetExhausted?: () => void;
   onShed?: (model: string, policy: string) => void;
@@ -36,7 +37,6 @@ export class Router implements RouterState {
     this.health = new HealthBoard(cfg.cooldown);
     this.health.onTrip = (key, until) => void store.setCooldown(key, until);
     this.latency = new LatencyBoard(cfg.latency_decay_ms);
-    this.budget = new RetryBudget(cfg.retry_budget);
     this.queue = new SlotQueue(store, cfg.queue.max, cfg.queue.timeout_ms);
   }
 
@@ -44,9 +44,16 @@ export class Router implements RouterState {
     return this.tick++;
   }
 
-  /** Starts routing one request; counts it for the retry budget. */
+  /** The retry budget of requests for `model` (a configured model's name: one per model). */
+  budgetOf(model: string): RetryBudget {
+    let b = this.budgets.get(model);
+    if (!b) this.budgets.set(model, (b = new RetryBudget(this.cfg.retry_budget)));
+    return b;
+  }
+
+  /** Starts routing one request; counts it for its model's retry budget. */
   begin(opts: RouteOptions): RouteRun {
-    this.budget.onRequest();
+    this.budgetOf(opts.model.name).onRequest();
     return new RouteRun(this, this.cfg, opts);
   }
 }

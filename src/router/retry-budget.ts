@@ -35,13 +35,18 @@ export class RetryBudget {
     this.requests[this.rotate()]!++;
   }
 
-  /** Takes one retry from the budget; false when it is spent. */
-  tryRetry(): boolean {
-    const idx = this.rotate();
+  /** Whether a retry is left in the budget now (takes none). */
+  hasRoom(): boolean {
+    this.rotate();
     const reqs = this.requests.reduce((a, b) => a + b, 0);
     const used = this.retries.reduce((a, b) => a + b, 0);
-    if (used >= Math.max(this.cfg.min_retries, Math.floor(reqs * this.cfg.ratio))) return false;
-    this.retries[idx]!++;
+    return used < Math.max(this.cfg.min_retries, Math.floor(reqs * this.cfg.ratio));
+  }
+
+  /** Takes one retry from the budget; false when it is spent. */
+  tryRetry(): boolean {
+    if (!this.hasRoom()) return false;
+    this.retries[this.rotate()]!++;
     return true;
   }
 }

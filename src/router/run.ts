@@ -5,12 +5,12 @@
  * fallback model's targets once; then, within max_attempts and the deadline, to the
  * primary's targets again after a full-jitter backoff (at least the upstreams' Retry-After).
  * Attempts after the first draw on the retry budget, except a move away from an account that
- * throttled. Cooling targets are skipped; if all are, the one whose cooldown ends first is
- * tried, unless a long cooldown holds it (router/long-cooldown.ts). An account whose budget is
- * spent (limits/budgets.ts) is passed over until its period ends. A deep call goes only to
- * an account with headroom under its learned capacity (store/capacity.ts); when every one is
- * hot, the model's shed policy applies (router/shed.ts). A target at max_concurrency is
- * passed over; when all are full the request queues for the best one (router/take.ts).
+ * throttled (it uses up neither the budget nor max_attempts; after max_attempts of them a
+ * call must end first: router/shed-run.ts). Cooling targets are skipped; if all are, the one
+ * whose cooldown ends first is tried, unless a long cooldown holds it. An account whose budget
+ * is spent is passed over until its period ends. A deep call goes only to an account with
+ * headroom under its learned capacity (store/capacity.ts); when every one is hot, the model's
+ * shed policy applies (router/shed.ts). When every target is full the request queues (router/take.ts).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Model, Target } from '../config/types.js';
@@ -25,7 +25,7 @@ import { QueueFullError } from './concurrency.js';
 import { isDeep } from './deep.js';
 import type { RouteOptions, RouterState } from './state.js';
 import { ShedRun } from './shed-run.js';
-import { budgetStop, cooledStop, queueFullError, retryAfterSeconds } from './stops.js';
+import { budgetStop, cooledStop, queueFullError } from './stops.js';
 import { admissible, takeSlot } from './take.js';
 import { RouteViews, type Views } from './views.js';
 
@@ -47,19 +47,18 @@ export class RouteRun {
   private roundStartAttempts = 0;
   private stopNow = false;
   private retryHintMs = 0;
+  private hintEndsAt = 0; // epoch ms the longest wait a rate-limited upstream named ends (0: none)
   private readonly deadline: number;
-  private pinned: string | undefined;
-  private pinLoaded = false;
-  /** This request's walk down the shed ladder (router/shed-run.ts). */
-  private readonly shedRun: ShedRun;
-  /** The last attempt was throttled by its account: the next one is routing, not a retry. */
-  private throttled = false;
-  /** An attempt of this request was left because it stalled (router/feedback.ts). */
-  private stallMoved = false;
-  /** The account of the last failed attempt. */
-  private failedUpstream: string | undefined;
-  /** The views each pass decides on (router/views.ts). */
-  private readonly views: RouteViews;
+  /** `sticky`: the session's pin, read once per request (null: not read yet). */
+  private pinned: string | undefined | null = null;
+  private readonly shedRun: ShedRun; // this request's walk down the shed ladder (router/shed-run.ts)
+  private throttled = false; // the last attempt was throttled by its account: the next one is routing, not a retry
+  /** Attempts of this request its accounts throttled (they do not count toward max_attempts). */
+  private throttles = 0;
+  private longWait = false; // an upstream named a wait past retry_after_cap_ms: no new round (the gateway does not sit it out)
+  private stallMoved = false; // an attempt of this request was left because it stalled (router/feedback.ts)
+  private failedUpstream: string | undefined; // the account of the last failed attempt
+  private readonly views: RouteViews; // the views each pass decides on (router/views.ts)
 
   constructor(
     private readonly state: RouterState,
@@ -67,25 +66,17 @@ export class RouteRun {
     private readonly opts: RouteOptions,
   ) {
     const chain = [opts.model];
-    for (const name of opts.model.fallbacks) {
-      const m = opts.lookup(name);
-      if (m && !chain.includes(m)) chain.push(m);
-    }
+    for (const m of opts.model.fallbacks.map((name) => opts.lookup(name))) if (m && !chain.includes(m)) chain.push(m);
     this.chain = chain;
     this.deadline = Date.now() + cfg.deadline_ms;
-    this.shedRun = new ShedRun(state, opts);
+    this.shedRun = new ShedRun(state, opts, cfg.retry_after_cap_ms);
     this.views = new RouteViews(state.store);
   }
 
   /** Set when the burst shedder acted: `model->fallback`, `queued:<ms>ms`, `effort:<a>-><b>` or `rejected`. */
-  get shed(): string | null {
-    return this.shedRun.mark;
-  }
-
+  get shed(): string | null { return this.shedRun.mark; }
   /** The effort this request's attempts send: the client's, unless the shed ladder lowered it. */
-  get effort(): string | null {
-    return this.shedRun.effort ?? this.opts.effort ?? null;
-  }
+  get effort(): string | null { return this.shedRun.effort ?? this.opts.effort ?? null; }
 
   /**
    * The next attempt, or why to stop (the last upstream failure, an exhausted retry
@@ -95,11 +86,18 @@ export class RouteRun {
   async next(signal: AbortSignal): Promise<Next> {
     await this.loadPin();
     for (;;) {
-      if (this.stopNow || this.attempts >= this.cfg.max_attempts) return { stop: this.finalError() };
+      if (this.stopNow || this.attempts - this.throttles >= this.cfg.max_attempts) return { stop: this.finalError() };
       const left = this.deadline - Date.now();
       if (left <= 0) return { stop: this.lastFailure ? this.finalError() : new GatewayError('GW_ERR_UPSTREAM_TIMEOUT') };
 
       const model = this.chain[this.chainIdx]!;
+      if (this.throttles >= this.cfg.max_attempts) {
+        const deep = isDeep(model, this.effort); // throttled max_attempts times: the next attempt waits for a call there to end (shed-run.ts)
+        const got = await this.shedRun.afterThrottles(model, deep, this.throttles, signal);
+        if ('stop' in got) return got;
+        this.tried.clear();
+        return { attempt: this.open(model, got, deep) };
+      }
       const remaining = model.targets.filter((t) => !this.tried.has(t.key) && !this.opts.spentAccounts?.has(t.upstream.id));
       if (remaining.length === 0) {
         const stop = await this.endOfModel(left, signal);
@@ -121,8 +119,7 @@ export class RouteRun {
         continue;
       }
       if (pool.length === 0) {
-        const shed = await this.applyShed(model, admitted, views, signal);
-        if (shed && 'target' in shed) return { attempt: this.open(model, shed, deep) };
+        const shed = await this.applyShed(model, admitted, views, deep, signal);
         if (shed) return shed;
         continue;
       }
@@ -132,14 +129,13 @@ export class RouteRun {
       // or onto accounts not known to answer (every account failing at once), draw on the budget.
       const away = this.attempts === 1 ? pool.filter((t) => t.upstream.id !== this.failedUpstream && this.state.health.answering(t.key, t.upstream.id)) : [];
       if (away.length > 0) pool = away;
-      const budget = this.spendRetry(model, away.length > 0);
+      const budget = this.spendRetry(away.length > 0);
       if (budget) return budget;
       const taken = await this.take(model, pool, views, deep, signal, { fresh: seen.fresh, extra: remaining.filter((t) => !pool.includes(t)) });
       if (taken === 'recheck') continue;
       if (taken === 'hot') {
         // Every account filled up between the view and the acquire (other requests, other replicas).
-        const shed = await this.applyShed(model, pool, views, signal);
-        if (shed && 'target' in shed) return { attempt: this.open(model, shed, deep) };
+        const shed = await this.applyShed(model, pool, views, deep, signal);
         if (shed) return shed;
         continue;
       }
@@ -180,35 +176,37 @@ export class RouteRun {
     if (throttle) {
       health.release(target.key, target.upstream.id);
       this.throttled = true;
+      this.throttles++;
     } else {
       health.failure(target.key, target.upstream.id, classified, result.reason ?? result.error.message, result.retryAfterMs);
     }
     if (classified.class === 'stall') this.stallMoved = true;
     if (classified.class === 'timeout' || classified.class === 'stall') this.state.latency.observe(target.key, result.latencyMs);
-    if (result.retryAfterMs !== undefined) this.retryHintMs = Math.max(this.retryHintMs, result.retryAfterMs);
+    const hint = result.retryAfterMs;
+    if (hint !== undefined) this.retryHintMs = Math.max(this.retryHintMs, hint);
+    if (hint !== undefined && classified.class === 'rate_limited') this.hintEndsAt = Math.max(this.hintEndsAt, Date.now() + hint);
     this.lastFailure = { classified, error: result.error };
     this.failedUpstream = target.upstream.id;
     if (!classified.retryable) this.stopNow = true;
+    if (result.beyondCap) this.longWait = true;
   }
 
   /** The stall watch of a running deep attempt (router/feedback.ts), or null. */
   stallWatch = (attempt: Attempt): StallWatch | null => stallWatch(this.state, attempt, { laterModels: this.chainIdx + 1 < this.chain.length, moved: this.stallMoved });
 
-  /** An answer's rate-limit headers (router/feedback.ts windowsSeen). */
-  rateWindows = (attempt: Attempt, w: RateWindows): void => windowsSeen(this.state, attempt, w, this.cfg.retry_after_cap_ms);
+  rateWindows = (attempt: Attempt, w: RateWindows): void => windowsSeen(this.state, attempt, w, this.cfg.retry_after_cap_ms); // an answer's rate-limit headers (router/feedback.ts)
 
   /** `sticky`: reads the session's pin once per request. */
   private async loadPin(): Promise<void> {
-    if (this.pinLoaded) return;
-    this.pinLoaded = true;
-    if (this.opts.pinned !== undefined) this.pinned = this.opts.pinned;
-    else if (this.opts.strategy === 'sticky' && this.opts.session) this.pinned = await this.state.store.getPin(this.opts.session);
+    if (this.pinned !== null) return;
+    this.pinned = this.opts.pinned ?? (this.opts.strategy === 'sticky' && this.opts.session ? await this.state.store.getPin(this.opts.session) : undefined);
   }
 
   /**
    * Every target of the current model was tried: moves to the next fallback model, or (after
    * a backoff) to a new round of the primary's targets; fallbacks are done for this request.
-   * @returns a stop when a whole round made no attempt (only long-cooling targets are left).
+   * @returns a stop when a whole round made no attempt (only long-cooling targets are left), or
+   *   when the next round would need a retry the budget does not have.
    */
   private async endOfModel(left: number, signal: AbortSignal): Promise<Next | null> {
     if (this.chainIdx + 1 < this.chain.length) {
@@ -216,12 +214,15 @@ export class RouteRun {
       this.tried.clear();
       return null;
     }
+    if (this.longWait) return { stop: this.finalError() };
     if (this.attempts === this.roundStartAttempts) {
       const { health } = this.state;
       const cooled = this.chain.flatMap((m) => m.targets).map((t) => health.longCooldown(t.key, t.upstream.id));
       // Nothing tried: the accounts passed over for their budget say why, else a long cooldown.
       return { stop: this.lastFailure ? this.finalError() : (this.opts.spentAccounts?.error() ?? cooledStop(cooled.find((c) => c !== null) ?? null)) };
     }
+    // The next round's first attempt is a retry: with the budget spent, stop now rather than after the backoff.
+    if (!this.throttled && this.attempts - this.throttles < this.cfg.max_attempts && !this.state.budgetOf(this.opts.model.name).hasRoom()) return this.spendRetry(false);
     this.roundStartAttempts = this.attempts;
     this.chain = [this.chain[0]!];
     this.chainIdx = 0;
@@ -238,19 +239,17 @@ export class RouteRun {
    * Moving on from a throttled account is routing, not a retry, and so is the first
    * failover to a healthy account (`free`): they draw nothing.
    */
-  private spendRetry(model: Model, free: boolean): Next | null {
-    if (this.throttled) {
-      this.throttled = false;
-      return null;
-    }
-    if (free || this.attempts === 0 || this.state.budget.tryRetry()) return null;
+  private spendRetry(free: boolean): Next | null {
+    const throttled = this.throttled;
+    this.throttled = false;
+    if (throttled || free || this.attempts === 0 || this.state.budgetOf(this.opts.model.name).tryRetry()) return null;
     this.state.onBudgetExhausted?.();
-    return { stop: budgetStop(this.lastFailure?.error, retryAfterSeconds(model, this.state.health, this.retryHintMs)) };
+    return { stop: budgetStop(this.lastFailure?.error, this.hintEndsAt > 0 ? Math.max(0, this.hintEndsAt - Date.now()) : null, this.cfg) };
   }
 
   /** Takes a slot (router/take.ts); a full queue becomes this route's last failure. */
   private async take(model: Model, pool: Target[], views: Views, deep: boolean, signal: AbortSignal, look: { fresh: boolean; extra: Target[] }): Promise<Taken | 'hot' | 'full' | 'recheck'> {
-    const got = await takeSlot(this.state, { strategy: this.opts.strategy, pinned: this.pinned }, pool, views, deep, signal, look);
+    const got = await takeSlot(this.state, { strategy: this.opts.strategy, pinned: this.pinned ?? undefined }, pool, views, deep, signal, look, this.throttles > 0);
     if (typeof got === 'object' && 'recheck' in got) {
       // Every target refused on cached views: the next pass decides on the views the admission read.
       this.views.use(got.recheck);
@@ -273,7 +272,7 @@ export class RouteRun {
     if (this.chainIdx > 0) this.fallback = `${this.opts.model.name}->${model.name}`;
     this.shedRun.opened();
     if (this.opts.strategy === 'sticky' && this.opts.session) {
-      this.sticky = this.pinned === undefined ? 'new' : this.pinned === target.key ? 'pinned' : 'moved';
+      this.sticky = this.pinned == null ? 'new' : this.pinned === target.key ? 'pinned' : 'moved';
     }
     const fallbackFrom = firstOfFallback ? this.opts.model.name : undefined;
     const effort = this.shedRun.effort ?? undefined;
@@ -282,19 +281,20 @@ export class RouteRun {
 
   /**
    * The model's shed ladder when every account is hot (router/shed-run.ts): a place waited
-   * for on its accounts (the slot it got), a move to another model or effort, or a stop (429).
+   * for on its accounts (the attempt opened on it), a stop (503), or null after a move to
+   * another model or effort (the route looks again).
    * @param hot the model's admissible (hot) targets, for the wait rung.
    */
-  private async applyShed(model: Model, hot: Target[], views: Views, signal: AbortSignal): Promise<Next | Taken | null> {
-    const step = await this.shedRun.step(model, this.chain.slice(this.chainIdx + 1), hot, views, signal);
-    if (step === null || step === 'lowered' || 'target' in step || 'stop' in step) return step === 'lowered' ? null : step;
+  private async applyShed(model: Model, hot: Target[], views: Views, deep: boolean, signal: AbortSignal): Promise<Next | null> {
+    const step = await this.shedRun.step(model, this.chain.slice(this.chainIdx + 1), hot, views, signal, this.throttles > 0);
+    if (step === null || step === 'lowered') return null;
+    if ('target' in step) return { attempt: this.open(model, step, deep) };
+    if ('stop' in step) return step;
     if (step.reasoning) this.chainIdx = this.chain.indexOf(step.to, this.chainIdx + 1);
     else this.chain = [...this.chain.slice(0, this.chainIdx), step.to, ...this.chain.slice(this.chainIdx + 1).filter((m) => m !== step.to)];
     this.tried.clear();
     return null;
   }
 
-  private finalError(): GatewayError {
-    return this.lastFailure?.error ?? new GatewayError('GW_ERR_NO_TARGET');
-  }
+  private finalError = (): GatewayError => this.lastFailure?.error ?? new GatewayError('GW_ERR_NO_TARGET');
 }

@@ -10,6 +10,7 @@ import type { TargetView } from '../store/types.js';
 import type { Taken } from './attempt.js';
 import { shedDecision } from './shed.js';
 import type { RouteOptions, RouterState } from './state.js';
+import { overloadedStop, shedStop } from './stops.js';
 import { expectedPlaceWaitMs, waitForPlace } from './take.js';
 
 /** What the route does next: a place waited for, a stop, a move to another model, the same model at a lower effort, or look again (the wait ended without a place). */
@@ -28,9 +29,11 @@ export class ShedRun {
   /** Rungs already counted for this request. */
   private readonly counted = new Set<string>();
 
+  /** @param capMs the longest wait a stop names (routing.retry_after_cap_ms), ms. */
   constructor(
     private readonly state: RouterState,
     private readonly opts: RouteOptions,
+    private readonly capMs: number,
   ) {}
 
   /** An attempt opens: one that took a place on the wait rung is marked `queued:<ms>ms`. */
@@ -39,22 +42,48 @@ export class ShedRun {
   }
 
   /**
+   * After its accounts throttled it `max_attempts` times, a request tries again only once a
+   * call on one of the model's admissible targets ended and a place is free, first come first served, within the
+   * ladder's longest wait (`wait_ms` + the cap, from the route's start): the limits just learned
+   * hold the places, so this waits for the account to take one more instead of asking it again
+   * at once. When that time is up: 503 upstream_overloaded, naming a short wait.
+   * @throws the abort reason when `signal` fires while waiting.
+   */
+  async afterThrottles(model: Model, deep: boolean, throttles: number, signal: AbortSignal): Promise<Taken | { readonly stop: GatewayError }> {
+    const { health } = this.state;
+    const targets = model.targets.filter((t) => !this.opts.spentAccounts?.has(t.upstream.id) && health.canAdmit(t.key, t.upstream.id));
+    const left = (): number => model.shed.wait_ms + this.capMs - (Date.now() - this.began);
+    if (targets.length > 0 && left() > 0) {
+      await this.state.queue.released(targets.map((t) => t.upstream.id), left(), signal);
+      const got = left() > 0 ? await waitForPlace(this.state, targets, left(), signal, deep, true) : null;
+      if (got) {
+        if (this.mark === null) this.mark = `queued:${got.queuedMs}ms`;
+        return got;
+      }
+    }
+    return { stop: overloadedStop(model.name, throttles, this.capMs) };
+  }
+
+  /**
    * The next rung for a deep call to `model` whose every account is hot.
    * @param later the models after `model` in the route's chain.
    * @param hot the model's admissible (hot) targets, for the wait rung.
+   * @param throttled an account of this request's refused it: it waits at the head of the line.
    * @throws the abort reason when `signal` fires while waiting.
    */
-  async step(model: Model, later: readonly Model[], hot: readonly Target[], views: ReadonlyMap<Target, TargetView>, signal: AbortSignal): Promise<ShedStep> {
+  async step(model: Model, later: readonly Model[], hot: readonly Target[], views: ReadonlyMap<Target, TargetView>, signal: AbortSignal, throttled = false): Promise<ShedStep> {
     const waitedMs = model.shed.policy === 'queue' ? this.waitedMs : Math.max(this.waitedMs, Date.now() - this.began);
     const typicalMs = this.state.deepTimes.typicalMs(model.name);
+    const expectedWaitMs = expectedPlaceWaitMs(this.state, hot, views, typicalMs, this.queueSince > 0);
     const d = shedDecision(model, {
       lookup: this.opts.lookup,
       later,
       priority: this.opts.priority ?? 'interactive',
       waitedMs,
       typicalMs,
-      expectedWaitMs: expectedPlaceWaitMs(this.state, hot, views, typicalMs),
+      expectedWaitMs,
       effort: this.effort ?? this.opts.effort ?? null,
+      capMs: this.capMs,
     });
     if (!this.counted.has(d.notify)) this.state.onShed?.(model.name, d.notify);
     this.counted.add(d.notify);
@@ -62,7 +91,7 @@ export class ShedRun {
       case 'wait': {
         if (this.queueSince === 0) this.queueSince = Date.now();
         const t0 = Date.now();
-        const got = await waitForPlace(this.state, hot, d.ms, signal);
+        const got = await waitForPlace(this.state, hot, d.ms, signal, true, throttled);
         this.waitedMs += Date.now() - t0;
         // Nothing freed in time (or the line was full): the next pass takes the next rung.
         if (!got) this.waitedMs = Number.POSITIVE_INFINITY;
@@ -70,7 +99,7 @@ export class ShedRun {
       }
       case 'reject':
         this.mark = 'rejected';
-        return { stop: d.stop };
+        return { stop: shedStop(model.name, expectedWaitMs, this.capMs) };
       case 'lower':
         this.mark = `effort:${d.from}->${d.effort}`;
         this.effort = d.effort;

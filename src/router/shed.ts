@@ -1,28 +1,29 @@
 /**
  * The shed ladder for a deep call that found every account of its model hot (deep calls in
- * flight at the account's learned capacity), by the model's `shed.policy`:
+ * flight at the account's learned capacity), by the model's `shed.policy`. The rule: queue up
+ * to a bounded wait, then shed; a 429 is only ever the client's own key over its limits, so
+ * the last rung is a 503 naming the expected wait (router/stops.ts shedStop).
  *
  * - `ladder` (default), rung by rung: wait for a place on the model's own accounts, first
- *   come first served (interactive keys only: background keys skip it), while the request is
- *   younger than 3/4 of the model's typical deep call time (router/deep.ts DeepTimes) and
- *   `wait_ms`, and only when a place is expected within that time (the waiters ahead, served
- *   as running calls end: router/take.ts): a wait never costs more than most of the call it
- *   saves, a request that already spent that long (a refusal, a stall abandoned) waits no
- *   more, and a call that would wait in vain moves on at once; no wait before the model's
- *   typical time is known (the first burst of a cold replica sheds at once); when no model is
- *   left to move to (only the 429 below), up to the whole `wait_ms` instead; the same model
+ *   come first served (interactive keys only: background keys skip it), at most `wait_ms`
+ *   (plus `routing.retry_after_cap_ms` when only the 503 is left below) from the request's start (a request that already spent that long, on a refusal or a
+ *   stall abandoned, waits no more). With a model left to move to and the model's typical
+ *   deep call time known (router/deep.ts DeepTimes), the wait is also at most 3/4 of that
+ *   time and only taken when a place is expected within it (the waiters ahead, served as
+ *   running calls end: router/take.ts), so a wait never costs more than most of the call it
+ *   saves and a call that would wait in vain moves on at once; before that time is known
+ *   nothing says the wait is in vain, and the whole `wait_ms` is waited. Then the same model
  *   at `shed.lower_effort` (opt-in; below `deep_effort`, so the call no longer needs a deep
- *   place); the next reasoning model among the model's fallbacks; the non-reasoning `shed.fallback`; 429
- *   with `Retry-After: 1` (a place frees as soon as one running call ends).
- * - `downgrade`: straight to `shed.fallback` (else the first fallback), else 429;
- * - `queue`: wait up to `queue_timeout_ms`, else 429;
- * - `reject`: 429 at once.
+ *   place); the next reasoning model among the model's fallbacks; the non-reasoning
+ *   `shed.fallback`; 503 `reasoning_burst_shed`.
+ * - `downgrade`: straight to `shed.fallback` (else the first fallback), else 503;
+ * - `queue`: wait up to `queue_timeout_ms`, else 503;
+ * - `reject`: 503 at once.
  * Each rung taken is counted (`switchyard_sheds_total{policy=<rung>}`) and named in
  * `x-switchyard-shed`.
  */
 import type { Model } from '../config/types.js';
-import { GatewayError } from '../errors/codes.js';
-import { effortRank } from './deep.js';
+import { effortRank, requestRank } from './deep.js';
 
 export type ShedDecision =
   /** Wait up to `ms` for a place on this model's accounts, then decide again. */
@@ -33,7 +34,8 @@ export type ShedDecision =
   | { readonly kind: 'lower'; readonly from: string; readonly effort: string; readonly notify: 'lower_effort' }
   /** Route on the non-reasoning model instead of this one. */
   | { readonly kind: 'downgrade'; readonly to: Model; readonly notify: 'downgrade' }
-  | { readonly kind: 'reject'; readonly stop: GatewayError; readonly notify: 'reject' };
+  /** No rung left: the route stops (router/stops.ts shedStop). */
+  | { readonly kind: 'reject'; readonly notify: 'reject' };
 
 /** What the route knows when it sheds. */
 export interface ShedContext {
@@ -49,6 +51,8 @@ export interface ShedContext {
   readonly expectedWaitMs: number | null;
   /** The request's reasoning effort (null: the model's default). */
   readonly effort: string | null;
+  /** The longest wait a 503 names (routing.retry_after_cap_ms), ms: on the last rung the wait is longer by it. */
+  readonly capMs: number;
 }
 
 /**
@@ -58,42 +62,40 @@ export interface ShedContext {
  */
 const WAIT_SHARE = 0.75;
 
-function reject(model: Model): ShedDecision {
-  const stop = new GatewayError('GW_ERR_SHED_REJECTED', {
-    message: `Too many deep-reasoning calls to ${model.name} right now; retry later.`,
-    headers: { 'retry-after': '1' },
-  });
-  return { kind: 'reject', stop, notify: 'reject' };
-}
+const REJECT: ShedDecision = { kind: 'reject', notify: 'reject' };
 
 /** The next rung for a deep call to `model` whose every account is hot. */
 export function shedDecision(model: Model, ctx: ShedContext): ShedDecision {
   const { shed } = model;
   switch (shed.policy) {
     case 'reject':
-      return reject(model);
+      return REJECT;
     case 'queue':
-      return ctx.waitedMs < shed.queue_timeout_ms ? { kind: 'wait', ms: shed.queue_timeout_ms - ctx.waitedMs, notify: 'queue' } : reject(model);
+      return ctx.waitedMs < shed.queue_timeout_ms ? { kind: 'wait', ms: shed.queue_timeout_ms - ctx.waitedMs, notify: 'queue' } : REJECT;
     case 'downgrade': {
       const name = shed.fallback ?? model.fallbacks[0];
       const to = name === undefined ? undefined : ctx.lookup(name);
-      return to && to !== model ? { kind: 'downgrade', to, notify: 'downgrade' } : reject(model);
+      return to && to !== model ? { kind: 'downgrade', to, notify: 'downgrade' } : REJECT;
     }
     default: {
       const reasoning = ctx.later.find((m) => m.reasoning && m !== model);
       const fallback = shed.fallback === undefined ? undefined : ctx.lookup(shed.fallback);
       const downgrade = fallback && fallback !== model ? fallback : undefined;
-      // With only a 429 left below, the whole wait_ms is worth it; with a model to move to,
-      // WAIT_SHARE of a typical call at most, and only when a place is expected that soon.
+      // With only the 503 left below, wait_ms and then as long as that 503 would have told the
+      // client to wait (capMs): the client keeps its place in line instead of coming back to
+      // the end of it. With the typical call time not known yet, the whole wait_ms; with a
+      // model to move to, WAIT_SHARE of a typical call at most, and only when a place is
+      // expected that soon.
       const last = !reasoning && !downgrade;
-      const waitFor = last ? shed.wait_ms : ctx.typicalMs === null ? 0 : Math.min(shed.wait_ms, ctx.typicalMs * WAIT_SHARE);
+      const known = !last && ctx.typicalMs !== null;
+      const waitFor = last ? shed.wait_ms + ctx.capMs : known ? Math.min(shed.wait_ms, ctx.typicalMs! * WAIT_SHARE) : shed.wait_ms;
       const left = waitFor - ctx.waitedMs;
-      const worth = last || (ctx.expectedWaitMs !== null && ctx.expectedWaitMs <= left);
+      const worth = !known || (ctx.expectedWaitMs !== null && ctx.expectedWaitMs <= left);
       if (ctx.priority === 'interactive' && left > 0 && worth) return { kind: 'wait', ms: Math.ceil(left), notify: 'wait' };
       const from = ctx.effort ?? model.defaultEffort;
-      if (shed.lower_effort !== undefined && effortRank(shed.lower_effort) < effortRank(from)) return { kind: 'lower', from, effort: shed.lower_effort, notify: 'lower_effort' };
+      if (shed.lower_effort !== undefined && (effortRank(shed.lower_effort) ?? Infinity) < requestRank(model, ctx.effort)) return { kind: 'lower', from, effort: shed.lower_effort, notify: 'lower_effort' };
       if (reasoning) return { kind: 'reasoning', to: reasoning, notify: 'fallback' };
-      return downgrade ? { kind: 'downgrade', to: downgrade, notify: 'downgrade' } : reject(model);
+      return downgrade ? { kind: 'downgrade', to: downgrade, notify: 'downgrade' } : REJECT;
     }
   }
 }

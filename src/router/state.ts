@@ -20,7 +20,8 @@ export interface RouterState {
   readonly stalls: StallDetector;
   /** Typical served deep call time per model (the shed ladder's wait). */
   readonly deepTimes: DeepTimes;
-  readonly budget: RetryBudget;
+  /** The retry budget of requests for a model (by name). */
+  budgetOf(model: string): RetryBudget;
   readonly queue: SlotQueue;
   readonly store: StateStore;
   readonly random: () => number;

@@ -35,20 +35,34 @@ export async function takeSlot(
   deep: boolean,
   signal: AbortSignal,
   look: { readonly fresh: boolean; readonly extra: readonly Target[] } = { fresh: true, extra: [] },
+  front = false,
 ): Promise<Taken | 'hot' | QueueFullError | Recheck> {
   const candidates = pool.map((t) => ({ target: t, inFlight: views.get(t)!.inFlight, capacity: views.get(t)!.callLimit, latencyMs: state.latency.estimate(t.key) }));
-  const ordered = STRATEGIES[route.strategy](candidates, { random: state.random, tick: state.nextTick(), ...(route.pinned ? { pinned: route.pinned } : {}) });
+  const all = STRATEGIES[route.strategy](candidates, { random: state.random, tick: state.nextTick(), ...(route.pinned ? { pinned: route.pinned } : {}) });
+  // A place someone here already waits for is theirs: a new request takes only the others,
+  // and joins the line when none is left (first come, first served).
+  // (The waiters are this replica's own: a fact, whether the views are cached or not.)
+  // A plain call leaves only plain waiters' places alone: a deep waiter waits for a deep place.
+  const counts = deep ? undefined : (line: string) => !line.startsWith(DEEP_LINE);
+  const ordered = all.filter((c) => !state.queue.contended(c.target.upstream.id, counts));
+  if (ordered.length === 0) return deep ? 'hot' : queued(state, all[0]!.target, deep, signal, front);
+  // The views of the places left to waiters are read too, for a recheck.
+  const extra = [...all.filter((c) => !ordered.includes(c)).map((c) => c.target), ...look.extra];
   const tries = ordered.map((c) => candidate(c.target, deep, look.fresh || views.get(c.target)!.coolingUntil > 0));
-  const got = await state.store.admit(tries, look.extra.map(targetRef));
+  const got = await state.store.admit(tries, extra.map(targetRef));
   if (got.taken) return { target: ordered[got.taken.index]!.target, lease: got.taken.lease, queuedMs: 0 };
   if (!look.fresh) {
-    const all = [...ordered.map((c) => c.target), ...look.extra];
-    return { recheck: new Map(all.map((t, i) => [t, got.views[i]!])) };
+    const read = [...ordered.map((c) => c.target), ...extra];
+    return { recheck: new Map(read.map((t, i) => [t, got.views[i]!])) };
   }
   if (deep && got.refused.every((r) => r === 'hot')) return 'hot';
-  const best = ordered[0]!.target;
+  return queued(state, ordered[0]!.target, deep, signal, front);
+}
+
+/** Waits in `best`'s line for a slot (the bounded queue); its QueueFullError when full or timed out. */
+async function queued(state: RouterState, best: Target, deep: boolean, signal: AbortSignal, front: boolean): Promise<Taken | QueueFullError> {
   try {
-    const waited = await state.queue.wait(candidate(best, deep, true), signal);
+    const waited = await state.queue.wait(candidate(best, deep, true), signal, undefined, front);
     return { target: best, lease: waited.lease, queuedMs: waited.waitedMs };
   } catch (err) {
     if (err instanceof QueueFullError) return err;
@@ -56,33 +70,37 @@ export async function takeSlot(
   }
 }
 
-/** The line of the shed ladder's wait rung for a set of hot accounts. */
-const placeLine = (hot: readonly Target[]): string => `\u0000deep:${hot.map((t) => t.key).join('\u0000')}`;
+const DEEP_LINE = '\u0000deep:';
+/** The line of a wait for a place (deep) or a slot (any call) on any of `targets`. */
+const placeLine = (targets: readonly Target[], deep = true): string => `${deep ? DEEP_LINE : '\u0000calls:'}${targets.map((t) => t.key).join('\u0000')}`;
 
 /**
  * How long a deep call joining the wait rung's line now would wait for a place, ms: the
  * waiters ahead of it and itself, each served as one running call ends, calls ending at the
  * accounts' learned limits per typical call time (Little's law). Null when the typical time
- * is not known. Waiters on other replicas are not seen, so this is a lower bound there.
+ * is not known. `waited`: the request already waited in the line (the ones in it now are behind it). Waiters on other replicas are not seen, so this is a lower bound there.
  */
-export function expectedPlaceWaitMs(state: RouterState, hot: readonly Target[], views: ReadonlyMap<Target, TargetView>, typicalMs: number | null): number | null {
+export function expectedPlaceWaitMs(state: RouterState, hot: readonly Target[], views: ReadonlyMap<Target, TargetView>, typicalMs: number | null, waited = false): number | null {
   if (typicalMs === null || hot.length === 0) return null;
   const places = hot.reduce((n, t) => n + Math.max(1, views.get(t)?.limit ?? 1), 0);
-  return ((state.queue.waiting(placeLine(hot)) + 1) * typicalMs) / places;
+  // Whoever is in the line now came after a request that already waited in it: none is ahead of it.
+  const ahead = waited ? 0 : state.queue.waiting(placeLine(hot));
+  return ((ahead + 1) * typicalMs) / places;
 }
 
 /**
  * The shed ladder's wait rung: waits up to `ms`, first come first served, for a deep place on
  * any of the model's hot accounts (one line per set of accounts; its head takes the first
- * place released on any of them).
+ * place released on any of them); with `deep` false, for a slot of any call (router/shed-run.ts
+ * afterThrottles). `front`: a request its account just throttled waits at the head of the line.
  * @returns the slot, or null when none freed in time (or the line is full).
  * @throws the abort reason when `signal` fires while waiting.
  */
-export async function waitForPlace(state: RouterState, hot: readonly Target[], ms: number, signal: AbortSignal): Promise<Taken | null> {
+export async function waitForPlace(state: RouterState, hot: readonly Target[], ms: number, signal: AbortSignal, deep = true, front = false): Promise<Taken | null> {
   if (hot.length === 0 || ms <= 0) return null;
-  const line = placeLine(hot);
+  const line = placeLine(hot, deep);
   try {
-    const got = await state.queue.waitAny(line, hot.map((t) => candidate(t, true, true)), signal, ms);
+    const got = await state.queue.waitAny(line, hot.map((t) => candidate(t, deep, true)), signal, ms, front);
     return { target: hot[got.index]!, lease: got.lease, queuedMs: got.waitedMs };
   } catch (err) {
     if (err instanceof QueueFullError) return null;

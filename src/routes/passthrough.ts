@@ -9,19 +9,24 @@
  *   `headers` and `Authorization: Bearer <upstream api_key>` are set.
  * - `/v1/<rest>` goes to `<base_url><rest>` (`https://api.openai.com/v1` + `/embeddings`), query
  *   string kept. The upstream is looked up per request, so a config reload takes effect at once.
- * - Bodies are never parsed: the proxy's own catch-all content-type parser hands the raw
- *   request stream to the upstream (multipart uploads arrive byte for byte), and the response
- *   is streamed back as it arrives.
+ * - Bodies are not parsed, except a JSON body, read for its `model` and forwarded byte for
+ *   byte: the proxy's own content-type parser hands the raw request stream to the upstream
+ *   (multipart uploads arrive byte for byte), and the response is streamed back as it arrives.
  * - No passthrough upstream, or its key unset (upstream off): 404 `unknown_url`. Upstream
  *   unreachable: 502 `upstream_unreachable`; no response headers in time: 504 `upstream_timeout`;
  *   both in the OpenAI error shape. Upstream HTTP errors are relayed as the upstream sent them.
- * - The app's `onResponse` hook writes the `request finished` record of every proxied call.
- * - The caller's key limits apply: requests per minute, concurrency and budget (a 429 like
- *   the model routes); tokens and cost are not counted (the bodies are not read), and the
- *   key's `models` list is not checked against the body's `model`.
+ * - The app's `onResponse` hook writes the `request finished` record of every proxied call
+ *   (log line, metrics, ledger row), with its endpoint as `api`, the model its JSON body
+ *   names and the upstream.
+ * - As on a model route: the key's `models` list applies (passthrough-access.ts: a JSON body's
+ *   `model` is checked; where no model can be read, only a key allowed every model may call),
+ *   then its requests per minute, concurrency and budget (a 429 like the model routes).
+ *   A JSON answer that reports its usage (embeddings) is booked with its tokens, priced when
+ *   the body's model is a configured model (passthrough-usage.ts); there is no failover:
+ *   `passthrough.upstream` is one account, not a model's list of targets.
  */
 import httpProxy from '@fastify/http-proxy';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { Pool, type Dispatcher } from 'undici';
@@ -30,8 +35,11 @@ import { classifyFailure, errorCode } from '../errors/classify.js';
 import { GatewayError } from '../errors/codes.js';
 import { sendError } from '../errors/reply.js';
 import type { KeyLimits } from '../limits/index.js';
+import { checkPassthroughAccess, endpointOf, readJsonBody, type ReadBody } from './passthrough-access.js';
 import { requestTags } from '../record/tags.js';
-import { ZERO_USAGE } from '../usage/usage.js';
+import { costUsd, ZERO_USAGE, type Usage } from '../usage/usage.js';
+import { modelNamed } from '../config/aliases.js';
+import { tapUsage } from './passthrough-usage.js';
 import type { Generation } from '../server/live.js';
 import { createPool } from '../upstream/pools.js';
 import { readCapped } from '../upstream/send.js';
@@ -156,6 +164,8 @@ function lowerCaseKeys(headers: Readonly<Record<string, string>>): Record<string
 export function registerPassthrough(v1: FastifyInstance, current: () => Generation, limits?: KeyLimits): void {
   // Keyed by the Fastify request (reply-from's callbacks see it typed for any raw server).
   const targets = new WeakMap<object, LiveUpstream>();
+  // JSON bodies read for their model (passthrough-access.ts), forwarded as read.
+  const bodies = new WeakMap<object, ReadBody>();
   const transport = new PassthroughTransport(() => passthroughUpstream(current()));
   const target = (req: object): LiveUpstream => {
     const upstream = targets.get(req);
@@ -164,23 +174,44 @@ export function registerPassthrough(v1: FastifyInstance, current: () => Generati
     return upstream;
   };
 
+  /** The usage an answer reported, priced at the configured model's price when the body names one (else $0). */
+  const booked = (req: FastifyRequest, usage: Usage): void => {
+    const d = req.described;
+    if (!d) return;
+    const model = d.model === null ? undefined : modelNamed(current().config, d.model);
+    req.described = { ...d, usage, costUsd: model ? costUsd(usage, model.price) : 0 };
+  };
+
   void v1.register(async (scope) => {
-    scope.addHook('onRequest', async (req, reply) => {
+    scope.addHook('onRequest', async (req) => {
       const upstream = passthroughUpstream(current());
       if (!upstream) {
         throw new GatewayError('GW_ERR_ROUTE_NOT_FOUND', { message: `Unknown request URL: ${req.method} ${req.url.split('?')[0]!.slice(0, 200)}.` });
       }
       targets.set(req, upstream);
-      // The key's request rate, concurrency and budget, and the tag budgets, apply here too (no
-      // tokens or cost are counted: the body is never parsed, so account budgets do not apply);
-      // the slot is returned when the connection closes.
+    });
+    // A JSON body is read for its model before preHandler, while the app's request-timeout
+    // guard still runs (server/request-hooks.ts clears it there): a trickled body gets its 408.
+    scope.addHook('preValidation', async (req) => {
+      const read = await readJsonBody(req, current().config.server.body_limit_bytes);
+      if (read) bodies.set(req, read);
+    });
+    // The key's model allow-list, then its limits.
+    scope.addHook('preHandler', async (req, reply) => {
+      const { config } = current();
+      const read = bodies.get(req);
+      const endpoint = endpointOf(req.url);
+      req.described = { api: endpoint, model: read?.model ?? null, upstream: target(req).id };
+      checkPassthroughAccess(req.caller, endpoint, read?.model ?? null);
+      // The key's request rate, concurrency and budget, and the tag budgets, apply here too;
+      // the slot is returned, with the answer's usage and cost when it reported them, when the
+      // connection closes (account budgets do not apply: the answer's cost is known only then).
       if (limits) {
-        const { config } = current();
         const tags = requestTags(req.headers, req.caller?.metadata, config.tags.headers);
         const budgets = config.budgets.filter((b) => b.tag !== undefined);
-        const admission = await limits.admit(req.caller, { messages: [], max_tokens: 0 }, { budgets, alerts: config.budgetAlerts, tags });
+        const admission = await limits.admit(req.caller, { max_tokens: 0 }, { budgets, alerts: config.budgetAlerts, tags });
         void reply.headers(admission.headers);
-        reply.raw.once('close', () => void admission.settle(ZERO_USAGE, 0).catch(() => {}));
+        reply.raw.once('close', () => void admission.settle(req.described?.usage ?? ZERO_USAGE, req.described?.costUsd ?? 0).catch(() => {}));
       }
     });
     scope.addHook('onClose', async () => {
@@ -227,7 +258,9 @@ export function registerPassthrough(v1: FastifyInstance, current: () => Generati
         // gateway's provider key refused) becomes the gateway's 502, never the caller's 401.
         onResponse: (req, reply, res) => {
           if (res.statusCode < 400) {
-            void reply.send(res.stream);
+            // A JSON answer's usage (embeddings) is read as it streams by: tokens and cost are booked.
+            const json = String(reply.getHeader('content-type') ?? '').includes('json') && reply.getHeader('content-encoding') === undefined;
+            void reply.send(json ? tapUsage(res.stream as Readable, (usage) => booked(req as FastifyRequest, usage)) : res.stream);
             return;
           }
           void relayError(reply as FastifyReply, res.statusCode, res.stream as Readable, targets.get(req)?.apiKey);
@@ -246,7 +279,9 @@ export function registerPassthrough(v1: FastifyInstance, current: () => Generati
       // `/v1/<rest>` -> `<base_url path><rest>` on the upstream's origin (reply-from adds the query).
       handler: (req, reply, dest, options) => {
         const base = new URL(target(req).base_url!).pathname.replace(/\/+$/, '');
-        return reply.from(`${base}${dest}`, options);
+        const read = bodies.get(req);
+        const contentType = String(req.headers['content-type']);
+        return reply.from(`${base}${dest}`, read ? { ...options, body: read.bytes, contentType } : options);
       },
     });
   });

@@ -6,22 +6,28 @@
  * conversation's input items), so a client reads its response back the same way on every
  * account. Only the key that made a response reads or deletes it; any other gets the 404 an
  * unknown id gets. Deleting forgets the journal entry and the owner pin; the owning account's
- * own copy (a Responses account) is not deleted there. Compaction goes to an account.
+ * own copy (a Responses account) is not deleted there. `POST /v1/responses/compact` is a
+ * model call (apis/responses.ts `compactApi`), registered here with the other
+ * `/v1/responses/...` routes.
  */
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { withoutGatewayFields } from '../apis/normalise.js';
-import type { Target } from '../config/types.js';
+import type { FastifyInstance } from 'fastify';
+import { compactApi } from '../apis/responses.js';
 import { GatewayError } from '../errors/codes.js';
-import { allowedModel } from '../pipeline/select.js';
-import { Continuation, forgetResponse, readJournal, type JournalEntry } from '../pipeline/continuation.js';
-import { readCapped } from '../upstream/send.js';
-import { redactSecrets } from '../util/redact.js';
-import type { PipelineDeps } from '../pipeline/handle.js';
+import { forgetResponse, readJournal, type JournalEntry } from '../pipeline/continuation.js';
+import { handleModelCall, type PipelineDeps } from '../pipeline/handle.js';
 
 type Params = { Params: { id: string } };
 
-const CompactSchema = Type.Object({ model: Type.String({ minLength: 1 }) }, { additionalProperties: true });
+/** The fields of a compaction the gateway reads (OpenAPI `CompactResponseMethodPublicBody`); the rest passes through. */
+const CompactSchema = Type.Object(
+  {
+    model: Type.String({ minLength: 1 }),
+    input: Type.Optional(Type.Union([Type.String(), Type.Array(Type.Unknown()), Type.Null()])),
+    previous_response_id: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 512 }), Type.Null()])),
+  },
+  { additionalProperties: true },
+);
 
 /** The entry of `id` when the caller's key made it, else the 404 OpenAI answers for an unknown id. */
 async function entryOf(deps: PipelineDeps, id: string, key: string | undefined): Promise<JournalEntry> {
@@ -42,30 +48,6 @@ function listed(item: unknown, id: string, i: number): Record<string, unknown> {
 }
 
 /**
- * `POST /v1/responses/compact` (OpenAI API reference, "Compact a response"): compaction runs
- * at an account that serves the Responses API, so the request goes to the one that made its
- * `previous_response_id` when the gateway pinned it, else to the model's first such account,
- * with that target's model id and key; its answer is relayed as it is (status and body).
- * A model with no Responses account answers 400 `unsupported_api`.
- */
-async function compact(deps: PipelineDeps, req: FastifyRequest<{ Body: Record<string, unknown> & { model: string } }>, reply: FastifyReply): Promise<unknown> {
-  const gen = deps.hold();
-  try {
-    const model = allowedModel(gen.config, req, req.body.model);
-    const continuation = await Continuation.open(gen.router.store, req.body);
-    const speaks = (t: Target): boolean => gen.providers.get(t.upstream.id)?.wireApis.has('responses') === true;
-    const target = model.targets.find((t) => t.key === continuation?.owner && speaks(t)) ?? model.targets.find(speaks);
-    if (!target) throw new GatewayError('GW_ERR_API_NOT_SUPPORTED', { message: `The model \`${model.name}\` has no account that serves the Responses API, which compaction needs.`, param: 'model' });
-    const res = await gen.providers.get(target.upstream.id)!.send({ api: 'responses', operation: 'compact', body: { ...withoutGatewayFields(req.body), model: target.model }, stream: false, requestId: req.id, signal: AbortSignal.timeout(target.upstream.timeouts.first_byte_ms) });
-    const { buf } = await readCapped(res.body, 32 * 1024 * 1024);
-    void reply.code(res.statusCode).header('content-type', 'application/json').header('x-switchyard-upstream', target.upstream.id);
-    return redactSecrets(buf.toString('utf8'), [target.upstream.apiKey]);
-  } finally {
-    gen.release();
-  }
-}
-
-/**
  * The list parameters of `input_items` (OpenAI API reference, "List input items": `limit`
  * 1–100, default 20; `order` `asc` | `desc`, default `desc`; `after` an item id).
  * @throws GatewayError 400 naming the parameter for a bad value.
@@ -79,7 +61,10 @@ function pageOf(q: Record<string, string | undefined>): { limit: number; order: 
 }
 
 export function registerResponsesStore(app: FastifyInstance, deps: PipelineDeps): void {
-  app.post<{ Body: Record<string, unknown> & { model: string } }>('/v1/responses/compact', { schema: { body: CompactSchema } }, (req, reply) => compact(deps, req, reply));
+  // A compaction is a model call: the key's limits and budgets, failover, the record and its cost (pipeline/handle.ts).
+  app.post('/v1/responses/compact', { schema: { body: CompactSchema }, config: { api: 'responses', errorBody: compactApi.errorBody } }, async (req, reply) => {
+    await handleModelCall(compactApi, deps, req, reply);
+  });
   app.get<Params>('/v1/responses/:id', async (req) => {
     const entry = await entryOf(deps, req.params.id, req.caller?.name);
     return { id: req.params.id, object: 'response', created_at: entry.createdAt ?? null, status: 'completed', error: null, output: entry.output };

@@ -16,6 +16,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../errors/codes.js';
+import { waitHeaders } from '../errors/wait.js';
 
 /** Bodies from this size on are counted (1 MiB: a long coding-agent prompt is 0.2–2 MB). */
 export const LARGE_BODY_BYTES = 1024 * 1024;
@@ -58,7 +59,7 @@ export function useBodyGuard(app: FastifyInstance, guard: BodyGuard, cap: () => 
       void reply.header('connection', 'close');
       throw new GatewayError('GW_ERR_OVERLOADED', {
         message: `This gateway is processing ${Math.round(guard.bytes / 1048576)} MiB of large request bodies (limit server.max_body_bytes_in_flight = ${Math.round(cap() / 1048576)} MiB); retry the request shortly.`,
-        headers: { 'retry-after': '1' },
+        headers: waitHeaders(1_000),
       });
     }
     reply.raw.once('close', () => guard.give(n));

@@ -42,7 +42,7 @@ ${CONSOLE_COMMON}
   }
 
   const STATE = { healthy: 'ok', probing: 'warn', cooling: 'bad' };
-  const OUTCOME = { ok: 'ok', client_error: 'warn', client_aborted: 'muted', upstream_error: 'bad', gateway_error: 'bad' };
+  const OUTCOME = { ok: 'ok', client_error: 'warn', client_aborted: 'muted', upstream_error: 'bad', gateway_shed: 'warn', gateway_refused: 'warn', gateway_error: 'bad' };
   const MODE = { live: 'ok', simulated: 'warn', off: 'muted' };
 
   function heat(c) {
@@ -59,6 +59,8 @@ ${CONSOLE_COMMON}
       ['ok', 'OK', int(t.by_outcome.ok || 0), 'ok'],
       ['client_error', 'Client errors', int(t.by_outcome.client_error || 0), (t.by_outcome.client_error || 0) > 0 ? 'warn' : ''],
       ['upstream_error', 'Upstream errors', int(t.by_outcome.upstream_error || 0), (t.by_outcome.upstream_error || 0) > 0 ? 'bad' : ''],
+      ['gateway_shed', 'Shed by gateway', int(t.by_outcome.gateway_shed || 0), (t.by_outcome.gateway_shed || 0) > 0 ? 'warn' : ''],
+      ['gateway_refused', 'Refused by gateway', int(t.by_outcome.gateway_refused || 0), (t.by_outcome.gateway_refused || 0) > 0 ? 'warn' : ''],
       ['gateway_error', 'Gateway errors', int(t.by_outcome.gateway_error || 0), (t.by_outcome.gateway_error || 0) > 0 ? 'bad' : ''],
       ['client_aborted', 'Aborted', int(t.by_outcome.client_aborted || 0), ''],
       ['in_flight', 'In flight', int(t.in_flight), ''],

@@ -12,6 +12,10 @@
  *    open a moment later has its connection cut;
  * 4. closes the app: the listener, idle keep-alive connections, then the onClose hooks
  *    (upstream pools, Redis).
+ *
+ * WebSocket turns (routes/responses-ws.ts) run in-process, not as requests of the server:
+ * each is counted with {@link Drain.holdRequest}, and the sockets close themselves (1001)
+ * once idle when told by {@link Drain.onDraining}.
  */
 import type { Server } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -58,6 +62,7 @@ export class Drain implements CallTracker {
   private requests = 0;
   private started = 0;
   private idleWaiters: (() => void)[] = [];
+  private readonly drainListeners: (() => void)[] = [];
   private app: FastifyInstance | null = null;
   private shutdownRun: Promise<DrainResult> | null = null;
 
@@ -109,8 +114,34 @@ export class Drain implements CallTracker {
     });
     // A plain `app.close()` (tests, embedding) refuses new requests the same way.
     app.addHook('preClose', async () => {
-      if (this.state === 'serving') this.state = 'draining';
+      if (this.state === 'serving') this.startDraining();
     });
+  }
+
+  /**
+   * Counts a request the server never saw as one (a WebSocket turn run in-process) until the
+   * returned function is called (idempotent): the drain waits for it as for any request.
+   */
+  holdRequest(): () => void {
+    this.requests++;
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.requests--;
+      if (this.requests === 0) this.wakeIdle();
+    };
+  }
+
+  /** Runs `fn` once the drain starts (at once when it already has). */
+  onDraining(fn: () => void): void {
+    if (this.state !== 'serving') fn();
+    else this.drainListeners.push(fn);
+  }
+
+  private startDraining(): void {
+    this.state = 'draining';
+    for (const fn of this.drainListeners.splice(0)) fn();
   }
 
   /** {@inheritDoc CallTracker.track} */
@@ -137,7 +168,7 @@ export class Drain implements CallTracker {
 
   private async run(deadlineMs: number, graceMs: number): Promise<DrainResult> {
     const t0 = Date.now();
-    this.state = 'draining';
+    if (this.state === 'serving') this.startDraining();
     const drained = await this.idle(deadlineMs);
     let aborted = 0;
     let cut = 0;

@@ -41,6 +41,12 @@ export interface IdleGcOptions {
   readonly residentBytes?: () => number;
   /** Called after each collection with its pause, ms (a log line). */
   readonly onCollect?: (pauseMs: number) => void;
+  /**
+   * Called when a check throws (reading the resident size opens /proc/self/stat, which fails
+   * with EMFILE when the process is out of file descriptors): the check is skipped and the
+   * next one runs as usual; housekeeping never ends the process.
+   */
+  readonly onError?: (err: unknown) => void;
 }
 
 /**
@@ -58,7 +64,7 @@ export function watchIdleMemory(traffic: Traffic, o: IdleGcOptions = {}): () => 
   let quietFor = 0;
   /** Collections still owed to the last busy period (0: nothing served since the last ones). */
   let owed = 0;
-  const timer = setInterval(() => {
+  const check = (): void => {
     if (traffic.callsStarted !== seen || traffic.modelCalls > 0) {
       seen = traffic.callsStarted;
       quietFor = 0;
@@ -76,6 +82,17 @@ export function watchIdleMemory(traffic: Traffic, o: IdleGcOptions = {}): () => 
     const started = performance.now();
     gc();
     o.onCollect?.(performance.now() - started);
+  };
+  const timer = setInterval(() => {
+    try {
+      check();
+    } catch (err) {
+      try {
+        o.onError?.(err);
+      } catch {
+        // a failing report of a failure is dropped: the next check runs all the same
+      }
+    }
   }, checkMs);
   timer.unref();
   return () => clearInterval(timer);

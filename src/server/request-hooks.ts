@@ -10,6 +10,7 @@ import type { Metrics } from '../metrics/registry.js';
 import { recordOutside } from '../pipeline/finish.js';
 import type { RecordSink, RequestRecord } from '../record/request.js';
 import type { Drain } from './drain.js';
+import type { Usage } from '../usage/usage.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -21,6 +22,23 @@ declare module 'fastify' {
     pipelineOwned: boolean;
     /** Cuts a request whose body does not arrive in time; cleared once it has. */
     bodyTimer: NodeJS.Timeout | null;
+    /** `websocket` for a turn of a Responses WebSocket run in-process (routes/responses-ws.ts). */
+    transport: 'http' | 'websocket';
+    /**
+     * What a request the pipeline did not take was, for its record: a passthrough's endpoint
+     * (`embeddings`, `files` …) or `messages/count_tokens`, the model (the gateway's name),
+     * the model as the client sent it (`requestedModel`; absent: the same as `model`), the
+     * upstream it went to (null: none), and the usage and cost (USD) its answer reported
+     * (absent: none; a passthrough's, routes/passthrough-usage.ts); null: unknown.
+     */
+    described: {
+      readonly api: string;
+      readonly model: string | null;
+      readonly requestedModel?: string | null;
+      readonly upstream: string | null;
+      readonly usage?: Usage;
+      readonly costUsd?: number;
+    } | null;
   }
 }
 
@@ -44,6 +62,8 @@ export function useRequestHooks(app: FastifyInstance, deps: RequestHookDeps): vo
   app.decorateRequest('recorded', false);
   app.decorateRequest('pipelineOwned', false);
   app.decorateRequest('bodyTimer', null);
+  app.decorateRequest('transport', 'http');
+  app.decorateRequest('described', null);
   app.addHook('onRequest', async (req, reply) => {
     req.startedAt = Date.now();
     void reply.header('x-request-id', req.id);
@@ -74,6 +94,13 @@ export function useRequestHooks(app: FastifyInstance, deps: RequestHookDeps): vo
       req.bodyTimer = timer;
       reply.raw.once('close', () => clearTimeout(timer));
     }
+  });
+  // An answer sent before the request's body was all in (a bad key refused in onRequest, a
+  // body too large, a route that takes none) closes the connection once sent: Node would
+  // otherwise keep reading the rest of the body to reuse the connection, and a client
+  // trickling it would hold the socket for ever (slowloris), whatever its auth result.
+  app.addHook('onSend', async (req, reply) => {
+    if (!req.raw.complete && !reply.raw.headersSent) void reply.header('connection', 'close');
   });
   // The body is in: the request-timeout guard is done.
   app.addHook('preHandler', async (req) => {

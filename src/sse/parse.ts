@@ -22,7 +22,23 @@ const LF = 0x0a;
 const CR = 0x0d;
 const COLON = 0x3a;
 
+/** The largest SSE event an upstream may send, bytes (its lines and framing): past it the stream is refused. */
+export const MAX_EVENT_BYTES = 32 * 1024 * 1024;
+
+/** An upstream event larger than the framer takes: the relay ends the attempt (an upstream fault). */
+export class EventTooLarge extends Error {
+  constructor(readonly limit: number) {
+    super(`the upstream sent an SSE event larger than ${limit} bytes`);
+    this.name = 'EventTooLarge';
+  }
+}
+
 export class SseFramer {
+  /** Bytes of the waiting reads (`waiting`). */
+  private waitingBytes = 0;
+  /** @param maxEventBytes the largest event taken (default MAX_EVENT_BYTES); larger ones throw EventTooLarge from `push`. */
+  constructor(private readonly maxEventBytes = MAX_EVENT_BYTES) {}
+
   private buf: Buffer = Buffer.alloc(0);
   /** Where the current (incomplete) event starts in `buf`. */
   private eventStart = 0;
@@ -44,12 +60,15 @@ export class SseFramer {
     // reads is copied once, not once per read (which is quadratic in the line's length).
     if (chunk.indexOf(LF) === -1 && chunk.indexOf(CR) === -1 && this.buf[this.buf.length - 1] !== CR) {
       if (chunk.length > 0) this.waiting.push(chunk);
+      this.waitingBytes += chunk.length;
+      this.checkSize();
       return [];
     }
     if (this.waiting.length > 0) {
       this.waiting.push(chunk);
       chunk = Buffer.concat(this.waiting);
       this.waiting = [];
+      this.waitingBytes = 0;
     }
     if (this.eventStart === this.buf.length) {
       this.lineStart -= this.eventStart;
@@ -95,7 +114,22 @@ export class SseFramer {
       pos = next;
     }
     this.lineStart = pos;
+    this.checkSize();
     return out;
+  }
+
+  /** The event being read, its data lines included, stays within maxEventBytes (an upstream cannot exhaust memory with one event). */
+  private checkSize(): void {
+    const pending = this.buf.length - this.eventStart + this.waitingBytes + (this.data?.length ?? 0);
+    if (pending > this.maxEventBytes) {
+      this.buf = Buffer.alloc(0);
+      this.waiting = [];
+      this.waitingBytes = 0;
+      this.data = null;
+      this.eventStart = 0;
+      this.lineStart = 0;
+      throw new EventTooLarge(this.maxEventBytes);
+    }
   }
 
   /**
@@ -106,6 +140,7 @@ export class SseFramer {
     if (this.waiting.length > 0) {
       const rest = Buffer.concat(this.waiting);
       this.waiting = [];
+      this.waitingBytes = 0;
       this.buf = this.eventStart === this.buf.length ? rest : Buffer.concat([this.buf.subarray(this.eventStart), rest]);
       this.lineStart -= this.eventStart;
       this.eventStart = 0;

@@ -48,7 +48,7 @@ export const SY_MODEL = 'switchyard.model';
 /** The client API: `chat`, `responses`, `messages`. */
 export const SY_API = 'switchyard.api';
 export const SY_STREAM = 'switchyard.stream';
-/** The request record's outcome (`ok`, `client_error`, `upstream_error`, `client_aborted`, `gateway_error`), or an attempt's (`answered`, `failed`, `refused`, `aborted`). */
+/** The request record's outcome (`ok`, `client_error`, `upstream_error`, `gateway_shed`, `gateway_refused`, `gateway_error`, `client_aborted`), or an attempt's (`answered`, `failed`, `refused`, `aborted`). */
 export const SY_OUTCOME = 'switchyard.outcome';
 /** The gateway's request id (`x-request-id`), which the log line and the ledger carry too. */
 export const SY_REQUEST_ID = 'switchyard.request_id';

@@ -177,7 +177,7 @@ class OtelCallSpan implements CallSpan {
       usageAttributes(rec.usage, a);
       a[N.SY_USAGE_ESTIMATED] = rec.usageEstimated;
     }
-    if (rec.outcome === 'upstream_error' || rec.outcome === 'gateway_error') {
+    if (rec.outcome === 'upstream_error' || rec.outcome === 'gateway_error' || rec.outcome === 'gateway_shed' || rec.outcome === 'gateway_refused') {
       const error = rec.errorClass ?? String(rec.status);
       a[N.ERROR_TYPE] = error;
       this.span.setStatus({ code: SpanStatusCode.ERROR, message: error });

@@ -14,7 +14,7 @@ import { readChatUsage, readOpenAIError } from '../apis/chat.js';
 import type { SseEvent } from '../sse/parse.js';
 import type { Usage } from '../usage/usage.js';
 import { GatewayError } from '../errors/codes.js';
-import { answerFailure, cutShort, streamErrorFailure } from './failure.js';
+import { answerFailure, cutShort, streamErrorFailure, type RelayContext } from './failure.js';
 import { badFrame, eventObject, isObj, NOTHING, parseBody, type Obj } from './read.js';
 import type { Failure, JsonResult, StreamStep } from './types.js';
 
@@ -90,7 +90,7 @@ export function rebuiltChatJson(parsed: unknown, secrets: readonly (string | und
 }
 
 /** A non-2xx answer of a chat (OpenAI-shaped) upstream. */
-export function chatErrorAnswer(status: number, headers: Readonly<Record<string, string | string[] | undefined>>, body: Buffer, secrets: readonly (string | undefined)[]): Failure {
+export function chatErrorAnswer(status: number, headers: Readonly<Record<string, string | string[] | undefined>>, body: Buffer, ctx: RelayContext): Failure {
   const parsed = parseBody(body);
-  return answerFailure(status, headers, isObj(parsed) ? readOpenAIError(parsed['error']) : null, secrets);
+  return answerFailure(status, headers, isObj(parsed) ? readOpenAIError(parsed['error']) : null, ctx);
 }

@@ -4,10 +4,11 @@
  * gateway error the client may get. Every string that came from the upstream is scrubbed of
  * key material here, so no translator can relay a credential.
  */
-import { classifyFailure, isCallerFault, type FailureFacts } from '../errors/classify.js';
-import { GatewayError } from '../errors/codes.js';
+import { classifyFailure, isCallerFault, type Classified, type FailureFacts } from '../errors/classify.js';
+import { GatewayError, type Heals } from '../errors/codes.js';
+import { relayedWait } from '../errors/wait.js';
 import { redactSecrets } from '../util/redact.js';
-import type { Failure } from './types.js';
+import type { Failure, TranslatorContext } from './types.js';
 
 /** An upstream error's fields in the wire API's terms (OpenAI `error.{message,type,code,param}`, Anthropic `error.{type,message}`). */
 export interface WireErrorFields {
@@ -26,40 +27,40 @@ export interface ClientErrorShape {
 
 type Headers = Readonly<Record<string, string | string[] | undefined>>;
 
-const RETRY_HEADERS = ['retry-after', 'retry-after-ms'] as const;
-
-function first(v: string | string[] | undefined): string | undefined {
-  return Array.isArray(v) ? v[0] : v;
-}
+/** What relaying an upstream's error needs of the attempt: the secrets to scrub and the longest wait to relay. */
+export type RelayContext = Pick<TranslatorContext, 'secrets' | 'retryAfterCapMs'>;
 
 function scrub(v: string | undefined, secrets: readonly (string | undefined)[]): string | undefined {
   return v === undefined ? undefined : redactSecrets(v, secrets);
 }
 
 /**
+ * Whether a client's retry can heal a relayed upstream failure: never for the caller's own
+ * request, an empty account or a model the upstream does not have; after the upstream's
+ * wait for a rate limit; otherwise it depends (errors/codes.ts `Heals`).
+ */
+function healsOf(c: Classified): Heals {
+  if (isCallerFault(c) || c.class === 'quota' || c.class === 'not_found') return 'never';
+  return c.class === 'rate_limited' ? 'wait' : 'maybe';
+}
+
+/**
  * The failure of a non-2xx answer. A credential or permission failure is the gateway's
  * problem, never the caller's: the client gets 502 `upstream_auth_failed` without the
- * upstream's text. Anything else keeps the upstream's status (or `client.status`), fields
- * and `Retry-After`.
+ * upstream's text. Anything else keeps the upstream's status (or `client.status`) and
+ * fields, and its `Retry-After` / `retry-after-ms` as errors/wait.ts `relayedWait` passes
+ * them on: capped at `ctx.retryAfterCapMs`, and a wait beyond it makes the answer final
+ * (`heals: never`, so `x-should-retry: false`; errors/reply.ts drops the wait of a final 5xx).
  * @param fields null when the body was not an error object of the wire API.
  */
-export function answerFailure(
-  status: number,
-  headers: Headers,
-  fields: WireErrorFields | null,
-  secrets: readonly (string | undefined)[],
-  client: ClientErrorShape = {},
-): Failure {
+export function answerFailure(status: number, headers: Headers, fields: WireErrorFields | null, ctx: RelayContext, client: ClientErrorShape = {}): Failure {
+  const { secrets } = ctx;
   const classified = classifyFailure({ status, type: fields?.type ?? null, code: fields?.code ?? null, message: fields?.message ?? null });
   const reason = scrub(fields?.message, secrets) ?? `HTTP ${status}`;
   if (classified.class === 'credential' || classified.class === 'permission') {
     return { classified, error: new GatewayError('GW_ERR_UPSTREAM_AUTH'), reason };
   }
-  const kept: Record<string, string> = {};
-  for (const h of RETRY_HEADERS) {
-    const v = first(headers[h]);
-    if (v) kept[h] = v;
-  }
+  const wait = relayedWait(headers, ctx.retryAfterCapMs);
   const clientStatus = client.status ?? status;
   const error = new GatewayError('GW_ERR_UPSTREAM_ERROR', {
     status: clientStatus,
@@ -67,7 +68,8 @@ export function answerFailure(
     type: client.type ?? scrub(fields?.type, secrets) ?? (clientStatus >= 500 ? 'server_error' : 'invalid_request_error'),
     openaiCode: client.code !== undefined ? client.code : (scrub(fields?.code, secrets) ?? null),
     param: scrub(fields?.param, secrets) ?? null,
-    headers: kept,
+    headers: wait.headers,
+    heals: wait.beyondCap ? 'never' : healsOf(classified),
   });
   return { classified, error, reason };
 }
@@ -85,12 +87,13 @@ export function streamErrorFailure(fields: WireErrorFields | null, secrets: read
   if (classified.class === 'credential' || classified.class === 'permission') return { classified, error: new GatewayError('GW_ERR_UPSTREAM_AUTH'), reason };
   const code = client.code !== undefined ? client.code : (scrub(fields?.code, secrets) ?? 'upstream_stream_error');
   if (isCallerFault(classified)) {
-    return { classified, error: new GatewayError('GW_ERR_UPSTREAM_ERROR', { status: 400, message, type: 'invalid_request_error', openaiCode: code }), reason };
+    return { classified, error: new GatewayError('GW_ERR_UPSTREAM_ERROR', { status: 400, message, type: 'invalid_request_error', openaiCode: code, heals: 'never' }), reason };
   }
   const type = client.type ?? scrub(fields?.type, secrets) ?? 'server_error';
   // A rate limit or an empty account before the first byte is what an HTTP 429 would have said.
   const status = classified.class === 'rate_limited' || classified.class === 'quota' ? 429 : undefined;
-  return { classified, error: new GatewayError('GW_ERR_UPSTREAM_STREAM', { message, type, openaiCode: code, param: scrub(fields?.param, secrets) ?? null, ...(status ? { status } : {}) }), reason };
+  const error = new GatewayError('GW_ERR_UPSTREAM_STREAM', { message, type, openaiCode: code, param: scrub(fields?.param, secrets) ?? null, ...(status ? { status } : {}), heals: healsOf(classified) });
+  return { classified, error, reason };
 }
 
 function local(kind: NonNullable<FailureFacts['local']>, error: GatewayError): Failure {

@@ -13,16 +13,18 @@ import { chatToMessages } from './chat-messages/index.js';
 import { chatToResponses } from './chat-responses/index.js';
 import { chatToChat } from './passthrough/chat.js';
 import { messagesToChat } from './messages-chat/index.js';
+import { messagesToResponses } from './messages-responses/index.js';
 import { messagesToMessages } from './passthrough/messages.js';
 import { responsesToResponses } from './passthrough/responses.js';
 import { responsesToChat } from './responses-chat/index.js';
+import { responsesToMessages } from './responses-messages/index.js';
 import type { Translator, TranslatorContext, TranslatorFactory } from './types.js';
 
 /** `TRANSLATORS[client][wire]`, in preference order within each row. */
 export const TRANSLATORS: Readonly<Record<ApiName, Readonly<Partial<Record<ApiName, TranslatorFactory>>>>> = {
   chat: { chat: chatToChat, messages: chatToMessages, responses: chatToResponses },
-  responses: { responses: responsesToResponses, chat: responsesToChat },
-  messages: { messages: messagesToMessages, chat: messagesToChat },
+  responses: { responses: responsesToResponses, chat: responsesToChat, messages: responsesToMessages },
+  messages: { messages: messagesToMessages, chat: messagesToChat, responses: messagesToResponses },
 };
 
 /**

@@ -49,6 +49,13 @@ export interface StreamStep {
    * an error right after a preamble can still fail over.
    */
   readonly hold?: boolean;
+  /**
+   * The frames end the answer in the client API's own terms: they hold its terminal event
+   * (chat's `data: [DONE]`, Responses' `response.completed` / `response.incomplete`,
+   * Messages' `message_stop`). Once those frames were written the request is complete, with
+   * the usage reported so far, whatever the client or the upstream does afterwards.
+   */
+  readonly done?: boolean;
   /** Generated answer text (content, tool names and arguments), for an estimate when no usage comes. */
   readonly text?: string;
   /** Generated reasoning text, likewise. */
@@ -114,10 +121,18 @@ export interface TranslatorContext {
   readonly wantsUsage: boolean;
   /** Exact strings scrubbed from relayed error messages (the upstream's key). */
   readonly secrets: readonly (string | undefined)[];
+  /** The longest upstream wait (`Retry-After`) relayed with an upstream error, ms (routing.retry_after_cap_ms). */
+  readonly retryAfterCapMs: number;
   /** The upstream's kind options, defaults applied (translation options such as thinking budgets live there). */
   readonly options: Readonly<Record<string, unknown>>;
   /** Client headers the client API forwards (lower-case names, e.g. `anthropic-beta`). */
   readonly forwardHeaders?: Readonly<Record<string, string>>;
+  /**
+   * The gateway's estimate of the prompt's input tokens (o200k_base, tool definitions
+   * included: `usage/estimate.ts`), for a client API whose stream announces the prompt size
+   * before a bridged wire reports any (Messages' `message_start`); absent: not counted.
+   */
+  readonly promptTokens?: number;
   /** The field the target model takes its output cap in (its `capabilities.max_tokens_field`), for translators that write one. */
   readonly maxTokensField?: 'max_tokens' | 'max_completion_tokens' | undefined;
 }

@@ -84,6 +84,40 @@ export function discardBody(body: Readable): void {
   body.destroy();
 }
 
+/** How long a body left after a delivered answer may take to end before it is destroyed, ms. */
+const RELEASE_GRACE_MS = 1000;
+/** How many more bytes such a body may send before it is destroyed. */
+const RELEASE_MAX_BYTES = 1024 * 1024;
+
+/**
+ * Lets go of the rest of an upstream body after the answer was delivered, in the background:
+ * it is read and thrown away so the connection goes back to the pool (undici reuses a
+ * keep-alive connection only once its response body was read to the end; destroying it
+ * closes the socket), unless it sends more than `RELEASE_MAX_BYTES` or does not end within
+ * `RELEASE_GRACE_MS` (an upstream that lingers after its last event): then it is destroyed.
+ * Written here rather than with undici's `body.dump()`: that counts the bytes already read
+ * against its limit, and a decoded (gzip) body is not undici's.
+ * @returns a promise that settles once the body closed (ended or destroyed: at most
+ *   RELEASE_GRACE_MS), never rejecting: until then the provider still counts the call.
+ */
+export function releaseBody(body: Readable): Promise<void> {
+  body.on('error', () => {});
+  if (body.closed || body.destroyed) return Promise.resolve();
+  let left = RELEASE_MAX_BYTES;
+  const timer = setTimeout(() => body.destroy(), RELEASE_GRACE_MS);
+  timer.unref();
+  const closed = new Promise<void>((resolve) => body.once('close', () => {
+    clearTimeout(timer);
+    resolve();
+  }));
+  body.on('data', (c: Buffer | string) => {
+    left -= c.length;
+    if (left < 0) body.destroy();
+  });
+  body.resume();
+  return closed;
+}
+
 /** Reads at most `limit` bytes of a body, then discards the rest. */
 export async function readCapped(body: Readable, limit: number): Promise<{ buf: Buffer; truncated: boolean }> {
   const parts: Buffer[] = [];

@@ -1,11 +1,15 @@
 /**
- * Token counts for a stream that ended without upstream usage (client abort, upstream
- * cut): the gateway counts what it saw with `gpt-tokenizer` (o200k_base, the encoding of
- * OpenAI's current models; other providers' tokenizers differ, so the result is marked
- * estimated). The tokenizer's tables are large, so they are loaded on first use only and
- * nothing here runs on a request that got its usage from the upstream.
+ * Token counts the gateway makes itself with `gpt-tokenizer` (o200k_base, the encoding of
+ * OpenAI's current models; other providers' tokenizers differ, so results are marked
+ * estimated): a prompt's input tokens for `tpm` reservations and count_tokens, and the usage
+ * of an answer that came without any (client abort, upstream cut). What a prompt holds is
+ * read by usage/prompt-parts.ts. The tokenizer's tables are large, so they are loaded on
+ * first use only.
  */
+import { promptParts, type Prompt } from './prompt-parts.js';
 import type { Usage } from './usage.js';
+
+export { EMPTY_PROMPT, type Prompt } from './prompt-parts.js';
 
 /** The tokenizer's count of one text. */
 export type CountTokens = (text: string) => number;
@@ -43,13 +47,15 @@ export function boundedCount(count: CountTokens, texts: readonly string[]): numb
   let seenTokens = 0;
   let total = Math.max(0, texts.length - 1); // the joining newlines
   for (const t of texts) {
-    if (t.length <= exact) {
+    if (t.length <= exact || (t.length <= SLICE_CHARS && t.length <= sample)) {
+      // Exact while the exact budget lasts; then a short text is counted whole from the sample budget.
       const n = count(t);
-      exact -= t.length;
+      if (t.length <= exact) exact -= t.length;
+      else sample -= t.length;
       seenChars += t.length;
       seenTokens += n;
       total += n;
-    } else if (sample >= SLICE_CHARS) {
+    } else if (t.length > SLICE_CHARS && sample >= SLICE_CHARS) {
       const slices = Math.min(3, Math.floor(sample / SLICE_CHARS));
       let chars = 0;
       let tokens = 0;
@@ -73,58 +79,34 @@ export function boundedCount(count: CountTokens, texts: readonly string[]): numb
 const PER_MESSAGE = 3;
 const REPLY_PRIMER = 3;
 
-function pushText(v: unknown, out: string[]): void {
-  if (typeof v === 'string') out.push(v);
-  else if (Array.isArray(v)) for (const part of v) pushText(part, out);
-  else if (v && typeof v === 'object') {
-    const o = v as Record<string, unknown>;
-    if (typeof o['text'] === 'string') out.push(o['text']);
-    if (typeof o['refusal'] === 'string') out.push(o['refusal']);
-  }
-}
+/** The chat framing of `turns` messages. */
+const framing = (turns: number): number => (turns > 0 ? turns * PER_MESSAGE + REPLY_PRIMER : 0);
 
-/** The text of the request messages: content (strings and text parts), names, tool calls. */
-function messageTexts(messages: unknown): { texts: string[]; count: number } {
-  const texts: string[] = [];
-  if (!Array.isArray(messages)) return { texts, count: 0 };
-  for (const m of messages) {
-    if (!m || typeof m !== 'object') continue;
-    const msg = m as Record<string, unknown>;
-    if (typeof msg['role'] === 'string') texts.push(msg['role']);
-    if (typeof msg['name'] === 'string') texts.push(msg['name']);
-    pushText(msg['content'], texts);
-    if (Array.isArray(msg['tool_calls'])) {
-      for (const call of msg['tool_calls'] as unknown[]) {
-        const fn = (call as { function?: { name?: unknown; arguments?: unknown } } | null)?.function;
-        if (typeof fn?.name === 'string') texts.push(fn.name);
-        if (typeof fn?.arguments === 'string') texts.push(fn.arguments);
-      }
-    }
-  }
-  return { texts, count: messages.length };
+/** Input tokens of a prompt: its texts through the tokenizer (bounded work), its images and files at their fixed estimates, and the chat framing. */
+async function promptTokens(count: CountTokens, prompt: Prompt): Promise<number> {
+  const parts = await promptParts(prompt);
+  return boundedCount(count, parts.texts) + parts.fixedTokens + framing(parts.turns);
 }
 
 /**
- * Counts usage from the text of the delta events seen (output and reasoning, extracted
- * by the API's `deltaTexts`) and the request's prompt as chat-style `messages` (input). `reasoning` is a part of `output`, as in
- * upstream-reported usage.
+ * Counts usage from the text of the delta events seen (output and reasoning, extracted by
+ * the API's `deltaTexts`) and the request's prompt (input; {@link EMPTY_PROMPT} when the
+ * upstream reported it). `reasoning` is a part of `output`, as in upstream-reported usage.
  */
-export async function estimateUsage(deltas: { output: readonly string[]; reasoning: readonly string[] }, messages: unknown): Promise<Usage> {
+export async function estimateUsage(deltas: { output: readonly string[]; reasoning: readonly string[] }, prompt: Prompt): Promise<Usage> {
   const count = await tokenizer();
   const { output, reasoning } = deltas;
-  const { texts, count: n } = messageTexts(messages);
   const reasoningTokens = boundedCount(count, [reasoning.join('')]);
   const answerTokens = boundedCount(count, [output.join('')]);
-  const input = boundedCount(count, texts) + (n > 0 ? n * PER_MESSAGE + REPLY_PRIMER : 0);
+  const input = await promptTokens(count, prompt);
   return { input, cached: 0, output: answerTokens + reasoningTokens, reasoning: reasoningTokens };
 }
 
 /**
- * Prompt tokens of the request `messages` (o200k_base plus chat framing), for token-limit
- * reservations and count_tokens estimates; bounded work, see {@link boundedCount}.
+ * Input tokens of a request's prompt (o200k_base on its texts, fixed estimates for images and
+ * files: usage/prompt-parts.ts, plus chat framing), for `tpm` reservations and count_tokens
+ * estimates; bounded work ({@link boundedCount}), and the walk yields to the event loop.
  */
-export async function countPromptTokens(messages: unknown): Promise<number> {
-  const count = await tokenizer();
-  const { texts, count: n } = messageTexts(messages);
-  return boundedCount(count, texts) + (n > 0 ? n * PER_MESSAGE + REPLY_PRIMER : 0);
+export async function countPromptTokens(prompt: Prompt): Promise<number> {
+  return promptTokens(await tokenizer(), prompt);
 }

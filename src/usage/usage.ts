@@ -26,25 +26,48 @@ export const ZERO_USAGE: Readonly<Usage> = Object.freeze({ input: 0, cached: 0, 
  * more than 2^63, which would make PostgreSQL refuse the whole batch of rows).
  */
 export function tokenCount(v: unknown): number {
-  return typeof v === 'number' && v >= 0 && v <= Number.MAX_SAFE_INTEGER ? Math.round(v) : 0;
+  return isCount(v) ? Math.round(v) : 0;
+}
+
+/** A number >= 0 and at most 2^53: what a token count may be (a fraction is rounded). */
+const isCount = (v: unknown): v is number => typeof v === 'number' && v >= 0 && v <= Number.MAX_SAFE_INTEGER;
+
+/**
+ * Whether an upstream's usage field is not a count (present, and negative, not a number, or
+ * past 2^53): a usage object with one is not believed, and the call is counted by the
+ * gateway's tokenizer instead, marked estimated. A fraction is a count (rounded).
+ */
+export function badCount(v: unknown): boolean {
+  return v !== undefined && v !== null && !isCount(v);
 }
 
 /**
  * Cost in USD: input neither read from nor written to the cache at `price.input`, cached
  * input at `price.cached_input`, cache writes at `price.cache_write`, output other than
  * reasoning at `price.output`, reasoning tokens at `price.reasoning` (which defaults to
- * `output`); prices are USD per 1M tokens.
+ * `output`); prices are USD per 1M tokens. Rounded to the picodollar (`roundUsd`).
  */
 export function costUsd(u: Usage, price: Required<PriceConfig>): number {
   const written = u.cacheWrite ?? 0;
-  return (
+  const usd =
     ((u.input - u.cached - written) * price.input +
       u.cached * price.cached_input +
       written * price.cache_write +
       (u.output - u.reasoning) * price.output +
       u.reasoning * price.reasoning) /
-    1_000_000
-  );
+    1_000_000;
+  return roundUsd(usd);
+}
+
+/** Decimals a cost in USD keeps (a picodollar): far below a token's price, above float noise. */
+const USD_DECIMALS = 12;
+
+/**
+ * A USD amount rounded to USD_DECIMALS, so every output (log line, ledger row, header, admin
+ * answer) says 0.01646, not the float sum 0.016459999999999666.
+ */
+export function roundUsd(usd: number): number {
+  return Number.isFinite(usd) ? Math.round(usd * 10 ** USD_DECIMALS) / 10 ** USD_DECIMALS : 0;
 }
 
 /** A cost as a plain decimal string for the `x-switchyard-cost-usd` header: 8 decimals, trailing zeros trimmed. */

@@ -50,6 +50,10 @@ export class FakeUpstream {
   private script: Script = () => ({ status: 500, body: { error: { message: 'no script' } } });
   private sockets = new Set<import('node:net').Socket>();
   url = '';
+  /** Requests received whose response has not closed yet (the one a script is answering included). */
+  inFlight = 0;
+  /** The most requests in flight at once. */
+  peakInFlight = 0;
 
   constructor() {
     this.server = createServer((req, res) => void this.handle(req, res));
@@ -98,7 +102,10 @@ export class FakeUpstream {
       finished: false,
     };
     this.requests.push(rec);
+    this.inFlight++;
+    this.peakInFlight = Math.max(this.peakInFlight, this.inFlight);
     res.on('close', () => {
+      this.inFlight--;
       if (!res.writableFinished) rec.abortedAt = Date.now();
     });
     const reply = await this.script(rec, this.requests.length - 1);

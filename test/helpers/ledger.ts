@@ -27,6 +27,8 @@ export const script: Script = (req) => {
   // A provider reporting token counts no ledger column can hold (a fraction, past bigint).
   if (prompt === 'odd-usage') return answer({ prompt_tokens: 1.5, completion_tokens: 1e20, total_tokens: 9 });
   if (prompt === 'bad') return { status: 400, body: { error: { message: 'bad request', type: 'invalid_request_error', param: null, code: null } } };
+  // The whole answer, then the body ends 300 ms after [DONE].
+  if (prompt === 'linger') return { status: 200, headers: { 'content-type': 'text/event-stream' }, steps: [...STREAM, { delayMs: 300 }] };
   if (prompt === 'slow') return { status: 200, headers: { 'content-type': 'text/event-stream' }, steps: [STREAM[0]!, { delayMs: 3000 }, ...STREAM.slice(1)] };
   if (req.json?.['stream'] === true) return { status: 200, headers: { 'content-type': 'text/event-stream' }, steps: STREAM };
   return answer({ prompt_tokens: 11, completion_tokens: 5, total_tokens: 16, prompt_tokens_details: { cached_tokens: 4 }, completion_tokens_details: { reasoning_tokens: 2 } });

@@ -24,7 +24,7 @@ export interface Driven {
 
 /** A translator for `client` over `wire` with test defaults. */
 export function makeTranslator(client: ApiName, wire: ApiName, ctx: Partial<TranslatorContext> = {}): Translator {
-  return translator(client, wire, { stream: true, wantsUsage: true, secrets: [], options: {}, ...ctx });
+  return translator(client, wire, { stream: true, wantsUsage: true, secrets: [], retryAfterCapMs: 60_000, options: {}, ...ctx });
 }
 
 /** Feeds `pieces` (any split of an SSE body) through `tr` as the relay would. */

@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { hashKey } from '../../src/auth/keys.js';
 import type { FakeUpstream } from '../helpers/fake-upstream.js';
 import { FIXTURES, fixture, fixtureJson, replay, sseEvents } from '../helpers/recordings.js';
-import { CLIENT_KEY, OTHER_KEY, closeAll, finishedLine, startWithUpstream, waitFor, type TestGateway } from '../helpers/gateway.js';
+import { CLIENT_KEY, OTHER_KEY, closeAll, finishedLine, startWithUpstream, testConfigYaml, waitFor, type TestGateway } from '../helpers/gateway.js';
 import { metricValue } from '../helpers/metrics-text.js';
 
 const SUFFIX_KEY = 'sk-test-suffix-0123456789abcdef';
@@ -253,6 +253,34 @@ describe('cost accounting', () => {
     for (const secret of [CLIENT_KEY, OTHER_KEY, SUFFIX_KEY, hashKey(CLIENT_KEY), hashKey(OTHER_KEY)]) assert.ok(!text.includes(secret), 'a key in /metrics');
     for (const line of text.split('\n').filter((l) => /^switchyard_(spend_usd|key_tokens)_total\{/.test(l))) {
       assert.match(line, /key="(team-a|team-gpt|team-suffix)"/);
+    }
+  });
+});
+
+describe('usage that is not a count', () => {
+  test('a negative or string token count is not booked as 0 tokens and $0: the call is counted by the tokenizer, marked estimated', async () => {
+    const { upstream, gw } = await startWithUpstream((url) => testConfigYaml(url));
+    try {
+      const answer = fixtureJson('openai-chat-gpt5.json') as Record<string, unknown>;
+      for (const usage of [
+        { prompt_tokens: -5, completion_tokens: 12, total_tokens: 7 },
+        { prompt_tokens: 20, completion_tokens: '12', total_tokens: 32 },
+      ]) {
+        upstream.on(() => ({ status: 200, body: { ...answer, usage } }));
+        const res = await fetch(`${gw.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'Count the words in this sentence for me, please.' }] }),
+        });
+        assert.equal(res.status, 200);
+        const line = await finishedLine(gw, res.headers.get('x-request-id')!);
+        assert.equal(line['tokens_estimated'], true, JSON.stringify(usage));
+        const tokens = line['tokens'] as { input: number; output: number };
+        assert.ok(tokens.input > 0 && tokens.output > 0, JSON.stringify(tokens));
+        assert.ok(Number(line['cost_usd']) > 0);
+      }
+    } finally {
+      await closeAll(gw, upstream);
     }
   });
 });

@@ -246,7 +246,9 @@ describe('default config with only OPENAI_API_KEY set', () => {
       ['openai'],
     );
     assert.deepEqual(codex.fallbacks, [], 'deepseek-v3.2 is only simulated without DEEPSEEK_API_KEY');
-    assert.equal(codex.shed.policy, 'reject');
+    // Its hot deep calls wait for a place, then take the rungs left (no simulated shed fallback).
+    assert.equal(codex.shed.policy, 'ladder');
+    assert.equal(codex.shed.fallback, undefined);
     assert.ok(config.warnings.some((w) => /gpt-5\.5-codex.*only simulated/.test(w)));
     // With both keys, the real fallback is kept.
     const both = parseTestConfig(readFileSync(CONFIG_PATH, 'utf8'), { OPENAI_API_KEY: 'sk-a', DEEPSEEK_API_KEY: 'sk-b' }, 'default');

@@ -411,10 +411,16 @@ describe('Retry-After', () => {
     assert.ok(gap <= 1000 + JITTER_CAP + 250, `second attempt after ${gap} ms`);
   });
 
-  test('Retry-After: 30 is capped at routing.retry_after_cap_ms (1500)', async () => {
-    const gap = await gapAfter429({ 'retry-after': '30' });
-    assert.ok(gap >= CAP - 5, `second attempt after ${gap} ms`);
-    assert.ok(gap <= CAP + JITTER_CAP + 250, `second attempt after ${gap} ms: the cap was not applied`);
+  test('Retry-After: 30, past routing.retry_after_cap_ms (1500): no second attempt sits out a wait, the 429 is final at once with the capped wait', async () => {
+    r.on(() => ({ ...errorReply(429, { 'retry-after': '30' }), body: { error: { message: 'slow down', type: 'requests', param: null, code: 'rate_limit_exceeded' } } }));
+    const n = r.requests.length;
+    const t0 = Date.now();
+    const raw = await post(gw, 'm-ra');
+    assert.equal(raw.status, 429, raw.text);
+    assert.equal(r.requests.length, n + 1, 'asked once');
+    assert.ok(Date.now() - t0 < CAP, `answered in ${Date.now() - t0} ms`);
+    assert.equal(raw.headers.get('retry-after-ms'), String(CAP));
+    assert.equal(raw.headers.get('x-should-retry'), 'false');
   });
 });
 
@@ -469,7 +475,7 @@ describe('full-jitter backoff', () => {
     assert.equal(raw.status, 503);
     assert.equal(raw.headers.get('x-switchyard-attempts'), '3');
     assert.equal(raw.headers.get('x-should-retry'), 'false');
-    assert.ok(raw.headers.get('retry-after'), 'a 503 says when to come back');
+    assert.equal(raw.headers.get('retry-after'), null, 'a final 5xx names no wait (errors/reply.ts)');
     assert.equal(errorOf(raw).message, 'upstream says 503');
     assert.equal(j.requests.length, n + 3);
   });
@@ -926,7 +932,9 @@ describe('total outage, 200 concurrent clients', () => {
   function checkErrors(errors: APIError[]): void {
     for (const e of errors) {
       assert.ok(e.status !== undefined && e.status >= 500 && e.status < 600, `5xx expected, got ${e.status}`);
-      if (e.status === 503) assert.ok(e.headers?.get('retry-after'), `503 (${String(e.code)}) without Retry-After`);
+      // Final (the gateway tried and gave up): no wait named, so Codex-like clients do not sleep one out.
+      assert.equal(e.headers?.get('x-should-retry'), 'false', `${e.status} (${String(e.code)}) is final`);
+      assert.equal(e.headers?.get('retry-after') ?? null, null, `${e.status} (${String(e.code)}) names no wait`);
     }
   }
 
@@ -1028,7 +1036,7 @@ describe("the openai client's own retries", () => {
       );
       assert.ok(err instanceof APIError && !(err instanceof APIConnectionError), `call ${i}: APIError expected, got ${String(err)}`);
       assert.equal(err.status, 503, `call ${i}`);
-      assert.equal(err.headers?.get('x-should-retry'), 'false', `call ${i}: x-should-retry`);
+      assert.equal(err.headers?.get('x-should-retry'), 'false', `call ${i}: x-should-retry (${String(err.code)})`);
       const used = o1.requests.length + o2.requests.length - before;
       assert.ok(used >= 1 && used <= MAX_ATTEMPTS, `call ${i}: ${used} upstream attempts`);
     }

@@ -47,4 +47,26 @@ describe('malformed or trickled HTTP requests get OpenAI-style errors', () => {
     assert.match(out, /"type":"invalid_request_error"/);
     assert.ok(Date.now() - t0 < 2900, 'closed well before the test gave up');
   });
+
+  test('a bad key with a body still coming gets its 401 and the connection is closed, however slowly the body trickles', async () => {
+    const { port } = new URL(gw.url);
+    const t0 = Date.now();
+    const { out, closedMs } = await new Promise<{ out: string; closedMs: number }>((resolve) => {
+      const s = connect(Number(port), '127.0.0.1', () => s.write('POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sk-not-a-key\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{'));
+      let got = '';
+      // One more byte every 100 ms, for as long as the connection stays open.
+      const drip = setInterval(() => s.writable && s.write(' '), 100);
+      s.on('data', (d) => (got += d.toString()));
+      s.on('error', () => {});
+      s.on('close', () => {
+        clearInterval(drip);
+        resolve({ out: got, closedMs: Date.now() - t0 });
+      });
+      setTimeout(() => s.destroy(), 5_000);
+    });
+    assert.match(out, /^HTTP\/1.1 401/);
+    assert.match(out, /connection: close/i);
+    // Closed by the gateway right after its answer: not at request_timeout_ms (400), nor when the test gave up (5 s).
+    assert.ok(closedMs < 350, `closed after ${closedMs} ms`);
+  });
 });

@@ -24,6 +24,11 @@ upstreams:
     provider: openai-compatible
     base_url: ${openaiUrl}/v1
     api_key: \${TEST_UPSTREAM_KEY}
+  - id: oai-responses
+    provider: openai-compatible
+    base_url: ${openaiUrl}/v1
+    api_key: \${TEST_UPSTREAM_KEY}
+    options: { chat: false }
 models:
   - name: claude-test
     reasoning: true
@@ -34,6 +39,10 @@ models:
     price: { input: 1, output: 1 }
     targets:
       - { upstream: oai, model: gpt-x }
+  - name: responses-only
+    price: { input: 1, output: 1 }
+    targets:
+      - { upstream: oai-responses, model: gpt-x-codex }
 keys:
   - name: team-a
     key_sha256: ${hashKey(CLIENT_KEY)}
@@ -153,21 +162,30 @@ describe('/v1/messages with the Anthropic SDK', () => {
     const body = (await invalid.json()) as { type: string; error: { type: string; message: string } };
     assert.equal(body.type, 'error');
     assert.equal(body.error.type, 'invalid_request_error');
+
+    // A system that is neither text nor blocks, a negative thinking budget: 400s naming the field, nothing sent.
+    const before = claude.requests.length;
+    for (const [extra, field] of [[{ system: 42 }, 'system'], [{ thinking: { type: 'enabled', budget_tokens: -5 } }, 'budget_tokens']] as const) {
+      const r = await fetch(`${gw.url}/v1/messages`, {
+        method: 'POST',
+        headers: { 'x-api-key': CLIENT_KEY, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+        body: JSON.stringify({ model: 'claude-test', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }], ...extra }),
+      });
+      assert.equal(r.status, 400, field);
+      const e = (await r.json()) as { type: string; error: { type: string; message: string } };
+      assert.equal(e.error.type, 'invalid_request_error');
+      assert.match(e.error.message, new RegExp(field), e.error.message);
+    }
+    assert.equal(claude.requests.length, before, 'nothing reached the upstream');
   });
 
-  test('a model with only a chat-completions upstream is served on /v1/messages through the bridge; one no bridge reaches is refused; key allow-lists apply', async () => {
+  test('a model with only a chat-completions upstream is served on /v1/messages through the bridge; key allow-lists apply', async () => {
     openai.requests.length = 0;
     openai.on(() => ({ status: 200, body: fixtureJson('openai-chat-gpt5.json') }));
     const bridged = await client.messages.create({ model: 'gpt-only', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] });
     assert.equal(bridged.type, 'message');
     assert.equal(bridged.content[0]?.type, 'text');
     assert.equal(openai.requests[0]?.url, '/v1/chat/completions');
-    // No translator from the Responses API to Messages: an Anthropic-only model is not served on /v1/responses.
-    const refused = await fetch(`${gw.url}/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'claude-test', input: 'hi' }) });
-    assert.equal(refused.status, 400);
-    const body = (await refused.json()) as { error: { code: string; message: string } };
-    assert.equal(body.error.code, 'unsupported_api');
-    assert.match(body.error.message, /not served on \/v1\/responses/);
     const limited = new Anthropic({ apiKey: OTHER_KEY, baseURL: gw.url, maxRetries: 0 });
     const e2 = await limited.messages.create({ model: 'claude-test', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
     assert.ok(e2 instanceof Anthropic.NotFoundError, String(e2));

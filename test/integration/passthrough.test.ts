@@ -21,6 +21,14 @@ const EMBEDDINGS = {
   usage: { prompt_tokens: 2, total_tokens: 2 },
 };
 
+/** An answer of 3 vectors of 1,536 dimensions (~100 KB: its usage comes long after the first bytes), as the OpenAPI spec's CreateEmbeddingResponse. */
+const BIG_EMBEDDINGS = {
+  object: 'list',
+  data: [0, 1, 2].map((index) => ({ object: 'embedding', index, embedding: Array.from({ length: 1536 }, (_, i) => Math.sin(index * 1536 + i) / 7) })),
+  model: 'gpt-test',
+  usage: { prompt_tokens: 1200, total_tokens: 1200 },
+};
+
 const MODERATION = {
   id: 'modr-0123',
   model: 'omni-moderation-latest',
@@ -64,6 +72,7 @@ describe('passthrough to the configured upstream', () => {
     upstream = await new FakeUpstream().start();
     upstream.on((req): ScriptedReply => {
       const path = req.url.split('?')[0];
+      if (path === '/v1/embeddings' && req.json?.['model'] === 'gpt-test') return { status: 200, body: BIG_EMBEDDINGS };
       if (path === '/v1/embeddings') return { status: 200, headers: { 'x-request-id': 'req_upstream_1', 'set-cookie': '__cf_bm=secret' }, body: EMBEDDINGS };
       if (path === '/v1/moderations') return { status: 200, body: MODERATION };
       if (path === '/v1/files') return { status: 200, body: FILE_OBJECT };
@@ -98,7 +107,19 @@ describe('passthrough to the configured upstream', () => {
     assert.equal(response.headers.get('set-cookie'), null);
     const line = await finishedLine(gw, id);
     assert.equal(line['status'], 200);
+    // The usage the answer reported is booked; the model is not a configured one, so no price.
+    assert.deepEqual(line['tokens'], { input: 2, cached: 0, output: 0, reasoning: 0 });
+    assert.equal(line['cost_usd'], 0);
     assertNoUpstreamKey(gw);
+  });
+
+  test('embeddings of a configured model: the usage at the end of a large answer is booked and priced at the model input price', async () => {
+    const { data, response } = await client.embeddings.create({ model: 'gpt-test', input: ['a', 'b', 'c'], encoding_format: 'float' }).withResponse();
+    assert.deepEqual(JSON.parse(JSON.stringify(data)), BIG_EMBEDDINGS);
+    const line = await finishedLine(gw, response.headers.get('x-request-id')!);
+    assert.deepEqual(line['tokens'], { input: 1200, cached: 0, output: 0, reasoning: 0 });
+    // gpt-test: input $2.5 per 1M tokens.
+    assert.ok(Math.abs(Number(line['cost_usd']) - (1200 * 2.5) / 1e6) < 1e-12, String(line['cost_usd']));
   });
 
   test('an upstream error never carries the upstream key to the client; a refused provider key is the gateway 502', async () => {

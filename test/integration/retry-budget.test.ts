@@ -60,3 +60,38 @@ describe('retry budget and failover', () => {
     assert.equal(metricSum(await gw.metricsText(), 'switchyard_retry_budget_exhausted_total'), 0);
   });
 });
+
+describe('a retry budget per model', () => {
+  test('a broken model spending its retries leaves another model its own: a flaky call there is still retried', async () => {
+    const broken = await new FakeUpstream().start();
+    const flaky = await new FakeUpstream().start();
+    broken.on(() => ({ status: 500, body: { error: { message: 'boom', type: 'server_error' } } }));
+    // Every other call fails: a request's retry of the same account succeeds.
+    flaky.on((_req, i) => (i % 2 === 0 ? { status: 500, body: { error: { message: 'flaky', type: 'server_error' } } } : { status: 200, body: completion }));
+    const gw = await startGateway(`
+routing: { max_attempts: 2, backoff_base_ms: 1, backoff_cap_ms: 1, cooldown: { failures: 1000 }, retry_budget: { ratio: 0.1, min_retries: 2, window_ms: 60000 } }
+upstreams:
+  - { id: broken, provider: openai-compatible, base_url: "${broken.url}/v1", api_key: k }
+  - { id: flaky, provider: openai-compatible, base_url: "${flaky.url}/v1", api_key: k }
+models:
+  - { name: broken-model, price: { input: 1, output: 1 }, targets: [{ upstream: broken, model: x }] }
+  - { name: flaky-model, price: { input: 1, output: 1 }, targets: [{ upstream: flaky, model: x }] }
+keys:
+  - { name: team-a, key_sha256: ${hashKey(CLIENT_KEY)}, models: ["*"] }
+`);
+    try {
+      // The broken model's requests spend its budget (min_retries 2), then stop at once.
+      for (let i = 0; i < 6; i++) await postChat(gw, { model: 'broken-model', messages: [{ role: 'user', content: 'hi' }] });
+      const stopped = await postChat(gw, { model: 'broken-model', messages: [{ role: 'user', content: 'hi' }] });
+      assert.match(stopped.text, /retry_budget_exhausted/, 'the broken model spent its budget');
+      for (let i = 0; i < 2; i++) {
+        const r = await postChat(gw, { model: 'flaky-model', messages: [{ role: 'user', content: 'hi' }] });
+        assert.equal(r.status, 200, r.text);
+      }
+    } finally {
+      await gw.close();
+      await broken.close();
+      await flaky.close();
+    }
+  });
+});

@@ -177,12 +177,14 @@ describe('SSE bytes relay unchanged', () => {
       upstream.on(() => stepsReply(events.flatMap((e) => [e.bytes, { delayMs: 1 }] as Step[])));
       const got = await rawChat(gw, includeUsage);
       assert.equal(got.status, 200);
-      const want = clientBytes(events, includeUsage);
+      // The answer ends at [DONE] (the request is complete there): the comment after it is not relayed.
+      const want = clientBytes(events.slice(0, -1), includeUsage);
       sameBytes(got.body, want, 'keep-alive stream');
       const text = got.body.toString('utf8');
       assert.ok(text.startsWith(': keep-alive\n\n: keep-alive\n\ndata: '), 'comments sent before the first data event are kept');
-      // Comments are never dropped, even the one after a dropped usage-only chunk.
-      assert.equal(text.split(': keep-alive\n\n').length - 1, events.filter((e) => e === keepAlive).length);
+      // Comments between events are never dropped, even the one after a dropped usage-only chunk.
+      assert.equal(text.split(': keep-alive\n\n').length - 1, events.filter((e) => e === keepAlive).length - 1);
+      assert.ok(text.endsWith('data: [DONE]\n\n'));
       assert.ok(text.includes(': OPENROUTER PROCESSING\r\n\r\n'));
     });
   }

@@ -306,6 +306,25 @@ describe('stream timeouts', () => {
     assertApiErrorAfter(got, 3);
   });
 
+  test('a JSON answer whose upstream goes silent after its headers: 504 upstream_timeout, as for a stream', async () => {
+    upstream.on(() => ({ status: 200, headers: { 'content-type': 'application/json' }, steps: ['{"id":"chatcmpl-1",', { delayMs: 2500 }, '"object":"chat.completion"}'] }));
+    const r = await postChat(gw, { model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] });
+    assert.equal(r.status, 504, r.text);
+    assert.equal((JSON.parse(r.text) as { error: { code: string } }).error.code, 'upstream_timeout');
+  });
+
+  test('an upstream event past 32 MiB ends the stream with an error event; the gateway keeps serving', async () => {
+    const sent = firstEvents(2);
+    const huge = Buffer.alloc(40 * 1024 * 1024, 0x78);
+    upstream.on(() => streamReply([...sent, 'data: {"x":"', huge, '"}\n\n', ...sseEvents(NO_USAGE).slice(2)]));
+    const raw = await rawStream(gw);
+    assert.deepEqual(raw.events.slice(0, -1), sent);
+    assert.equal(finalErrorEvent(raw).code, 'upstream_bad_response');
+    upstream.on(() => streamReply(sseEvents(NO_USAGE)));
+    const after = await rawStream(gw);
+    assert.ok(after.events.length > 2, 'the next stream is served');
+  });
+
   test('a healthy stream longer than first_byte_ms completes (not cut by the first-byte timeout)', async () => {
     const steps: Step[] = [];
     const words: string[] = [];

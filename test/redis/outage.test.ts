@@ -358,7 +358,7 @@ describe('a replica that dies mid-request', () => {
     assert.deepEqual(await racc(), { inFlight: 2, deep: 2, limit: 2, callLimit: 64, coolingUntil: 0 });
     // The other replica counts them: racc is hot for it.
     const shed = await chat(survivor, 'strict-reasoner', { effort: 'high' });
-    assert.equal(shed.status, 429, shed.text);
+    assert.equal(shed.status, 503, shed.text);
 
     // The replica dies: its path to Redis goes first, then its requests and itself.
     const diedAt = Date.now();

@@ -138,13 +138,13 @@ describe('a stale cached view never bends a limit', () => {
     for (const h of held) assert.equal((await h).status, 200);
   });
 
-  test('another replica took the last deep place: the deep call sheds by its policy (reject: 429), as on a fresh view', async () => {
+  test('another replica took the last deep place: the deep call sheds by its policy (reject: 503 reasoning_burst_shed), as on a fresh view', async () => {
     acc['d1']!.reset(0);
     assert.equal((await chat(a, 'deep-one', { effort: 'high' })).status, 200);
     const held = chat(b, 'deep-one', { effort: 'high', prompt: 'hold' });
     await waitFor(() => acc['d1']!.open() === 1, 2_000, 'B holding the deep place of d1');
     const r = await chat(a, 'deep-one', { effort: 'high' });
-    assert.equal(r.status, 429, r.text);
+    assert.equal(r.status, 503, r.text);
     assert.equal(r.headers.get('x-switchyard-shed'), 'rejected');
     assert.equal(acc['d1']!.max, 1);
     acc['d1']!.reset(0);

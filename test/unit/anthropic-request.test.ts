@@ -145,7 +145,12 @@ describe('messages', () => {
     rejects(base({ messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AAA', format: 'wav' } }] }] }), 'messages[0].content[0]');
     rejects(base({ messages: [{ role: 'user', content: 'hi' }, { role: 'function', name: 'f', content: 'x' }] }), 'messages[1].role');
     rejects(base({ tools: [{ type: 'custom', custom: { name: 'x' } }] }), 'tools[0]');
-    rejects(base({ reasoning_effort: 'extreme' }), 'reasoning_effort');
+  });
+
+  test('reasoning_effort above xhigh gets the largest budget; a level the gateway does not know sends no thinking (no 400)', () => {
+    for (const level of ['max', 'ultra']) assert.deepEqual(convert(base({ reasoning_effort: level }))['thinking'], { type: 'enabled', budget_tokens: 32000 }, level);
+    assert.equal(convert(base({ reasoning_effort: 'extreme' }))['thinking'], undefined);
+    assert.equal(convert(base({ reasoning_effort: 'extreme' }))['max_tokens'], 4096);
   });
 
   test('n: 1 is accepted', () => {

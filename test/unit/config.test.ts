@@ -8,7 +8,8 @@ import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Type } from '@sinclair/typebox';
-import { globMatch, hashKey, mayUse } from '../../src/auth/keys.js';
+import { hashKey, mayUse } from '../../src/auth/keys.js';
+import { globMatch } from '../../src/util/glob.js';
 import { ConfigError, parseConfig, type GatewayConfig, type ProviderKinds } from '../../src/config/load.js';
 import { loadTestConfig, parseTestConfig } from '../helpers/config.js';
 import { readChatUsage as readUsage } from '../../src/apis/chat.js';
@@ -213,6 +214,13 @@ describe('parseConfig: errors name the bad path and value', () => {
     assert.ok(msg.includes('lots-please'), msg);
   });
 
+  test('one key_sha256 under two names is refused, naming the second and the first', () => {
+    const yaml = mini({ keys: `  - name: k\n    key_sha256: ${DEMO_HASH}\n  - name: k-again\n    key_sha256: ${DEMO_HASH}` });
+    const msg = configError(() => parseTestConfig(yaml, { UP_KEY: 'k' }));
+    assert.match(msg, /\/keys\/1\/key_sha256: the same key as "k"/);
+    assert.ok(!msg.includes(DEMO_HASH), 'the hash is not printed');
+  });
+
   test('out-of-range max_concurrency', () => {
     const yaml = mini().replace('max_concurrency: 8', 'max_concurrency: 123456789');
     const msg = configError(() => parseTestConfig(yaml, { UP_KEY: 'k' }));
@@ -383,6 +391,18 @@ describe('parseConfig: an api_key value is never printed in an error', () => {
     assert.ok(!msg2.includes(SECRET), msg2);
   });
 
+  test('a store.cluster_nodes entry written as {host, port, password}, and a base_url with credentials and a wrong scheme', () => {
+    const nodes = `${mini()}\nstore:\n  cluster_nodes:\n    - { host: 10.0.0.1, port: 6379, password: ${SECRET} }\n`;
+    const msg = configError(() => parseTestConfig(nodes, {}));
+    assert.ok(msg.includes('/store/cluster_nodes/0'), msg);
+    assert.ok(!msg.includes(SECRET), msg);
+    const url = mini().replace('base_url: http://127.0.0.1:9/v1', `base_url: ftp://admin:${SECRET}@example.com/v1`);
+    const msg2 = configError(() => parseTestConfig(url, {}));
+    assert.ok(msg2.includes('/upstreams/0/base_url'), msg2);
+    assert.ok(!msg2.includes(SECRET), msg2);
+    assert.ok(msg2.includes('example.com'), `the rest of the URL is shown: ${msg2}`);
+  });
+
   test('a YAML syntax error on the api_key line', () => {
     const yaml = mini().replace('api_key: ${UP_KEY}', `api_key: ${SECRET}: oops`);
     const msg = configError(() => parseTestConfig(yaml, {}));
@@ -508,12 +528,9 @@ describe('usage: readUsage', () => {
     assert.equal(readUsage(undefined), null);
     assert.equal(readUsage('12 tokens'), null);
     assert.deepEqual(readUsage({}), { input: 0, cached: 0, output: 0, reasoning: 0 });
-    assert.deepEqual(readUsage({ prompt_tokens: -5, completion_tokens: 'many', completion_tokens_details: { reasoning_tokens: Number.NaN } }), {
-      input: 0,
-      cached: 0,
-      output: 0,
-      reasoning: 0,
-    });
+    // A count that is not one: the usage is not believed (null), so the call is counted by the tokenizer and marked estimated.
+    assert.equal(readUsage({ prompt_tokens: -5, completion_tokens: 'many', completion_tokens_details: { reasoning_tokens: Number.NaN } }), null);
+    assert.equal(readUsage({ prompt_tokens: 5, completion_tokens: 'many' }), null);
     // Parts never exceed their totals.
     assert.deepEqual(
       readUsage({ prompt_tokens: 10, completion_tokens: 3, prompt_tokens_details: { cached_tokens: 50 }, completion_tokens_details: { reasoning_tokens: 9 } }),
@@ -529,6 +546,11 @@ describe('usage: costUsd (USD per 1M tokens)', () => {
   test('cache writes are priced at cache_write, the rest of the prompt at input', () => {
     // 1M prompt tokens of which 200k read from and 300k written to the cache.
     close(costUsd({ input: 1_000_000, cached: 200_000, output: 0, reasoning: 0, cacheWrite: 300_000 }, PRICE), 0.5 * 1.25 + 0.2 * 0.125 + 0.3 * 1.5625);
+  });
+
+  test('a cost has no float noise: it is rounded to the picodollar', () => {
+    // 7 input tokens at $0.1 and 3 output at $0.2 per 1M: the float sum is 0.0000013000000000000003.
+    assert.equal(String(costUsd({ input: 7, cached: 0, output: 3, reasoning: 0 }, { ...PRICE, input: 0.1, output: 0.2 })), '0.0000013');
   });
 
   test('one million tokens of each kind cost the list price', () => {

@@ -60,7 +60,7 @@ describe('boundedCount', () => {
   });
 
   test('countPromptTokens adds chat framing to the message texts', async () => {
-    const n = await countPromptTokens([{ role: 'user', content: 'hello there' }]);
+    const n = await countPromptTokens({ messages: [{ role: 'user', content: 'hello there' }] });
     assert.equal(n, countTokens('user') + countTokens('hello there') + 1 + 3 + 3);
   });
 });

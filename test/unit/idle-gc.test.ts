@@ -55,3 +55,35 @@ test('a busy period that left the heap near its size at start is not collected',
   w.stop();
   assert.equal(w.collections(), 0);
 });
+
+test('a check that throws (EMFILE reading the resident size) is reported and survived: the next checks run and collect', async () => {
+  const traffic = { modelCalls: 0, callsStarted: 0 };
+  let failing = true;
+  const errors: unknown[] = [];
+  let n = 0;
+  const emfile = Object.assign(new Error('EMFILE: too many open files, uv_resident_set_memory'), { code: 'EMFILE' });
+  const stop = watchIdleMemory(traffic, {
+    checkMs: CHECK_MS,
+    quietMs: QUIET_MS,
+    growthBytes: 64 * MB,
+    residentBytes: (() => {
+      let first = true;
+      return () => {
+        // The size at start is read once, before any check.
+        if (first) return ((first = false), 50 * MB);
+        if (failing) throw emfile;
+        return 200 * MB;
+      };
+    })(),
+    gc: () => n++,
+    onError: (err) => errors.push(err),
+  });
+  traffic.callsStarted = 3;
+  await sleep(CHECK_MS * 8);
+  assert.ok(errors.length > 0 && errors.every((e) => e === emfile), 'each failed check was reported');
+  assert.equal(n, 0);
+  failing = false;
+  await sleep(CHECK_MS * 10);
+  stop();
+  assert.equal(n, 2, 'once the size could be read again, the owed collections ran');
+});

@@ -61,6 +61,11 @@ describe('request tags', () => {
     assert.deepEqual(requestTags(tagHeader(['a=1', 'b=2']), {}), { a: '1', b: '2' });
   });
 
+  test("names an object's prototype has (constructor, tostring-like) are ordinary tag names, given once", () => {
+    assert.deepEqual(requestTags(tagHeader('constructor=y,valueOf=z'.toLowerCase()), {}), { constructor: 'y', valueof: 'z' });
+    assert.deepEqual(requestTags(tagHeader('hasownproperty=1'), {}, {}), { hasownproperty: '1' });
+  });
+
   test('malformed headers are 400s naming the header', () => {
     const bad = ['novalue', '=x', 'Upper=x', 'a=', `a=${'x'.repeat(129)}`, 'a=1,a=2', 'a=b=c', `${'n'.repeat(33)}=v`, 'a=\u00e9'];
     for (const h of bad) {

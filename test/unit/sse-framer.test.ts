@@ -14,7 +14,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { SseFramer, type SseEvent } from '../../src/sse/parse.js';
+import { EventTooLarge, MAX_EVENT_BYTES, SseFramer, type SseEvent } from '../../src/sse/parse.js';
 import { readSse, sseBody } from '../helpers/recording-catalog.js';
 import { FIXTURES, fixture } from '../helpers/recordings.js';
 import { seededRandom } from '../helpers/random.js';
@@ -318,5 +318,26 @@ describe('SseFramer grammar', () => {
     assert.ok(tail);
     assert.equal(tail.data, 'b', `got ${JSON.stringify(tail.data)}`);
     assert.equal(tail.raw.toString('latin1'), 'data: b\r');
+  });
+});
+
+describe('SseFramer: an event past the size limit', () => {
+  test('an endless data line (read by read, no line end) throws EventTooLarge once past the limit, not at the end', () => {
+    const f = new SseFramer(1_000);
+    f.push(Buffer.from('data: '));
+    assert.throws(() => {
+      for (let i = 0; i < 100; i++) f.push(Buffer.from('x'.repeat(100)));
+    }, EventTooLarge);
+  });
+
+  test('many data lines of one event count together; events under the limit pass, one after another', () => {
+    const ok = new SseFramer(1_000);
+    for (let i = 0; i < 20; i++) assert.equal(ok.push(Buffer.from(`data: ${'y'.repeat(500)}\n\n`)).length, 1);
+    const big = new SseFramer(1_000);
+    assert.throws(() => big.push(Buffer.from(`data: ${'z'.repeat(400)}\n`.repeat(5))), EventTooLarge);
+  });
+
+  test('the default limit is 32 MiB', () => {
+    assert.equal(MAX_EVENT_BYTES, 32 * 1024 * 1024);
   });
 });

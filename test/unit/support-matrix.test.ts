@@ -36,7 +36,7 @@ describe('support matrix', () => {
 
   test('every pair has a translator that says which pair it is', () => {
     for (const { client, wire } of supportedPairs()) {
-      const tr = TRANSLATORS[client][wire]!({ stream: false, wantsUsage: false, secrets: [], options: {} });
+      const tr = TRANSLATORS[client][wire]!({ stream: false, wantsUsage: false, secrets: [], retryAfterCapMs: 10_000, options: {} });
       assert.deepEqual([tr.client, tr.wire], [client, wire]);
     }
   });
@@ -46,7 +46,8 @@ describe('support matrix', () => {
     assert.equal(wireFor('chat', new Set<ApiName>(['messages'])), 'messages');
     assert.equal(wireFor('messages', new Set<ApiName>(['chat'])), 'chat');
     assert.equal(wireFor('responses', new Set<ApiName>(['chat'])), 'chat');
-    assert.equal(wireFor('messages', new Set<ApiName>(['responses'])), null);
+    assert.equal(wireFor('messages', new Set<ApiName>(['responses'])), 'responses');
+    assert.equal(wireFor('messages', new Set<ApiName>(['chat', 'responses'])), 'chat');
   });
 
   test('each provider kind speaks the wire APIs the README lists', async () => {

@@ -34,7 +34,9 @@ import {
   type Obj,
   type StreamFacts,
 } from '../helpers/recording-catalog.js';
+import { checkMessagesOverResponses } from '../helpers/anthropic-client-checks.js';
 import { FIXTURES, fixture } from '../helpers/recordings.js';
+import { checkResponsesJson, checkResponsesStream } from '../helpers/responses-checks.js';
 import { byteByByte, randomPieces, SEEDS } from '../helpers/splits.js';
 import { drive, makeTranslator, sameIds, type Driven } from '../helpers/translate.js';
 
@@ -210,6 +212,8 @@ function anthropicUsageOf(u: Usage | null): Obj {
 const STOP_OF: Readonly<Record<string, string>> = { stop: 'end_turn', length: 'max_tokens', tool_calls: 'tool_use', content_filter: 'refusal' };
 
 const CLIENT_CHECKS: Readonly<Record<string, ClientCheck>> = {
+  'responses -> messages': (out, facts) => checkResponsesStream(out, facts),
+  'messages -> responses': (out, facts) => checkMessagesOverResponses(out, facts),
   'chat -> responses': (out, facts, wantsUsage) => {
     const frames = readSse(out).filter((f) => f.data !== null);
     assert.ok(frames.every((f) => f.event === null && f.raw === `data: ${f.data}\n\n`), 'chat frames only');
@@ -467,6 +471,7 @@ function chatMessage(answer: Obj): { content: string; reasoning: string; calls: 
 }
 
 const JSON_CHECKS: Readonly<Record<string, (body: Obj, answer: Obj, usage: Usage) => void>> = {
+  'responses -> messages': checkResponsesJson,
   'responses -> chat': (body, answer, usage) => {
     const want = chatMessage(answer);
     assert.deepEqual([body['object'], body['model'], body['status']], ['response', answer['model'], want.finish === 'length' ? 'incomplete' : 'completed']);

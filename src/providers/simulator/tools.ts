@@ -10,9 +10,11 @@
  * recording's `id`, `created` and `model` label them. When the request declares the tools
  * the recording itself calls, the recording is replayed as it is. Otherwise which tool: a
  * shell tool when one is declared (Codex's `shell` / `exec_command`, Claude Code's `Bash`: a
- * harmless `echo`), else the first function tool.
+ * harmless `echo`), else Codex's code-mode `exec` (JavaScript running the same `echo`
+ * through its nested shell tool, see code-mode.ts), else the first function tool.
  */
 import { randomBytes } from 'node:crypto';
+import { codeModeInput, isCodeModeExec } from './code-mode.js';
 import type { StreamRecording } from './recordings.js';
 
 type Obj = Record<string, unknown>;
@@ -57,12 +59,12 @@ function valueFor(schema: unknown, name: string, depth = 0): unknown {
   }
 }
 
-/** The declared function tools: name and parameter schema. */
-function functionTools(tools: unknown): { name: string; parameters: unknown }[] {
-  const out: { name: string; parameters: unknown }[] = [];
+/** The declared function tools: name, parameter schema and description. */
+function functionTools(tools: unknown): { name: string; parameters: unknown; description: unknown }[] {
+  const out: { name: string; parameters: unknown; description: unknown }[] = [];
   for (const t of Array.isArray(tools) ? tools : []) {
     const fn = isObj(t) && t['type'] === 'function' && isObj(t['function']) ? t['function'] : undefined;
-    if (fn && typeof fn['name'] === 'string') out.push({ name: fn['name'], parameters: fn['parameters'] });
+    if (fn && typeof fn['name'] === 'string') out.push({ name: fn['name'], parameters: fn['parameters'], description: fn['description'] });
   }
   return out;
 }
@@ -78,9 +80,10 @@ export function planToolCall(body: { tools?: unknown; tool_choice?: unknown; mes
   if (isObj(last) && last['role'] === 'tool') return null;
   const tools = functionTools(body.tools);
   const forced = isObj(body.tool_choice) && isObj(body.tool_choice['function']) ? body.tool_choice['function']['name'] : undefined;
-  const tool = tools.find((t) => t.name === forced) ?? tools.find((t) => SHELL.test(t.name)) ?? tools[0];
+  const tool = tools.find((t) => t.name === forced) ?? tools.find((t) => SHELL.test(t.name)) ?? tools.find(isCodeModeExec) ?? tools[0];
   if (!tool) return null;
-  return { id: `call_${randomBytes(12).toString('base64url')}`, name: tool.name, arguments: JSON.stringify(valueFor(tool.parameters ?? { type: 'object' }, tool.name)) };
+  const args = isCodeModeExec(tool) ? { input: codeModeInput(String(tool.description), ECHO) } : valueFor(tool.parameters ?? { type: 'object' }, tool.name);
+  return { id: `call_${randomBytes(12).toString('base64url')}`, name: tool.name, arguments: JSON.stringify(args) };
 }
 
 /** Whether the request declares every tool the recording calls (then the recording itself is the answer). */

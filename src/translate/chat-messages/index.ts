@@ -58,7 +58,7 @@ export function chatToMessages(ctx: TranslatorContext): Translator {
       const inner = isObj(parsed) ? parsed['error'] : undefined;
       const fields = readAnthropicError(inner);
       const mapped = mapAnthropicError(status, isObj(inner) ? inner : {});
-      return answerFailure(status, headers, fields, ctx.secrets, { status: mapped.status, type: mapped.error.type, code: mapped.error.code });
+      return answerFailure(status, headers, fields, ctx, { status: mapped.status, type: mapped.error.type, code: mapped.error.code });
     },
   };
 }

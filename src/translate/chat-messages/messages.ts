@@ -10,11 +10,12 @@
  *   blocks must contain non-whitespace text"), so such text is dropped.
  */
 import { GatewayError } from '../../errors/codes.js';
+import { pushAll } from '../../util/push-all.js';
 
 export type Obj = Record<string, unknown>;
 export type Block = Record<string, unknown>;
 
-interface AnthropicMessage {
+export interface AnthropicMessage {
   role: 'user' | 'assistant';
   content: Block[];
 }
@@ -43,7 +44,7 @@ const DATA_URL = /^data:([^;,]+)((?:;[^;,]*)*);base64,(.*)$/s;
  */
 const MEDIA_ALIASES: Readonly<Record<string, string>> = { 'image/jpg': 'image/jpeg', 'image/pjpeg': 'image/jpeg' };
 
-function parseDataUrl(url: string): { mediaType: string; data: string } | null {
+export function parseDataUrl(url: string): { mediaType: string; data: string } | null {
   const m = DATA_URL.exec(url);
   if (!m) return null;
   const type = m[1]!.toLowerCase();
@@ -51,7 +52,7 @@ function parseDataUrl(url: string): { mediaType: string; data: string } | null {
 }
 
 /** Text Anthropic accepts in a text block: not empty, not whitespace only. */
-function hasText(text: string): boolean {
+export function hasText(text: string): boolean {
   return text.trim() !== '';
 }
 
@@ -122,7 +123,8 @@ function toolResultContent(content: unknown, param: string): string | Block[] | 
   return blocks.length > 0 ? blocks : undefined;
 }
 
-function parseArguments(args: unknown): unknown {
+/** A tool call's arguments (a JSON text, or already an object) as Anthropic's `tool_use.input`: an object, `{}` when unreadable. */
+export function parseArguments(args: unknown): Obj {
   if (isObj(args)) return args;
   if (typeof args !== 'string' || args.trim() === '') return {};
   try {
@@ -148,25 +150,39 @@ function toolUseBlocks(toolCalls: unknown, param: string): Block[] {
 }
 
 /**
- * Appends a message, merging it into the previous one when the role repeats (Anthropic
- * needs alternating roles). Messages left with no blocks are skipped.
+ * Anthropic `messages` built turn by turn: blocks of the role of the turn before merge into
+ * it (Anthropic needs alternating roles), empty block lists are skipped, and in a user turn
+ * the tool_result blocks lead (Anthropic's rule), the other blocks following in their
+ * order. Linear in the blocks appended: a turn's other blocks wait apart until the turn
+ * closes, so a run of thousands of tool results never rescans or reorders the turn.
  */
-function append(out: AnthropicMessage[], role: 'user' | 'assistant', blocks: Block[]): void {
-  if (blocks.length === 0) return;
-  const last = out[out.length - 1];
-  if (last && last.role === role) {
-    // tool_result blocks must lead a user message: keep them ahead of any text merged in.
-    if (role === 'user' && blocks.some((b) => b['type'] === 'tool_result') && last.content.some((b) => b['type'] !== 'tool_result')) {
-      const results = blocks.filter((b) => b['type'] === 'tool_result');
-      const rest = blocks.filter((b) => b['type'] !== 'tool_result');
-      const lastResults = last.content.filter((b) => b['type'] === 'tool_result');
-      const lastRest = last.content.filter((b) => b['type'] !== 'tool_result');
-      last.content = [...lastResults, ...results, ...lastRest, ...rest];
-    } else {
-      last.content.push(...blocks);
+export class Turns {
+  private readonly list: AnthropicMessage[] = [];
+  /** The open (last) turn's blocks that follow its tool results. */
+  private rest: Block[] = [];
+
+  /** Adds `blocks` of `role`: to the last turn when it has that role, else as a new turn. */
+  append(role: 'user' | 'assistant', blocks: readonly Block[]): void {
+    if (blocks.length === 0) return;
+    let last = this.list[this.list.length - 1];
+    if (!last || last.role !== role) {
+      this.close();
+      last = { role, content: [] };
+      this.list.push(last);
     }
-  } else {
-    out.push({ role, content: blocks });
+    for (const b of blocks) (role === 'user' && b['type'] === 'tool_result' ? last.content : this.rest).push(b);
+  }
+
+  /** The turns, each in its final order. No appends after this. */
+  done(): AnthropicMessage[] {
+    this.close();
+    return this.list;
+  }
+
+  private close(): void {
+    const last = this.list[this.list.length - 1];
+    if (last) for (const b of this.rest) last.content.push(b);
+    this.rest = [];
   }
 }
 
@@ -177,22 +193,22 @@ function systemText(content: unknown, param: string): Block[] {
 export function convertMessages(messages: unknown): { system: Block[]; messages: AnthropicMessage[] } {
   if (!Array.isArray(messages) || messages.length === 0) throw invalid('messages must be a non-empty array.', 'messages');
   const system: Block[] = [];
-  const out: AnthropicMessage[] = [];
+  const out = new Turns();
   messages.forEach((m: unknown, i) => {
     const param = `messages[${i}]`;
     if (!isObj(m)) throw invalid('Each message must be an object.', param);
     switch (m['role']) {
       case 'system':
       case 'developer':
-        system.push(...systemText(m['content'], `${param}.content`));
+        pushAll(system, systemText(m['content'], `${param}.content`));
         break;
       case 'user':
-        append(out, 'user', contentBlocks(m['content'], `${param}.content`, true));
+        out.append('user', contentBlocks(m['content'], `${param}.content`, true));
         break;
       case 'assistant': {
         const blocks = [...contentBlocks(m['content'], `${param}.content`, false), ...toolUseBlocks(m['tool_calls'], `${param}.tool_calls`)];
         if (blocks.length === 0 && m['function_call'] !== undefined) throw invalid('Legacy function_call messages are not supported; use tool_calls.', param);
-        append(out, 'assistant', blocks);
+        out.append('assistant', blocks);
         break;
       }
       case 'tool': {
@@ -200,13 +216,13 @@ export function convertMessages(messages: unknown): { system: Block[]; messages:
         const block: Block = { type: 'tool_result', tool_use_id: m['tool_call_id'] };
         const content = toolResultContent(m['content'], `${param}.content`);
         if (content !== undefined) block['content'] = content;
-        append(out, 'user', [block]);
+        out.append('user', [block]);
         break;
       }
       default:
         throw invalid(`Unsupported message role '${String(m['role'])}'.`, `${param}.role`);
     }
   });
-  return { system, messages: out };
+  return { system, messages: out.done() };
 }
 

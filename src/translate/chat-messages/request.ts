@@ -14,6 +14,7 @@
  * - `tool_choice` is `{type:'auto'|'any'|'none'}` or `{type:'tool', name}`, with
  *   `disable_parallel_tool_use` on all but `none`.
  */
+import { DEEPER_EFFORTS } from '../../config/schema-model.js';
 import { convertMessages, invalid, isObj, type Block } from './messages.js';
 import { MIN_THINKING_BUDGET, type MessagesTranslationOptions as AnthropicOptions } from './options.js';
 
@@ -22,7 +23,7 @@ import { MIN_THINKING_BUDGET, type MessagesTranslationOptions as AnthropicOption
  * (400 "stop_sequences: each stop sequence must contain non-whitespace"), and a model stops
  * on whitespace constantly, so no client means one.
  */
-function stopSequences(stop: unknown): string[] {
+export function stopSequences(stop: unknown): string[] {
   if (stop === undefined || stop === null) return [];
   const list = typeof stop === 'string' ? [stop] : stop;
   if (!Array.isArray(list) || !list.every((s) => typeof s === 'string')) throw invalid('stop must be a string or an array of strings.', 'stop');
@@ -56,24 +57,27 @@ function convertToolChoice(choice: unknown): Block | undefined {
   throw invalid('Unsupported tool_choice.', 'tool_choice');
 }
 
-function positiveInt(v: unknown, param: string): number | undefined {
+export function positiveInt(v: unknown, param: string): number | undefined {
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw invalid(`${param} must be a positive integer.`, param);
   return v;
 }
 
-function finite(v: unknown, param: string): number | undefined {
+export function finite(v: unknown, param: string): number | undefined {
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'number' || !Number.isFinite(v)) throw invalid(`${param} must be a number.`, param);
   return v;
 }
 
+/**
+ * The thinking budget of a `reasoning_effort` (tokens): a configured level's; the deeper
+ * levels (`max`, `ultra`) get `xhigh`'s, the largest; `none`, no effort, or a level the
+ * gateway does not know send no thinking (as a request without `reasoning_effort` does).
+ */
 function thinkingBudget(effort: unknown, opts: AnthropicOptions): number | undefined {
-  if (effort === undefined || effort === null || effort === 'none') return undefined;
-  if (typeof effort === 'string' && Object.hasOwn(opts.thinking_budgets, effort)) {
-    return opts.thinking_budgets[effort as keyof AnthropicOptions['thinking_budgets']];
-  }
-  throw invalid(`Unsupported reasoning_effort '${String(effort)}'.`, 'reasoning_effort');
+  if (typeof effort !== 'string') return undefined;
+  const level = DEEPER_EFFORTS.includes(effort) ? 'xhigh' : effort;
+  return Object.hasOwn(opts.thinking_budgets, level) ? opts.thinking_budgets[level as keyof AnthropicOptions['thinking_budgets']] : undefined;
 }
 
 /** `tool_choice` that forces a tool (`required` or a named function). */
@@ -89,6 +93,43 @@ function lastAssistantUsedTools(messages: unknown): boolean {
     if (isObj(m) && m['role'] === 'assistant') return Array.isArray(m['tool_calls']) && m['tool_calls'].length > 0;
   }
   return false;
+}
+
+/** What decides a Messages request's output cap, thinking and sampling (validated client values). */
+export interface OutputControls {
+  /** The client's output cap, tokens (undefined: none given). */
+  readonly requested: number | undefined;
+  /** The client's reasoning effort (`none`, `minimal` … `xhigh`, or unset), and the field it came in. */
+  readonly effort: unknown;
+  /** False when thinking must stay off for this request (a forced tool, a tool turn without its signed thinking). */
+  readonly thinkingAllowed: boolean;
+  readonly temperature: number | undefined;
+  readonly topP: number | undefined;
+}
+
+/**
+ * Writes `max_tokens` and either `thinking` (the effort's budget from `opts.thinking_budgets`)
+ * or the sampling fields onto a Messages body. The client's cap stands: the budget must fit
+ * under it (Anthropic wants budget_tokens < max_tokens; below 1024 there is no thinking);
+ * with no cap, `max_tokens` is `default_max_tokens`, plus the budget when thinking. Thinking
+ * takes no modified `temperature` / `top_p`; otherwise `temperature` is clamped to 0..1.
+ */
+export function writeOutputControls(out: Record<string, unknown>, c: OutputControls, opts: AnthropicOptions): void {
+  let budget = thinkingBudget(c.effort, opts);
+  if (budget !== undefined && c.requested !== undefined) {
+    budget = Math.min(budget, c.requested - 1);
+    if (budget < MIN_THINKING_BUDGET) budget = undefined;
+  }
+  if (!c.thinkingAllowed) budget = undefined;
+  let maxTokens = c.requested ?? opts.default_max_tokens;
+  if (budget !== undefined) {
+    if (c.requested === undefined) maxTokens = budget + opts.default_max_tokens;
+    out['thinking'] = { type: 'enabled', budget_tokens: budget };
+  } else {
+    if (c.temperature !== undefined) out['temperature'] = Math.min(Math.max(c.temperature, 0), 1);
+    if (c.topP !== undefined) out['top_p'] = c.topP;
+  }
+  out['max_tokens'] = maxTokens;
 }
 
 /**
@@ -120,30 +161,20 @@ export function toAnthropicRequest(body: Readonly<Record<string, unknown>>, opts
   }
   out['messages'] = messages;
 
-  const requested = positiveInt(body['max_completion_tokens'], 'max_completion_tokens') ?? positiveInt(body['max_tokens'], 'max_tokens');
-  let maxTokens = requested ?? opts.default_max_tokens;
-
-  let budget = thinkingBudget(body['reasoning_effort'], opts);
-  if (budget !== undefined && requested !== undefined) {
-    // The client's cap stands: the thinking budget must fit under it (Anthropic wants
-    // budget_tokens < max_tokens), and below the minimum budget there is no thinking.
-    budget = Math.min(budget, requested - 1);
-    if (budget < MIN_THINKING_BUDGET) budget = undefined;
-  }
-  // Thinking cannot be combined with a forced tool choice, and a tool-use turn sent back
-  // without its thinking blocks (OpenAI clients cannot keep their signatures) is refused
-  // when thinking is on (Anthropic docs, "Extended thinking": "Thinking with tool use").
-  if (budget !== undefined && (forcesTool(body['tool_choice']) || lastAssistantUsedTools(body['messages']))) budget = undefined;
-  if (budget !== undefined) {
-    if (requested === undefined) maxTokens = budget + opts.default_max_tokens;
-    out['thinking'] = { type: 'enabled', budget_tokens: budget };
-  } else {
-    const temperature = finite(body['temperature'], 'temperature');
-    if (temperature !== undefined) out['temperature'] = Math.min(Math.max(temperature, 0), 1);
-    const topP = finite(body['top_p'], 'top_p');
-    if (topP !== undefined) out['top_p'] = topP;
-  }
-  out['max_tokens'] = maxTokens;
+  writeOutputControls(
+    out,
+    {
+      requested: positiveInt(body['max_completion_tokens'], 'max_completion_tokens') ?? positiveInt(body['max_tokens'], 'max_tokens'),
+      effort: body['reasoning_effort'],
+      // Thinking cannot be combined with a forced tool choice, and a tool-use turn sent back
+      // without its thinking blocks (OpenAI clients cannot keep their signatures) is refused
+      // when thinking is on (Anthropic docs, "Extended thinking": "Thinking with tool use").
+      thinkingAllowed: !forcesTool(body['tool_choice']) && !lastAssistantUsedTools(body['messages']),
+      temperature: finite(body['temperature'], 'temperature'),
+      topP: finite(body['top_p'], 'top_p'),
+    },
+    opts,
+  );
 
   const stop = stopSequences(body['stop']);
   if (stop.length > 0) out['stop_sequences'] = stop;

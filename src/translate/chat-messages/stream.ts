@@ -96,7 +96,7 @@ export class MessagesToChatStream {
   private finish(): StreamStep {
     this.done = true;
     const frames = this.wantsUsage ? [this.frame({ ...this.base(), choices: [], usage: toOpenAIUsage(this.counts) }), DONE] : [DONE];
-    return { frames, ...this.usage() };
+    return { frames, done: true, ...this.usage() };
   }
 
   private usage(): { usage?: NonNullable<StreamStep['usage']> } {

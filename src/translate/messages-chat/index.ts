@@ -5,7 +5,8 @@
  * Errors are read in OpenAI's shape and reach the client in Anthropic's (the Messages API's
  * `errorBody`, by status), so the SDK raises the class it would against Anthropic.
  * A stream always asks for usage (`stream_options.include_usage`): the final
- * `message_delta` carries it.
+ * `message_delta` carries it; `message_start` announces the gateway's estimate of the
+ * prompt (`ctx.promptTokens`).
  */
 import { ChatEvents, chatErrorAnswer, rebuiltChatJson } from '../chat-events.js';
 import type { Translator, TranslatorContext } from '../types.js';
@@ -14,7 +15,7 @@ import { toMessage } from './response.js';
 import { ChatToMessagesStream } from './stream.js';
 
 export function messagesToChat(ctx: TranslatorContext): Translator {
-  const stream: ChatToMessagesStream = new ChatToMessagesStream(() => events.usage);
+  const stream: ChatToMessagesStream = new ChatToMessagesStream(() => events.usage, ctx.promptTokens);
   const events: ChatEvents = new ChatEvents(() => stream, ctx.secrets);
   return {
     client: 'messages',
@@ -24,6 +25,6 @@ export function messagesToChat(ctx: TranslatorContext): Translator {
     // Anthropic's own `ping` events are not invented; comments pass (the SDKs skip them).
     event: (ev) => events.event(ev),
     end: () => events.end(),
-    error: (status, headers, body) => chatErrorAnswer(status, headers, body, ctx.secrets),
+    error: (status, headers, body) => chatErrorAnswer(status, headers, body, ctx),
   };
 }

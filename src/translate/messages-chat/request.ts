@@ -3,49 +3,43 @@
  * of content blocks, `tools`, `tool_choice`, `thinking`, `stop_sequences`) as a Chat
  * Completions request, for an upstream that speaks only chat completions.
  *
- * - `system` (a string or text blocks) -> a leading `system` message.
+ * - `system` (a string or text blocks) -> a leading `system` message; a `system` turn in
+ *   `messages` (Claude Code's mid-conversation system turns) -> a `system` message in place.
  * - A user turn: `tool_result` blocks -> `tool` messages first (a chat server wants them
  *   right after the assistant's `tool_calls`), then the other blocks as one user message:
  *   `text`, `image` (base64 -> a data URL, url -> its URL), a text `document` as text.
  * - An assistant turn: `text` -> `content`, `tool_use` -> `tool_calls` (arguments: the input
  *   as JSON). `thinking` and `redacted_thinking` blocks are dropped: a chat server takes no
  *   reasoning in its input, and a signature means nothing off Anthropic's accounts.
- * - `tools`: client tools (`input_schema`) as chat functions; Anthropic's server tools (web
- *   search, code execution…, `type` with a version date) run on Anthropic's side only and are
- *   left out; Anthropic-defined client tools (`bash_*`, `text_editor_*`, `computer_*`) and a
- *   tool without `input_schema` are refused. `tool_choice` `auto` / `any` / `tool` / `none` -> `auto` / `required` /
- *   the function / `none`; `disable_parallel_tool_use` -> `parallel_tool_calls: false`.
- * - `max_tokens` -> the output cap in the field the model takes; `thinking` (or
- *   `output_config.effort`) -> `reasoning_effort` at the level the gateway reads it as
- *   (`apis/messages.ts`); `stop_sequences` -> `stop` (the first 4, chat's limit);
- *   `metadata.user_id` -> `user`; `temperature`, `top_p` as they are.
+ * - `tools`: client tools as chat functions (which tools: `messages-read.ts`).
+ *   `tool_choice` `auto` / `any` / `tool` / `none` -> `auto` / `required` / the function /
+ *   `none`; `disable_parallel_tool_use` -> `parallel_tool_calls: false`.
+ * - `max_tokens` -> the output cap in the field the model takes; `thinking` (`enabled` or
+ *   `adaptive`) or `output_config.effort` -> `reasoning_effort` at the level the gateway
+ *   reads it as (`apis/messages.ts`; above `high` -> `high`); `stop_sequences` -> `stop` (the
+ *   first 4, chat's limit); `metadata.user_id` -> `user` when it fits OpenAI's 64 characters
+ *   (Claude Code's, a JSON object with device and session ids, is not sent);
+ *   `temperature`, `top_p` as they are. Anthropic-only fields (`context_management`,
+ *   `thinking.display`, `output_config`, `metadata`, `top_k`) are not sent.
  * @throws GatewayError 400 (`param` set) for blocks a chat server has no equivalent for
  *   (a PDF document, a search result, a container upload).
  */
 import { messagesApi } from '../../apis/messages.js';
-import { GatewayError } from '../../errors/codes.js';
+import { pushAll } from '../../util/push-all.js';
+import { clientTools, imageUrl, invalid, joinText, noParallelTools, toolChoiceOf, turnsOf } from '../messages-read.js';
 import { isObj, type Obj } from '../read.js';
 
 /** Efforts a chat server takes in `reasoning_effort`. */
 const CHAT_EFFORTS = new Set(['minimal', 'low', 'medium', 'high']);
 
-function invalid(message: string, param: string): GatewayError {
-  return new GatewayError('GW_ERR_INVALID_REQUEST', { message, param });
-}
+/** OpenAI's longest `user` (characters): a longer one is refused with 400 `string_above_max_length`. */
+const MAX_USER = 64;
 
-/** The text of a string or of text blocks (`system`, a tool result's content). */
-function joinText(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content.map((b) => (isObj(b) && b['type'] === 'text' && typeof b['text'] === 'string' ? b['text'] : '')).join('');
-}
+const WIRE = 'chat completions';
 
 /** An image block as a chat `image_url` part. */
 function imagePart(block: Obj, param: string): Obj {
-  const src = isObj(block['source']) ? block['source'] : {};
-  if (src['type'] === 'base64' && typeof src['data'] === 'string') return { type: 'image_url', image_url: { url: `data:${String(src['media_type'] ?? 'image/png')};base64,${src['data']}` } };
-  if (src['type'] === 'url' && typeof src['url'] === 'string') return { type: 'image_url', image_url: { url: src['url'] } };
-  throw invalid("An image is sent to a chat-completions upstream as base64 data or a URL ('source.type' base64 or url); file ids are not available there.", `${param}.source`);
+  return { type: 'image_url', image_url: { url: imageUrl(block, param, WIRE) } };
 }
 
 /** A user turn as `tool` messages and a user message. */
@@ -107,39 +101,14 @@ function assistantTurn(content: unknown): Obj {
   return m;
 }
 
-/** Anthropic-defined tools the client runs (their schemas are Anthropic's): a chat account cannot be offered them as they are. */
-const CLIENT_DEFINED = /^(bash|text_editor|computer)_\d+$/;
-
 function toTools(tools: unknown): Obj[] {
-  const out: Obj[] = [];
-  (Array.isArray(tools) ? tools : []).forEach((t, i) => {
-    if (!isObj(t)) throw invalid('Each tool must be an object.', `tools[${i}]`);
-    if (typeof t['type'] === 'string' && CLIENT_DEFINED.test(t['type'])) {
-      throw invalid(`Tools of type '${t['type']}' are defined by Anthropic and need an Anthropic account; this model's upstream speaks chat completions: declare the tool with a name, description and input_schema instead.`, `tools[${i}]`);
-    }
-    // Server tools (web search, code execution…, typed with a version) run at Anthropic only: left out.
-    if (t['type'] !== undefined && t['type'] !== 'custom') return;
-    if (!isObj(t['input_schema'])) throw invalid('A tool needs an input_schema (a JSON schema object).', `tools[${i}].input_schema`);
-    const description = typeof t['description'] === 'string' ? { description: t['description'] } : {};
-    out.push({ type: 'function', function: { name: String(t['name'] ?? ''), ...description, parameters: t['input_schema'] } });
-  });
-  return out;
+  return clientTools(tools, WIRE).map((t) => ({ type: 'function', function: { name: t.name, ...(t.description !== undefined ? { description: t.description } : {}), parameters: t.parameters } }));
 }
 
 function toToolChoice(choice: unknown): unknown {
-  if (!isObj(choice)) return undefined;
-  switch (choice['type']) {
-    case 'auto':
-      return 'auto';
-    case 'any':
-      return 'required';
-    case 'none':
-      return 'none';
-    case 'tool':
-      return typeof choice['name'] === 'string' ? { type: 'function', function: { name: choice['name'] } } : undefined;
-    default:
-      return undefined;
-  }
+  const c = toolChoiceOf(choice);
+  if (c === null) return undefined;
+  return 'name' in c ? { type: 'function', function: { name: c.name } } : c.mode;
 }
 
 export interface ChatRequestOptions {
@@ -155,27 +124,25 @@ export function toChatRequest(body: Readonly<Obj>, o: ChatRequestOptions): Obj {
   const messages: Obj[] = [];
   const system = joinText(body['system']);
   if (system !== '') messages.push({ role: 'system', content: system });
-  const turns = Array.isArray(body['messages']) ? body['messages'] : [];
-  turns.forEach((m, i) => {
-    if (!isObj(m)) throw invalid('Each message must be an object.', `messages[${i}]`);
-    if (m['role'] === 'user') messages.push(...userTurn(m['content'], `messages[${i}].content`));
-    else if (m['role'] === 'assistant') messages.push(assistantTurn(m['content']));
-    else throw invalid(`Unknown message role '${String(m['role'])}': messages take 'user' or 'assistant'.`, `messages[${i}].role`);
-  });
+  for (const turn of turnsOf(body)) {
+    if (turn.role === 'user') pushAll(messages, userTurn(turn.content, turn.param));
+    else if (turn.role === 'assistant') messages.push(assistantTurn(turn.content));
+    else messages.push({ role: 'system', content: joinText(turn.content) });
+  }
   const out: Obj = { model: body['model'], messages };
   const tools = toTools(body['tools']);
   if (tools.length > 0) {
     out['tools'] = tools;
     const choice = toToolChoice(body['tool_choice']);
     if (choice !== undefined) out['tool_choice'] = choice;
-    if (isObj(body['tool_choice']) && body['tool_choice']['disable_parallel_tool_use'] === true) out['parallel_tool_calls'] = false;
+    if (noParallelTools(body)) out['parallel_tool_calls'] = false;
   }
   if (typeof body['max_tokens'] === 'number') out[o.maxTokensField ?? 'max_tokens'] = body['max_tokens'];
   const effort = messagesApi.effort(body as Obj);
   if (effort !== null) out['reasoning_effort'] = CHAT_EFFORTS.has(effort) ? effort : 'high';
   if (Array.isArray(body['stop_sequences']) && body['stop_sequences'].length > 0) out['stop'] = body['stop_sequences'].slice(0, 4);
   const user = isObj(body['metadata']) ? body['metadata']['user_id'] : undefined;
-  if (typeof user === 'string') out['user'] = user;
+  if (typeof user === 'string' && user !== '' && user.length <= MAX_USER) out['user'] = user;
   for (const k of ['temperature', 'top_p'] as const) if (typeof body[k] === 'number') out[k] = body[k];
   if (o.stream) {
     out['stream'] = true;

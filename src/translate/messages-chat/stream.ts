@@ -4,8 +4,8 @@
  * `anthropic-messages-stream-thinking.sse` and `anthropic-messages-stream-tool-use.sse`).
  *
  * - The first chunk -> `message_start` (a preamble: held until the answer starts, so an
- *   error right after it can still fail over), with zero usage (chat reports usage at the
- *   end only).
+ *   error right after it can still fail over), with the gateway's estimate of the prompt's
+ *   input tokens (chat reports usage at the end only; `messages-write.ts`).
  * - Reasoning deltas -> a `thinking` block (`content_block_start` with empty thinking and
  *   signature, `thinking_delta` each, `content_block_stop`); content -> a `text` block
  *   (`text_delta`); each tool call -> a `tool_use` block (`input_json_delta` per argument
@@ -18,57 +18,41 @@
 import { chatReasoning } from '../../apis/chat.js';
 import type { Usage } from '../../usage/usage.js';
 import { unreadable } from '../failure.js';
+import { MessagesStreamWriter } from '../messages-write.js';
 import type { Obj } from '../read.js';
 import type { StreamStep } from '../types.js';
 import { newMessageId } from './ids.js';
 import { anthropicUsage, toStopReason } from './response.js';
 
-type Block = { readonly kind: 'thinking' | 'text' } | { readonly kind: 'tool'; readonly chatIndex: number };
+/** The writer's key of a chat tool call's block. */
+const toolKey = (chatIndex: number): string => `tool:${chatIndex}`;
 
 export class ChatToMessagesStream {
-  private started = false;
-  private index = -1;
-  private open: Block | null = null;
+  private readonly out: MessagesStreamWriter;
   /** Chat tool-call indexes whose block was opened (and maybe closed). */
   private readonly toolsSeen = new Set<number>();
   private finish: string | null = null;
-  private readonly id = newMessageId('msg');
   done = false;
 
-  constructor(private readonly usage: () => Usage | null) {}
+  /**
+   * @param usage the latest usage read from the stream.
+   * @param promptTokens the prompt's input-token estimate `message_start` announces.
+   */
+  constructor(
+    private readonly usage: () => Usage | null,
+    promptTokens = 0,
+  ) {
+    this.out = new MessagesStreamWriter(promptTokens);
+  }
 
   get finished(): boolean {
     return this.finish !== null;
   }
 
-  private frame(type: string, data: Obj): Buffer {
-    return Buffer.from(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
-  }
-
-  private close(): Buffer[] {
-    if (!this.open) return [];
-    this.open = null;
-    return [this.frame('content_block_stop', { index: this.index })];
-  }
-
-  private start(block: Block, contentBlock: Obj): Buffer[] {
-    const frames = this.close();
-    this.open = block;
-    this.index++;
-    frames.push(this.frame('content_block_start', { index: this.index, content_block: contentBlock }));
-    return frames;
-  }
-
   /** One parsed chat chunk (usage and errors are read by the translator). */
   chunk(c: Obj): StreamStep {
-    const frames: Buffer[] = [];
-    let hold = false;
-    if (!this.started) {
-      this.started = true;
-      const message = { id: this.id, type: 'message', role: 'assistant', model: String(c['model'] ?? ''), content: [], stop_reason: null, stop_sequence: null, usage: anthropicUsage(null) };
-      frames.push(this.frame('message_start', { message }));
-      hold = true;
-    }
+    const frames: Buffer[] = this.out.start(String(c['model'] ?? ''));
+    let hold = frames.length > 0;
     let text = '';
     let reasoning = '';
     for (const choice of (Array.isArray(c['choices']) ? c['choices'] : []) as Obj[]) {
@@ -77,13 +61,13 @@ export class ChatToMessagesStream {
       const r = chatReasoning(d);
       if (r !== '') {
         reasoning += r;
-        if (this.open?.kind !== 'thinking') frames.push(...this.start({ kind: 'thinking' }, { type: 'thinking', thinking: '', signature: '' }));
-        frames.push(this.frame('content_block_delta', { index: this.index, delta: { type: 'thinking_delta', thinking: r } }));
+        if (this.out.open !== 'thinking') frames.push(...this.out.openBlock('thinking', { type: 'thinking', thinking: '', signature: '' }));
+        frames.push(this.out.delta({ type: 'thinking_delta', thinking: r }));
       }
       if (typeof d['content'] === 'string' && d['content'] !== '') {
         text += d['content'];
-        if (this.open?.kind !== 'text') frames.push(...this.start({ kind: 'text' }, { type: 'text', text: '' }));
-        frames.push(this.frame('content_block_delta', { index: this.index, delta: { type: 'text_delta', text: d['content'] } }));
+        if (this.out.open !== 'text') frames.push(...this.out.openBlock('text', { type: 'text', text: '' }));
+        frames.push(this.out.delta({ type: 'text_delta', text: d['content'] }));
       }
       for (const call of (Array.isArray(d['tool_calls']) ? d['tool_calls'] : []) as Obj[]) {
         const step = this.toolDelta(call, frames);
@@ -100,24 +84,21 @@ export class ChatToMessagesStream {
   private toolDelta(call: Obj, frames: Buffer[]): string | null {
     const chatIndex = typeof call['index'] === 'number' ? call['index'] : 0;
     const fn = (call['function'] ?? {}) as Obj;
-    const current = this.open?.kind === 'tool' && this.open.chatIndex === chatIndex;
+    const current = this.out.open === toolKey(chatIndex);
     if (!current) {
       if (this.toolsSeen.has(chatIndex)) return null;
       this.toolsSeen.add(chatIndex);
       const id = typeof call['id'] === 'string' && call['id'] !== '' ? call['id'] : newMessageId('toolu');
-      frames.push(...this.start({ kind: 'tool', chatIndex }, { type: 'tool_use', id, name: String(fn['name'] ?? ''), input: {} }));
+      frames.push(...this.out.openBlock(toolKey(chatIndex), { type: 'tool_use', id, name: String(fn['name'] ?? ''), input: {} }));
     }
     const args = typeof fn['arguments'] === 'string' ? fn['arguments'] : '';
-    if (args !== '') frames.push(this.frame('content_block_delta', { index: this.index, delta: { type: 'input_json_delta', partial_json: args } }));
+    if (args !== '') frames.push(this.out.delta({ type: 'input_json_delta', partial_json: args }));
     return (current ? '' : String(fn['name'] ?? '')) + args;
   }
 
   /** The end of the answer: the open block closed, the stop reason and usage, `message_stop`. */
   complete(): StreamStep {
     this.done = true;
-    const frames = this.close();
-    frames.push(this.frame('message_delta', { delta: { stop_reason: toStopReason(this.finish), stop_sequence: null }, usage: anthropicUsage(this.usage()) }));
-    frames.push(this.frame('message_stop', {}));
-    return { frames };
+    return { frames: this.out.finish(toStopReason(this.finish), anthropicUsage(this.usage())), done: true };
   }
 }

@@ -115,7 +115,7 @@ export function chatToChat(ctx: TranslatorContext): Translator {
       if (ev.data === '[DONE]') {
         done = true;
         // An answer that never gave a finish_reason is cut short, whatever its last frame says.
-        return finished ? { frames: [ev.raw] } : { error: cutShort() };
+        return finished ? { frames: [ev.raw], done: true } : { error: cutShort() };
       }
       const data = ev.data;
       const isErrorEvent = ev.event === 'error';
@@ -148,11 +148,11 @@ export function chatToChat(ctx: TranslatorContext): Translator {
     end() {
       if (done) return NOTHING;
       done = true;
-      return finished ? { frames: [DONE] } : { error: cutShort() };
+      return finished ? { frames: [DONE], done: true } : { error: cutShort() };
     },
     error(status, headers, body) {
       const parsed = parseBody(body);
-      return answerFailure(status, headers, isObj(parsed) ? readOpenAIError(parsed['error']) : null, ctx.secrets);
+      return answerFailure(status, headers, isObj(parsed) ? readOpenAIError(parsed['error']) : null, ctx);
     },
   };
 }

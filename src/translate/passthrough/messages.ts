@@ -94,7 +94,7 @@ export function messagesToMessages(ctx: TranslatorContext): Translator {
         }
         case 'message_stop':
           done = true;
-          return { frames: [ev.raw] };
+          return { frames: [ev.raw], done: true };
         case 'ping':
           return { frames: [ev.raw], hold: true };
         case 'error':
@@ -106,11 +106,11 @@ export function messagesToMessages(ctx: TranslatorContext): Translator {
     end() {
       if (done) return NOTHING;
       done = true;
-      return finished ? { frames: [MESSAGE_STOP] } : { error: cutShort() };
+      return finished ? { frames: [MESSAGE_STOP], done: true } : { error: cutShort() };
     },
     error(status, headers, body) {
       const parsed = parseBody(body);
-      return answerFailure(status, headers, isObj(parsed) ? readAnthropicError(parsed['error']) : null, ctx.secrets);
+      return answerFailure(status, headers, isObj(parsed) ? readAnthropicError(parsed['error']) : null, ctx);
     },
   };
 }

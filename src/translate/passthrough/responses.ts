@@ -67,7 +67,7 @@ export function responsesToResponses(ctx: TranslatorContext): Translator {
         case 'response.incomplete':
           done = true;
           answer = answerOf(response);
-          return usage ? { frames: [ev.raw], usage } : { frames: [ev.raw] };
+          return usage ? { frames: [ev.raw], usage, done: true } : { frames: [ev.raw], done: true };
         case 'response.failed': {
           const fields = readOpenAIError(response?.['error']) ?? { message: 'The upstream response failed.', code: 'response_failed' };
           const error = streamErrorFailure(fields, ctx.secrets);
@@ -87,7 +87,7 @@ export function responsesToResponses(ctx: TranslatorContext): Translator {
     },
     error(status, headers, body) {
       const parsed = parseBody(body);
-      return answerFailure(status, headers, isObj(parsed) ? readOpenAIError(parsed['error']) : null, ctx.secrets);
+      return answerFailure(status, headers, isObj(parsed) ? readOpenAIError(parsed['error']) : null, ctx);
     },
   };
 }

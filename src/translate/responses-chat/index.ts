@@ -3,7 +3,8 @@
  * `responses.create`) served by an upstream that speaks only Chat Completions (DeepSeek,
  * Groq, vLLM, the simulator…). The request is translated by `request.ts`, a JSON answer by
  * `toResponse` below, a stream chunk by chunk by `stream.ts`; the objects themselves are
- * built in `output.ts`. Errors need no mapping: both APIs use OpenAI's error object.
+ * built by `../responses-output.ts`, and tool names are mapped both ways by
+ * `../responses-tools.ts`. Errors need no mapping: both APIs use OpenAI's error object.
  *
  * The chat upstream keeps no responses: the id the client gets is made here, and `store`
  * is answered `false`. A stream always asks for usage (`stream_options.include_usage`), so
@@ -13,19 +14,21 @@ import { chatReasoning } from '../../apis/chat.js';
 import type { Usage } from '../../usage/usage.js';
 import { ChatEvents, chatErrorAnswer, rebuiltChatJson } from '../chat-events.js';
 import { isObj, type Obj } from '../read.js';
+import { callItem, customInput, echoOf, type Echo, messageItem, newId, reasoningTextItem, responseObject } from '../responses-output.js';
+import { ResponsesTools } from '../responses-tools.js';
 import type { ResponseAnswer, Translator, TranslatorContext } from '../types.js';
-import { callItem, echoOf, type Echo, messageItem, newId, reasoningItem, responseObject, statusOf } from './output.js';
+import { statusOf } from './output.js';
 import { toChatRequest } from './request.js';
 import { ChatToResponsesStream } from './stream.js';
 
 /** A complete chat completion as a response object. */
-function toResponse(chat: Obj, r: { id: string; echo: Echo; customTools: ReadonlySet<string> }, usage: Usage | null): { body: Obj; text: string } {
+function toResponse(chat: Obj, r: { id: string; echo: Echo; tools: ResponsesTools }, usage: Usage | null): { body: Obj; text: string } {
   const choice = Array.isArray(chat['choices']) && isObj(chat['choices'][0]) ? chat['choices'][0] : {};
   const message = isObj(choice['message']) ? choice['message'] : {};
   const output: Obj[] = [];
   let text = '';
   const reasoning = chatReasoning(message);
-  if (reasoning !== '') output.push(reasoningItem(newId('rs'), reasoning, 'completed'));
+  if (reasoning !== '') output.push(reasoningTextItem(newId('rs'), reasoning, 'completed'));
   if (typeof message['content'] === 'string' && message['content'] !== '') {
     text += message['content'];
     output.push(messageItem(newId('msg'), message['content'], 'completed'));
@@ -36,8 +39,9 @@ function toResponse(chat: Obj, r: { id: string; echo: Echo; customTools: Readonl
     const name = String(fn['name'] ?? '');
     const args = typeof fn['arguments'] === 'string' && fn['arguments'] !== '' ? fn['arguments'] : '{}';
     text += name + args;
-    const custom = r.customTools.has(name);
-    output.push(callItem(newId(custom ? 'ctc' : 'fc'), { callId: String(call['id'] ?? newId('call')), name, args }, custom, 'completed'));
+    const tool = r.tools.back(name);
+    const custom = tool.kind === 'custom';
+    output.push(callItem(newId(custom ? 'ctc' : 'fc'), { callId: String(call['id'] ?? newId('call')), name: tool.name, namespace: tool.namespace, custom }, custom ? customInput(args) : args, 'completed'));
   }
   const finish = typeof choice['finish_reason'] === 'string' ? choice['finish_reason'] : null;
   // The response is made now, by the gateway (a recorded or cached chat answer may carry an old `created`).
@@ -48,12 +52,12 @@ function toResponse(chat: Obj, r: { id: string; echo: Echo; customTools: Readonl
 
 export function responsesToChat(ctx: TranslatorContext): Translator {
   const id = newId('resp');
-  let customTools: ReadonlySet<string> = new Set();
+  let tools = ResponsesTools.of({});
   let echo: Echo = echoOf({});
   let stream: ChatToResponsesStream | null = null;
   let answer: ResponseAnswer | null = null;
-  // Made at the first event, once `request` set the echo and the custom tools.
-  const events: ChatEvents = new ChatEvents(() => (stream ??= new ChatToResponsesStream({ id, createdAt: Math.floor(Date.now() / 1000), echo, customTools }, () => events.usage)), ctx.secrets);
+  // Made at the first event, once `request` set the echo and the tools.
+  const events: ChatEvents = new ChatEvents(() => (stream ??= new ChatToResponsesStream({ id, createdAt: Math.floor(Date.now() / 1000), echo, tools }, () => events.usage)), ctx.secrets);
 
   return {
     client: 'responses',
@@ -61,18 +65,18 @@ export function responsesToChat(ctx: TranslatorContext): Translator {
     answer: () => answer ?? stream?.answer() ?? null,
     request(body) {
       const out = toChatRequest(body, { stream: ctx.stream, maxTokensField: ctx.maxTokensField });
-      customTools = out.customTools;
+      tools = out.tools;
       echo = echoOf(body);
       return { body: out.body };
     },
     json: (_raw, parsed) =>
       rebuiltChatJson(parsed, ctx.secrets, (chat, usage) => {
-        const made = toResponse(chat, { id, echo, customTools }, usage);
+        const made = toResponse(chat, { id, echo, tools }, usage);
         answer = { id, output: made.body['output'] as unknown[] };
         return made;
       }),
     event: (ev) => events.event(ev),
     end: () => events.end(),
-    error: (status, headers, body) => chatErrorAnswer(status, headers, body, ctx.secrets),
+    error: (status, headers, body) => chatErrorAnswer(status, headers, body, ctx),
   };
 }

@@ -10,11 +10,14 @@
  *   they follow (parallel calls in one message), `function_call_output` a `tool` message (its images, which a tool message cannot hold, in a
  *   user message after the outputs);
  *   `custom_tool_call` and its output likewise (the call's `input` as the function's one
- *   string argument, see `customToolAsFunction`). `reasoning` items are dropped: a chat
+ *   string argument, see `CUSTOM_TOOL_PARAMETERS`). `reasoning` items are dropped: a chat
  *   server takes no reasoning in its input (an encrypted one means nothing off its account).
- * - `tools`: `function` tools as chat functions, `custom` tools as functions taking one
- *   string `input`; hosted tools (web search, file search, code interpreter…) run on OpenAI's
- *   side only and are left out. `tool_choice` follows.
+ *   `additional_tools` items only declare tools (below).
+ * - Tools (`../responses-tools.ts`: the top-level `tools` and those of `additional_tools`
+ *   items, namespaces flattened to unique wire names): `function` tools as chat functions,
+ *   `custom` tools as functions taking one string `input`; hosted tools (web search, file
+ *   search, code interpreter…) run on OpenAI's side only and are left out. Calls in the
+ *   input use the same wire names. `tool_choice` follows.
  * - `max_output_tokens` -> the output cap in the field the model takes; `reasoning.effort`
  *   -> `reasoning_effort`; `text.format` -> `response_format`; `temperature`, `top_p`,
  *   `user`, `parallel_tool_calls` as they are. Storage and server-state fields (`store`,
@@ -24,18 +27,9 @@
  *   references).
  */
 import { GatewayError } from '../../errors/codes.js';
+import { pushAll } from '../../util/push-all.js';
 import { isObj, type Obj } from '../read.js';
-
-/** Hosted tools (run by OpenAI, not by the client): a chat server has none of them. */
-const HOSTED_TOOLS = new Set(['web_search', 'web_search_preview', 'web_search_2025_08_26', 'file_search', 'code_interpreter', 'image_generation', 'computer_use_preview', 'mcp', 'local_shell']);
-
-/** The parameters of the function a `custom` tool (free-form text input) is offered as. */
-export const CUSTOM_TOOL_PARAMETERS = Object.freeze({
-  type: 'object',
-  properties: { input: { type: 'string', description: 'The raw input of the tool, exactly as the tool description asks for it.' } },
-  required: ['input'],
-  additionalProperties: false,
-});
+import { CUSTOM_TOOL_PARAMETERS, ResponsesTools } from '../responses-tools.js';
 
 function invalid(message: string, param: string): GatewayError {
   return new GatewayError('GW_ERR_INVALID_REQUEST', { message, param });
@@ -76,7 +70,7 @@ function outputText(output: unknown, param: string): string {
 }
 
 /** Builds chat messages from Responses input items, in order. */
-function toMessages(input: unknown, instructions: unknown): Obj[] {
+function toMessages(input: unknown, instructions: unknown, tools: ResponsesTools): Obj[] {
   const out: Obj[] = [];
   if (typeof instructions === 'string' && instructions !== '') out.push({ role: 'system', content: instructions });
   if (typeof input === 'string') {
@@ -94,7 +88,9 @@ function toMessages(input: unknown, instructions: unknown): Obj[] {
   };
   const addCall = (call: Obj): void => {
     const m = lastAssistant();
-    m['tool_calls'] = [...((m['tool_calls'] as Obj[] | undefined) ?? []), call];
+    const calls = m['tool_calls'] as Obj[] | undefined;
+    if (calls) calls.push(call); // the array addCall made: no copy per call
+    else m['tool_calls'] = [call];
   };
   /** Images of tool outputs: a chat tool message holds text only, so they follow the outputs as a user message. */
   let images: Obj[] = [];
@@ -121,17 +117,18 @@ function toMessages(input: unknown, instructions: unknown): Obj[] {
         return;
       }
       case 'function_call':
-        addCall({ id: String(item['call_id'] ?? ''), type: 'function', function: { name: String(item['name'] ?? ''), arguments: typeof item['arguments'] === 'string' ? item['arguments'] : '{}' } });
+        addCall({ id: String(item['call_id'] ?? ''), type: 'function', function: { name: tools.wireName(String(item['name'] ?? ''), item['namespace']), arguments: typeof item['arguments'] === 'string' ? item['arguments'] : '{}' } });
         return;
       case 'custom_tool_call':
-        addCall({ id: String(item['call_id'] ?? ''), type: 'function', function: { name: String(item['name'] ?? ''), arguments: JSON.stringify({ input: typeof item['input'] === 'string' ? item['input'] : '' }) } });
+        addCall({ id: String(item['call_id'] ?? ''), type: 'function', function: { name: tools.wireName(String(item['name'] ?? ''), item['namespace']), arguments: JSON.stringify({ input: typeof item['input'] === 'string' ? item['input'] : '' }) } });
         return;
       case 'function_call_output':
       case 'custom_tool_call_output':
         out.push({ role: 'tool', tool_call_id: String(item['call_id'] ?? ''), content: outputText(item['output'], `${param}.output`) });
-        if (Array.isArray(item['output'])) images.push(...(userContent(item['output'].filter((p) => isObj(p) && p['type'] === 'input_image'), `${param}.output`) as Obj[]));
+        if (Array.isArray(item['output'])) pushAll(images, userContent(item['output'].filter((p) => isObj(p) && p['type'] === 'input_image'), `${param}.output`) as Obj[]);
         return;
       case 'reasoning':
+      case 'additional_tools':
         return;
       default:
         throw invalid(`Input items of type '${String(type)}' cannot be sent to this model's upstream (it speaks chat completions): send messages, function calls and their outputs.`, param);
@@ -141,31 +138,19 @@ function toMessages(input: unknown, instructions: unknown): Obj[] {
   return out;
 }
 
-/** Chat `tools` from Responses tools; the names of those that were `custom` tools. */
-function toTools(tools: unknown): { tools: Obj[]; custom: Set<string> } {
-  const out: Obj[] = [];
-  const custom = new Set<string>();
-  if (!Array.isArray(tools)) return { tools: out, custom };
-  for (const t of tools) {
-    if (!isObj(t) || typeof t['type'] !== 'string' || HOSTED_TOOLS.has(t['type'])) continue;
-    const name = String(t['name'] ?? '');
-    const description = typeof t['description'] === 'string' ? { description: t['description'] } : {};
-    if (t['type'] === 'function') {
-      const strict = typeof t['strict'] === 'boolean' ? { strict: t['strict'] } : {};
-      out.push({ type: 'function', function: { name, ...description, parameters: isObj(t['parameters']) ? t['parameters'] : { type: 'object', properties: {} }, ...strict } });
-    } else if (t['type'] === 'custom') {
-      custom.add(name);
-      out.push({ type: 'function', function: { name, ...description, parameters: CUSTOM_TOOL_PARAMETERS } });
-    }
-  }
-  return { tools: out, custom };
+/** Chat `tools` from the request's tools (`custom` ones as functions taking one string `input`). */
+function toTools(tools: ResponsesTools): Obj[] {
+  return tools.list.map((t) => {
+    const description = t.description !== undefined ? { description: t.description } : {};
+    const strict = t.strict !== undefined ? { strict: t.strict } : {};
+    return { type: 'function', function: { name: t.wire, ...description, parameters: t.kind === 'custom' ? CUSTOM_TOOL_PARAMETERS : t.parameters, ...strict } };
+  });
 }
 
-function toToolChoice(choice: unknown, offered: ReadonlySet<string>): unknown {
+function toToolChoice(choice: unknown, tools: ResponsesTools): unknown {
   if (choice === 'auto' || choice === 'none' || choice === 'required') return choice;
-  if (isObj(choice) && (choice['type'] === 'function' || choice['type'] === 'custom') && typeof choice['name'] === 'string' && offered.has(choice['name'])) {
-    return { type: 'function', function: { name: choice['name'] } };
-  }
+  const chosen = tools.chosen(choice);
+  if (chosen) return { type: 'function', function: { name: chosen.wire } };
   return undefined; // a hosted tool or allowed_tools: the server's default (auto)
 }
 
@@ -185,19 +170,18 @@ export interface ChatRequestOptions {
 }
 
 /**
- * @returns the chat body and the names of tools that were `custom` (their calls go back as
- *   `custom_tool_call` items).
+ * @returns the chat body and the request's tools (their calls go back under their own
+ *   names and namespaces, as `custom_tool_call` items for `custom` tools).
  * @throws GatewayError 400 (see the file comment).
  */
-export function toChatRequest(body: Readonly<Obj>, o: ChatRequestOptions): { body: Obj; customTools: ReadonlySet<string> } {
+export function toChatRequest(body: Readonly<Obj>, o: ChatRequestOptions): { body: Obj; tools: ResponsesTools } {
   if (body['background'] === true) throw invalid("'background' responses are not available for this model: its upstream speaks chat completions and keeps no responses. Send the request without it.", 'background');
   if (body['conversation'] !== undefined && body['conversation'] !== null) throw invalid("'conversation' is not available for this model: its upstream speaks chat completions and keeps no conversations. Send the whole conversation as input.", 'conversation');
-  const out: Obj = { model: body['model'], messages: toMessages(body['input'], body['instructions']) };
-  const { tools, custom } = toTools(body['tools']);
-  if (tools.length > 0) {
-    out['tools'] = tools;
-    const offered = new Set(tools.map((t) => String((t['function'] as Obj)['name'])));
-    const choice = toToolChoice(body['tool_choice'], offered);
+  const tools = ResponsesTools.of(body);
+  const out: Obj = { model: body['model'], messages: toMessages(body['input'], body['instructions'], tools) };
+  if (tools.any) {
+    out['tools'] = toTools(tools);
+    const choice = toToolChoice(body['tool_choice'], tools);
     if (choice !== undefined) out['tool_choice'] = choice;
     if (typeof body['parallel_tool_calls'] === 'boolean') out['parallel_tool_calls'] = body['parallel_tool_calls'];
   }
@@ -211,5 +195,5 @@ export function toChatRequest(body: Readonly<Obj>, o: ChatRequestOptions): { bod
     out['stream'] = true;
     out['stream_options'] = { include_usage: true };
   }
-  return { body: out, customTools: custom };
+  return { body: out, tools };
 }

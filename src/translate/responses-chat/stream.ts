@@ -12,37 +12,30 @@
  * - `content` deltas -> a `message` item: `output_item.added`, `content_part.added`,
  *   `output_text.delta` each, then `output_text.done`, `content_part.done`, `output_item.done`.
  * - `tool_calls` deltas -> one `function_call` (or `custom_tool_call`) item per chat tool-call
- *   index: `output_item.added` when its id and name come, `function_call_arguments.delta`
- *   for each argument piece (a custom tool's input comes whole at the end:
- *   `custom_tool_call_input.done`), `function_call_arguments.done` and `output_item.done`
- *   at the end of the answer (parallel calls may interleave their pieces).
+ *   index, named back from the wire name (`../responses-tools.ts`: its namespace, custom or
+ *   not): `output_item.added` when its id and name come, `function_call_arguments.delta`
+ *   for each argument piece (a custom tool's input comes whole at the end, read from the
+ *   function's `{"input"}` argument: `custom_tool_call_input.delta` and `.done`),
+ *   `function_call_arguments.done` and `output_item.done` at the end of the answer
+ *   (parallel calls may interleave their pieces).
  * An item is closed when an item of another kind starts; every open item is closed before
  * the final event: `response.completed`, or `response.incomplete` for a `length` or
- * `content_filter` finish, with the whole output and the usage. Every event carries its
- * `sequence_number`, from 0.
+ * `content_filter` finish, with the whole output and the usage (a step marked `done`). The
+ * events themselves are written by `../responses-emitter.ts`.
  */
 import { chatReasoning } from '../../apis/chat.js';
 import type { Usage } from '../../usage/usage.js';
 import type { Obj } from '../read.js';
+import { ResponsesEmitter, type OpenItem } from '../responses-emitter.js';
+import { customInput, type Echo, newId, responseObject } from '../responses-output.js';
+import type { ResponsesTools } from '../responses-tools.js';
 import type { StreamStep } from '../types.js';
-import { callItem, customInput, type Echo, messageItem, newId, reasoningItem, responseObject, statusOf } from './output.js';
-
-interface OpenItem {
-  readonly kind: 'reasoning' | 'message' | 'call';
-  readonly id: string;
-  readonly outputIndex: number;
-  text: string;
-  /** For a call: its chat id, name and whether it is a custom tool. */
-  callId?: string;
-  name?: string;
-  custom?: boolean;
-}
+import { statusOf } from './output.js';
 
 export class ChatToResponsesStream {
-  private seq = 0;
+  private readonly out = new ResponsesEmitter();
   private started = false;
-  /** Finished output items, by output index. */
-  private readonly output: Obj[] = [];
+  /** The open reasoning or message item. */
   private current: OpenItem | null = null;
   /** Chat tool-call index -> its open call item. */
   private readonly calls = new Map<number, OpenItem>();
@@ -53,7 +46,7 @@ export class ChatToResponsesStream {
   done = false;
 
   constructor(
-    private readonly r: { id: string; createdAt: number; echo: Echo; customTools: ReadonlySet<string> },
+    private readonly r: { id: string; createdAt: number; echo: Echo; tools: ResponsesTools },
     /** The latest usage read from the stream. */
     private readonly usage: () => Usage | null,
   ) {}
@@ -63,12 +56,9 @@ export class ChatToResponsesStream {
     return this.finish !== null;
   }
 
-  private frame(type: string, data: Obj): Buffer {
-    return Buffer.from(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: this.seq++, ...data })}\n\n`);
-  }
-
   private response(status: 'in_progress' | 'completed' | 'incomplete', incomplete: Obj | null = null): Obj {
-    return responseObject({ ...this.r, model: this.model }, { status, incomplete_details: incomplete, output: status === 'in_progress' ? [] : this.output, usage: status === 'in_progress' ? null : this.usage() });
+    const done = status !== 'in_progress';
+    return responseObject({ ...this.r, model: this.model }, { status, incomplete_details: incomplete, output: done ? this.out.output : [], usage: done ? this.usage() : null });
   }
 
   /** One parsed chat chunk (usage and errors are read by the translator). */
@@ -78,7 +68,7 @@ export class ChatToResponsesStream {
     if (!this.started) {
       this.started = true;
       if (typeof c['model'] === 'string') this.model = c['model'];
-      frames.push(this.frame('response.created', { response: this.response('in_progress') }), this.frame('response.in_progress', { response: this.response('in_progress') }));
+      frames.push(this.out.frame('response.created', { response: this.response('in_progress') }), this.out.frame('response.in_progress', { response: this.response('in_progress') }));
       hold = true;
     }
     let text = '';
@@ -90,11 +80,11 @@ export class ChatToResponsesStream {
       const r = chatReasoning(d);
       if (r !== '') {
         reasoning += r;
-        frames.push(...this.delta('reasoning', r));
+        this.delta('reasoning', r, frames);
       }
       if (typeof d['content'] === 'string' && d['content'] !== '') {
         text += d['content'];
-        frames.push(...this.delta('message', d['content']));
+        this.delta('message', d['content'], frames);
       }
       if (Array.isArray(d['tool_calls'])) for (const call of d['tool_calls'] as Obj[]) text += this.toolDelta(call, frames);
       if (typeof choice['finish_reason'] === 'string') this.finish = choice['finish_reason'];
@@ -104,93 +94,63 @@ export class ChatToResponsesStream {
   }
 
   /** A text or reasoning piece: into the open item of its kind, or a new one. */
-  private delta(kind: 'reasoning' | 'message', piece: string): Buffer[] {
-    const frames: Buffer[] = [];
+  private delta(kind: 'reasoning' | 'message', piece: string, frames: Buffer[]): void {
     if (this.current?.kind !== kind) {
-      frames.push(...this.closeCurrent());
-      const item: OpenItem = { kind, id: newId(kind === 'reasoning' ? 'rs' : 'msg'), outputIndex: this.output.length, text: '' };
-      this.current = item;
-      this.output.push({}); // its place in the output, filled when it closes
-      frames.push(this.frame('response.output_item.added', { output_index: item.outputIndex, item: kind === 'reasoning' ? reasoningItem(item.id, '', 'in_progress') : messageItem(item.id, '', 'in_progress') }));
-      const part = kind === 'message' ? { type: 'output_text', annotations: [], logprobs: [], text: '' } : { type: 'reasoning_text', text: '' };
-      frames.push(this.frame('response.content_part.added', { item_id: item.id, output_index: item.outputIndex, content_index: 0, part }));
+      this.closeCurrent(frames);
+      this.current = this.out.open(kind, frames);
     }
-    const item = this.current!;
-    item.text += piece;
-    const where = { item_id: item.id, output_index: item.outputIndex, content_index: 0 };
-    frames.push(kind === 'reasoning' ? this.frame('response.reasoning_text.delta', { ...where, delta: piece }) : this.frame('response.output_text.delta', { ...where, delta: piece, logprobs: [] }));
-    return frames;
+    this.out.delta(this.current, piece, frames);
   }
 
   /** One entry of a delta's `tool_calls`; returns its generated text. */
   private toolDelta(call: Obj, frames: Buffer[]): string {
     const index = typeof call['index'] === 'number' ? call['index'] : 0;
     const fn = (call['function'] ?? {}) as Obj;
+    const name = typeof fn['name'] === 'string' ? fn['name'] : '';
     let item = this.calls.get(index);
     if (!item) {
-      frames.push(...this.closeCurrent());
-      const name = typeof fn['name'] === 'string' ? fn['name'] : '';
-      item = { kind: 'call', id: newId(this.r.customTools.has(name) ? 'ctc' : 'fc'), outputIndex: this.output.length, text: '', callId: typeof call['id'] === 'string' && call['id'] !== '' ? call['id'] : newId('call'), name, custom: this.r.customTools.has(name) };
+      this.closeCurrent(frames);
+      const tool = this.r.tools.back(name);
+      const callId = typeof call['id'] === 'string' && call['id'] !== '' ? call['id'] : newId('call');
+      item = this.out.open('call', frames, { callId, name: tool.name, namespace: tool.namespace, custom: tool.kind === 'custom' });
       this.calls.set(index, item);
-      this.output.push({});
-      frames.push(this.frame('response.output_item.added', { output_index: item.outputIndex, item: callItem(item.id, { callId: item.callId!, name, args: '' }, item.custom!, 'in_progress') }));
     }
     const args = typeof fn['arguments'] === 'string' ? fn['arguments'] : '';
-    if (args === '') return typeof fn['name'] === 'string' ? fn['name'] : '';
-    item.text += args;
-    if (!item.custom) frames.push(this.frame('response.function_call_arguments.delta', { item_id: item.id, output_index: item.outputIndex, delta: args }));
-    return (typeof fn['name'] === 'string' ? fn['name'] : '') + args;
+    if (args === '') return name;
+    // A custom tool's input is read from the whole arguments at the end.
+    if (item.call!.custom) item.text += args;
+    else this.out.delta(item, args, frames);
+    return name + args;
   }
 
-  private closeCurrent(): Buffer[] {
-    const item = this.current;
-    if (!item) return [];
+  private closeCurrent(frames: Buffer[]): void {
+    if (!this.current) return;
+    this.out.close(this.current, frames);
     this.current = null;
-    const where = { item_id: item.id, output_index: item.outputIndex, content_index: 0 };
-    if (item.kind === 'reasoning') {
-      const done = reasoningItem(item.id, item.text, 'completed');
-      this.output[item.outputIndex] = done;
-      return [
-        this.frame('response.reasoning_text.done', { ...where, text: item.text }),
-        this.frame('response.content_part.done', { ...where, part: (done['content'] as Obj[])[0] }),
-        this.frame('response.output_item.done', { output_index: item.outputIndex, item: done }),
-      ];
-    }
-    const done = messageItem(item.id, item.text, 'completed');
-    this.output[item.outputIndex] = done;
-    return [
-      this.frame('response.output_text.done', { ...where, text: item.text, logprobs: [] }),
-      this.frame('response.content_part.done', { ...where, part: (done['content'] as Obj[])[0] }),
-      this.frame('response.output_item.done', { output_index: item.outputIndex, item: done }),
-    ];
   }
 
-  private closeCalls(): Buffer[] {
-    const frames: Buffer[] = [];
+  private closeCalls(frames: Buffer[]): void {
     for (const item of this.calls.values()) {
       const args = item.text === '' ? '{}' : item.text;
-      const done = callItem(item.id, { callId: item.callId!, name: item.name!, args }, item.custom!, 'completed');
-      this.output[item.outputIndex] = done;
-      if (item.custom) frames.push(this.frame('response.custom_tool_call_input.done', { item_id: item.id, output_index: item.outputIndex, input: customInput(args) }));
-      else frames.push(this.frame('response.function_call_arguments.done', { item_id: item.id, output_index: item.outputIndex, arguments: args }));
-      frames.push(this.frame('response.output_item.done', { output_index: item.outputIndex, item: done }));
+      this.out.close(item, frames, item.call!.custom ? customInput(args) : args);
     }
     this.calls.clear();
-    return frames;
   }
 
   /** The response's id and output once it completed, else null. */
   answer(): { id: string; output: readonly Obj[] } | null {
-    return this.completed ? { id: this.r.id, output: this.output } : null;
+    return this.completed ? { id: this.r.id, output: this.out.output } : null;
   }
 
   /** The end of the answer: every open item closed, then the final event. */
   complete(): StreamStep {
     this.done = true;
     this.completed = true;
-    const frames = [...this.closeCurrent(), ...this.closeCalls()];
+    const frames: Buffer[] = [];
+    this.closeCurrent(frames);
+    this.closeCalls(frames);
     const { status, incomplete_details } = statusOf(this.finish);
-    frames.push(this.frame(status === 'completed' ? 'response.completed' : 'response.incomplete', { response: this.response(status, incomplete_details) }));
-    return { frames };
+    frames.push(this.out.frame(status === 'completed' ? 'response.completed' : 'response.incomplete', { response: this.response(status, incomplete_details) }));
+    return { frames, done: true };
   }
 }
