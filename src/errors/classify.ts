@@ -45,14 +45,15 @@ export type FailureClass =
   | 'not_found' // the model is not served at this upstream (model_not_found, a 404 naming the model): this target cannot serve it
   | 'stream' // a stream broke or carried an error after bytes reached the client
   | 'bad_response' // unreadable upstream answer (bad JSON, wrong content type)
-  | 'unknown'; // a thrown error with no known code
+  | 'unknown' // a thrown network error with a code this table does not know
+  | 'gateway'; // the gateway itself failed (a thrown error with no code: a bug or limit of ours), never the upstream's fault
 
 export interface Classified {
   readonly class: FailureClass;
   /** Whether another attempt (another target, or later) may succeed. */
   readonly retryable: boolean;
   /** What is broken: the caller's request, this target (account + model), or the whole account. */
-  readonly scope: 'request' | 'target' | 'account';
+  readonly scope: 'request' | 'target' | 'account' | 'gateway';
 }
 
 export interface FailureFacts {
@@ -84,6 +85,8 @@ const MEANING: Readonly<Record<FailureClass, Omit<Classified, 'class'>>> = {
   permission: { retryable: true, scope: 'target' },
   bad_response: { retryable: true, scope: 'target' },
   unknown: { retryable: true, scope: 'target' },
+  // Our own failure: another target would fail the same way, and no upstream is to blame.
+  gateway: { retryable: false, scope: 'gateway' },
   // Another account may still serve the request; this account is out until it is fixed.
   quota: { retryable: true, scope: 'account' },
   credential: { retryable: true, scope: 'account' },
@@ -107,6 +110,11 @@ export function isCallerFault(c: Classified): boolean {
   return c.scope === 'request';
 }
 
+/** Not the upstream's doing (the caller's request or the gateway itself): health, cooldown and upstream metrics stay as they were. */
+export function isUpstreamBlameless(c: Classified): boolean {
+  return c.scope === 'request' || c.scope === 'gateway';
+}
+
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
 const CONNECT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
 
@@ -121,9 +129,14 @@ export function errorCode(err: unknown): string | undefined {
   return undefined;
 }
 
-/** A thrown error: undici / Node timeout codes, connect codes, anything else `unknown`. */
+/**
+ * A thrown error: undici / Node timeout codes, connect codes, any other code `unknown`.
+ * Every undici and Node network error carries a `code`; one without (a TypeError, a
+ * RangeError from serialising, a thrown string) came from the gateway's own code: `gateway`.
+ */
 function fromThrown(err: unknown): FailureClass {
   const code = errorCode(err);
+  if (code === undefined) return 'gateway';
   if (code && TIMEOUT_CODES.has(code)) return 'timeout';
   if (code && CONNECT_CODES.has(code)) return 'connect';
   return 'unknown';
@@ -260,9 +273,9 @@ export function classifyFailure(f: FailureFacts): Classified {
 /**
  * A failure seen after bytes reached the client: nothing can be retried any more, and it
  * counts as a broken stream (`stream`), except a stall or timeout, which keep their class
- * (the latency they say something about is the target's).
+ * (the latency they say something about is the target's), and the gateway's own failure.
  */
 export function afterFirstByte(c: Classified): Classified {
-  const cls: FailureClass = c.class === 'timeout' || c.class === 'stall' ? c.class : 'stream';
+  const cls: FailureClass = c.class === 'timeout' || c.class === 'stall' || c.class === 'gateway' ? c.class : 'stream';
   return { class: cls, retryable: false, scope: c.scope };
 }

@@ -59,9 +59,14 @@ export function recordTags(m: Metrics, r: RequestRecord, labels: readonly string
   }
 }
 
-/** Records one failed upstream attempt (or a stream that failed after it started). */
-export function recordUpstreamError(m: Metrics, upstream: string, cls: string): void {
-  m.upstreamErrors.inc({ upstream, class: cls });
+/**
+ * Records one failed attempt (or a stream that failed after it started) by its failure class
+ * (errors/classify.ts): an upstream's failure in `switchyard_upstream_errors_total`, the
+ * gateway's own (`gateway`) in `switchyard_gateway_errors_total` by public `model`.
+ */
+export function recordAttemptFailed(m: Metrics, upstream: string, model: string, cls: string): void {
+  if (cls === 'gateway') m.guards.gatewayErrors.inc({ model });
+  else m.upstreamErrors.inc({ upstream, class: cls });
   m.attempts.inc({ upstream, outcome: cls });
 }
 

@@ -6,6 +6,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { createBudgetMetrics, type BudgetMetrics, type BudgetReading } from './budgets.js';
+import { createGuardMetrics, type GuardMetrics } from './guards.js';
 import { createWebSocketMetrics, type WebSocketMetrics } from './websocket.js';
 
 export interface Metrics {
@@ -53,6 +54,7 @@ export interface Metrics {
   /** Tag, account and key budgets (metrics/budgets.ts). */
   readonly budgets: BudgetMetrics;
   readonly websocket: WebSocketMetrics;
+  readonly guards: GuardMetrics;
   /** Read at scrape time by the state gauges; set by the app once the router exists. */
   readonly sources: MetricSources;
 }
@@ -288,13 +290,10 @@ export function createMetrics(): Metrics {
       help: 'Requests refused with 503 server_overloaded because their large body did not fit server.max_body_bytes_in_flight.',
       registers,
     }),
-    authThrottled: new Counter({
-      name: 'switchyard_auth_throttled_total',
-      help: 'Requests refused with 429 because their key failed too often within a minute, or their address sent too many never-valid keys.',
-      registers,
-    }),
+    authThrottled: new Counter({ name: 'switchyard_auth_throttled_total', help: 'Requests refused with 429 because their key failed too often within a minute, or their address sent too many never-valid keys.', registers }),
     budgets: createBudgetMetrics(registers, () => sources.budgets),
     websocket: createWebSocketMetrics(registers),
+    guards: createGuardMetrics(registers),
     sources,
   };
 }

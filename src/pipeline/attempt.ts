@@ -15,6 +15,7 @@ import type { StallWatch } from '../router/feedback.js';
 import { translator as makeTranslator } from '../translate/table.js';
 import type { Translator, WireBody } from '../translate/types.js';
 import type { AttemptSpan } from '../tracing/index.js';
+import { gatewayFailure } from '../translate/failure.js';
 import { discardBody, readCapped } from '../upstream/send.js';
 import { countPromptTokens } from '../usage/estimate.js';
 import type { Call } from './call.js';
@@ -172,6 +173,7 @@ async function attemptOnce(env: AttemptEnv, attempt: Attempt, signal: AbortSigna
   } catch (err) {
     if (signal.aborted) return aborted(signal.reason);
     const classified = classifyFailure({ thrown: err });
+    if (classified.class === 'gateway') return { kind: 'failed', failure: gatewayFailure(err) };
     return { kind: 'failed', failure: { classified, error: new GatewayError(classified.class === 'timeout' ? 'GW_ERR_UPSTREAM_TIMEOUT' : 'GW_ERR_UPSTREAM_UNREACHABLE') } };
   }
 

@@ -98,7 +98,8 @@ export function stopped(call: Call, p: Progress, strategy: Strategy, err: Gatewa
   // The class of an upstream failure before the gateway's own stop still says why (a full
   // queue is recorded as the route's last failure itself: it has no upstream class).
   if (own) return make(p, NO_USAGE, status, own, route.lastFailure && route.lastFailure.error !== err ? route.lastFailure.classified.class : null);
-  return make(p, NO_USAGE, status, last && isCallerFault(last) ? 'client_error' : 'upstream_error', last?.class ?? null);
+  const outcome = last?.class === 'gateway' ? 'gateway_error' : last && isCallerFault(last) ? 'client_error' : 'upstream_error';
+  return make(p, NO_USAGE, status, outcome, last?.class ?? null);
 }
 
 /** The ending of an error thrown before or between attempts (bad request, limits, abort while queued, a bug). */

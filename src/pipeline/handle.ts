@@ -11,7 +11,7 @@ import { unwrapExtraBody } from '../apis/normalise.js';
 import type { ApiName } from '../apis/names.js';
 import type { InboundApi } from '../apis/types.js';
 import type { Target } from '../config/types.js';
-import { recordAttemptOk, recordAttemptStart, recordUpstreamError, trackInFlight } from '../metrics/record.js';
+import { recordAttemptFailed, recordAttemptOk, recordAttemptStart, trackInFlight } from '../metrics/record.js';
 import { runAttempt, type AttemptEnv } from './attempt.js';
 import { openCall, type Call, type PipelineDeps } from './call.js';
 import { ended, failedEnding, stopped } from './endings.js';
@@ -116,14 +116,14 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
     });
     span.end(outcome);
     if (outcome.kind === 'failed') {
-      recordUpstreamError(deps.metrics, attempt.target.upstream.id, outcome.failure.classified.class);
+      recordAttemptFailed(deps.metrics, attempt.target.upstream.id, model.name, outcome.failure.classified.class);
       const retry = { ...(outcome.retryAfterMs !== undefined ? { retryAfterMs: outcome.retryAfterMs } : {}), ...(outcome.beyondCap ? { beyondCap: true } : {}) };
       route.report(attempt, { ok: false, classified: outcome.failure.classified, error: outcome.failure.error, reason: outcome.failure.reason ?? outcome.failure.error.message, latencyMs: Date.now() - attempt.startedAt, ...retry });
       continue;
     }
     // An answer was reported at its first byte (onCommit); anything else frees the target.
     if (outcome.kind !== 'answered') route.report(attempt, { ok: 'aborted' });
-    else if (outcome.relayed.failure) recordUpstreamError(deps.metrics, attempt.target.upstream.id, outcome.relayed.failure.classified.class);
+    else if (outcome.relayed.failure) recordAttemptFailed(deps.metrics, attempt.target.upstream.id, model.name, outcome.relayed.failure.classified.class);
     // A delivered stream whose upstream body has not ended yet holds its slot until it does (≤ 1 s).
     const drained = outcome.kind === 'answered' ? outcome.relayed.drained : undefined;
     if (drained) void drained.then(() => attempt.release());

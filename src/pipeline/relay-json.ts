@@ -12,7 +12,7 @@
  */
 import type { FastifyReply } from 'fastify';
 import type { PriceConfig } from '../config/schema.js';
-import { classifyFailure } from '../errors/classify.js';
+import { classifiedAs, classifyFailure } from '../errors/classify.js';
 import { GatewayError } from '../errors/codes.js';
 import type { UpstreamResponse } from '../providers/types.js';
 import { unreadable } from '../translate/failure.js';
@@ -45,7 +45,9 @@ export async function relayJson(
     ({ buf, truncated } = await readCapped(upstream.body, MAX_JSON_BODY));
   } catch (err) {
     if (signal.aborted) throw signal.reason;
-    const classified = classifyFailure({ thrown: err });
+    // Only the upstream's bytes are read here: whatever broke, it is the upstream's answer.
+    const thrown = classifyFailure({ thrown: err });
+    const classified = thrown.class === 'gateway' ? classifiedAs('unknown') : thrown;
     // An upstream gone silent mid-answer (the idle timeout) is a timeout, as on a stream.
     const error = classified.class === 'timeout' ? new GatewayError('GW_ERR_UPSTREAM_TIMEOUT') : new GatewayError('GW_ERR_UPSTREAM_STREAM', { message: 'The upstream connection failed while sending its answer.' });
     return { failure: { classified, error } };

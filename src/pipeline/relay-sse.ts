@@ -34,6 +34,7 @@ import { afterFirstByte, classifyFailure } from '../errors/classify.js';
 import { GatewayError } from '../errors/codes.js';
 import type { UpstreamResponse } from '../providers/types.js';
 import { EventTooLarge, SseFramer, terminated } from '../sse/parse.js';
+import { gatewayFailure } from '../translate/failure.js';
 import type { Failure, StreamStep, Translator } from '../translate/types.js';
 import { discardBody, releaseBody } from '../upstream/send.js';
 import { EMPTY_PROMPT, estimateUsage, type Prompt } from '../usage/estimate.js';
@@ -85,6 +86,8 @@ function readFailure(err: unknown, stalled: boolean, committed: boolean): Failur
     return { classified: classifyFailure({ local: 'unreadable' }), error: new GatewayError('GW_ERR_UPSTREAM_BAD_RESPONSE', { message: `The upstream sent an event larger than ${err.limit / 1048576} MiB; the stream was ended.` }) };
   }
   const classified = classifyFailure({ thrown: err });
+  // A thrown error with no network code came from our own code (a translator), not the upstream.
+  if (classified.class === 'gateway') return gatewayFailure(err);
   const timeout = classified.class === 'timeout';
   const error =
     timeout && !committed

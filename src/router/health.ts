@@ -10,13 +10,14 @@
  *   the upstream's `Retry-After` or a cooldown that doubles on each trip (base_ms, 2×, 4× …
  *   max_ms). When the cooldown ends it is `probing`: exactly one request is let through,
  *   and its outcome closes the circuit or opens it again.
- * - scope `request` and `stream` never touch health (a stream broke after bytes went out;
- *   it is counted in the recent outcomes only).
+ * - scope `request` (the caller's fault), scope `gateway` (our own failure) and `stream`
+ *   never touch health (a stream broke after bytes went out; it is counted in the recent
+ *   outcomes only).
  *
  * Each long cooldown is announced once, through `onCooldown` (the app logs one warning).
  */
 import type { RoutingConfig } from '../config/schema.js';
-import { isCallerFault, type Classified, type FailureClass } from '../errors/classify.js';
+import { isUpstreamBlameless, type Classified, type FailureClass } from '../errors/classify.js';
 import { LongCooldowns, type LongCooldownView } from './long-cooldown.js';
 import { RecentOutcomes } from './recent.js';
 
@@ -186,7 +187,7 @@ export class HealthBoard {
    * @param retryAfterMs the upstream's `Retry-After`, already capped, if it sent one.
    */
   failure(key: string, upstreamId: string, c: Classified, reason: string, retryAfterMs?: number): void {
-    if (!isCallerFault(c)) this.note(key, false);
+    if (!isUpstreamBlameless(c)) this.note(key, false);
     const e = this.entry(key);
     const wasProbe = e.probeInFlight;
     e.probeInFlight = false;
@@ -199,7 +200,7 @@ export class HealthBoard {
     if (!onTarget) this.targets.release(key, key);
     const begun = accountBegun ?? targetBegun;
     if (begun) this.onCooldown?.({ upstream: upstreamId, target: onAccount ? null : key, class: begun.class, reason: begun.reason, untilMs: begun.probeAt });
-    if (isCallerFault(c) || c.class === 'stream' || onAccount || onTarget) return;
+    if (isUpstreamBlameless(c) || c.class === 'stream' || onAccount || onTarget) return;
 
     e.failures++;
     if (c.class === 'rate_limited' || wasProbe || e.failures >= this.cfg.failures) {

@@ -4,7 +4,7 @@
  * gateway error the client may get. Every string that came from the upstream is scrubbed of
  * key material here, so no translator can relay a credential.
  */
-import { classifyFailure, isCallerFault, type Classified, type FailureFacts } from '../errors/classify.js';
+import { classifiedAs, classifyFailure, isCallerFault, type Classified, type FailureFacts } from '../errors/classify.js';
 import { GatewayError, type Heals } from '../errors/codes.js';
 import { relayedWait } from '../errors/wait.js';
 import { redactSecrets } from '../util/redact.js';
@@ -108,4 +108,14 @@ export function unreadable(what = 'The upstream stream carried an event that is 
 /** A stream that ended before its answer was complete. */
 export function cutShort(): Failure {
   return local('cut', new GatewayError('GW_ERR_UPSTREAM_STREAM', { message: 'The upstream stream ended before the response was complete.' }));
+}
+
+/**
+ * The gateway's own failure during an attempt (a thrown error with no network code: a bug
+ * or a limit of ours). The client gets 500 `internal_error`; the operator's log line gets
+ * the error's name and message (never the request body); no upstream is blamed.
+ */
+export function gatewayFailure(thrown: unknown): Failure {
+  const reason = thrown instanceof Error ? `${thrown.name}: ${thrown.message}`.slice(0, 500) : `thrown ${typeof thrown}`;
+  return { classified: classifiedAs('gateway'), error: new GatewayError('GW_ERR_INTERNAL'), reason };
 }

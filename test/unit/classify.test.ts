@@ -150,17 +150,19 @@ describe('classifyFailure: thrown errors', () => {
     [coded('UND_ERR_SOCKET'), 'connect', 'undici socket'],
     [new TypeError('fetch failed', { cause: coded('ECONNREFUSED') }), 'connect', 'code found through `cause`'],
     [new TypeError('fetch failed', { cause: new Error('x', { cause: coded('UND_ERR_HEADERS_TIMEOUT') }) }), 'timeout', 'two causes deep'],
-    [new Error('boom'), 'unknown', 'an Error with no code'],
     [coded('ERR_SOMETHING_ELSE'), 'unknown', 'an unknown code'],
-    ['a string', 'unknown', 'a thrown string'],
-    [null, 'unknown', 'a thrown null'],
+    // No code at all: not a network error but our own (a RangeError from serialising, a bug).
+    [new Error('boom'), 'gateway', 'an Error with no code'],
+    [new RangeError('Maximum call stack size exceeded'), 'gateway', 'a RangeError'],
+    ['a string', 'gateway', 'a thrown string'],
+    [null, 'gateway', 'a thrown null'],
   ];
   for (const [thrown, expected, what] of cases) {
     test(`${what}: ${expected}`, () => {
       const c = classifyFailure({ thrown });
       assert.equal(c.class, expected);
-      assert.equal(c.retryable, true);
-      assert.equal(c.scope, 'target');
+      assert.equal(c.retryable, expected !== 'gateway');
+      assert.equal(c.scope, expected === 'gateway' ? 'gateway' : 'target');
     });
   }
 });
@@ -203,7 +205,7 @@ describe('classifyFailure: failures the gateway saw itself', () => {
 
 describe('what each class means', () => {
   test('retryable and scope per class; caller faults are exactly the request-scope classes', () => {
-    const meaning: Record<FailureClass, [boolean, 'request' | 'target' | 'account']> = {
+    const meaning: Record<FailureClass, [boolean, 'request' | 'target' | 'account' | 'gateway']> = {
       rate_limited: [true, 'target'],
       overloaded: [true, 'target'],
       server: [true, 'target'],
@@ -213,6 +215,7 @@ describe('what each class means', () => {
       not_found: [true, 'target'],
       bad_response: [true, 'target'],
       unknown: [true, 'target'],
+      gateway: [false, 'gateway'],
       permission: [true, 'target'],
       quota: [true, 'account'],
       credential: [true, 'account'],

@@ -45,6 +45,19 @@ describe('HealthBoard long cooldowns', () => {
     assert.equal(h.longCooldown('acct/b', 'acct'), null);
   });
 
+  test("the gateway's own failures (a thrown error with no network code) never open the circuit, however many", () => {
+    const { h, events } = board();
+    const own = classifyFailure({ thrown: new RangeError('Maximum call stack size exceeded') });
+    assert.equal(own.class, 'gateway');
+    for (let i = 0; i < 10; i++) h.failure('acct/a', 'acct', own, 'RangeError');
+    assert.equal(h.state('acct/a', 'acct'), 'healthy');
+    assert.equal(h.canAdmit('acct/a', 'acct'), true);
+    assert.deepEqual(events, []);
+    // The same count of upstream failures does open it: the check above can fail.
+    for (let i = 0; i < 3; i++) h.failure('acct/a', 'acct', as('server'), '500');
+    assert.equal(h.state('acct/a', 'acct'), 'cooling');
+  });
+
   test('a 404 not_found cools only that target; 5xx failures leave the circuit, not a long cooldown', () => {
     const { h } = board();
     h.failure('acct/a', 'acct', classifyFailure({ status: 404, code: 'model_not_found' }), 'no such model');
