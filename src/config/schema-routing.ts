@@ -52,6 +52,14 @@ export const RoutingSchema = Type.Object(
      * balancers (nginx proxy_read_timeout, AWS ALB); 0 turns it off.
      */
     sse_keepalive_ms: Type.Integer({ minimum: 0, default: 15_000 }),
+    /**
+     * Largest upstream SSE event taken (one event's bytes); a larger one ends the attempt: 502
+     * `upstream_bad_response` before the first byte, the client API's error event after it.
+     * Bounds the memory one upstream can take (sse/parse.ts).
+     */
+    max_event_bytes: Type.Integer({ minimum: 65_536, maximum: 512 * 1024 * 1024, default: 32 * 1024 * 1024 }),
+    /** Largest non-streamed upstream answer taken; a larger one is 502 `upstream_bad_response`. */
+    max_answer_bytes: Type.Integer({ minimum: 65_536, maximum: 512 * 1024 * 1024, default: 64 * 1024 * 1024 }),
     /** How long a sticky session stays pinned to its target after its last request. */
     sticky_ttl_ms: Type.Integer({ minimum: 1, default: 3_600_000 }),
     /** Time constant of the latency estimate used by `fast`. */

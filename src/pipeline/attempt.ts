@@ -205,6 +205,7 @@ async function attemptOnce(env: AttemptEnv, attempt: Attempt, signal: AbortSigna
       prompt: call.api.prompt(call.body),
       onCommit: env.onCommit,
       keepaliveMs: call.gen.config.routing.sse_keepalive_ms,
+      maxEventBytes: call.gen.config.routing.max_event_bytes,
     });
     if (relayed.aborted !== null) return { kind: 'aborted', relayed };
     if (!relayed.committed) return { kind: 'failed', failure: relayed.failure! };
@@ -218,7 +219,7 @@ async function attemptOnce(env: AttemptEnv, attempt: Attempt, signal: AbortSigna
   }
   let sent;
   try {
-    sent = await relayJson(tr, call.reply, res, headers, target.price, signal, call.api.prompt(call.body));
+    sent = await relayJson(tr, call.reply, res, headers, target.price, signal, call.api.prompt(call.body), call.gen.config.routing.max_answer_bytes);
   } catch (err) {
     if (signal.aborted) return aborted(signal.reason);
     throw err;

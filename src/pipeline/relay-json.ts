@@ -22,7 +22,6 @@ import { estimateUsage, type Prompt } from '../usage/estimate.js';
 import { costUsd, formatCost, ZERO_USAGE, type Usage } from '../usage/usage.js';
 
 /** Largest upstream JSON body accepted (bytes); far above any real answer. */
-const MAX_JSON_BODY = 64 * 1024 * 1024;
 
 /**
  * @returns the usage sent; the usage of an answer the client left before it was sent, with
@@ -38,11 +37,12 @@ export async function relayJson(
   price: Required<PriceConfig>,
   signal: AbortSignal,
   prompt: Prompt,
+  maxBytes: number,
 ): Promise<{ readonly usage: Usage | null; readonly estimated: boolean; readonly aborted?: unknown } | { readonly failure: Failure }> {
   let buf: Buffer;
   let truncated: boolean;
   try {
-    ({ buf, truncated } = await readCapped(upstream.body, MAX_JSON_BODY));
+    ({ buf, truncated } = await readCapped(upstream.body, maxBytes));
   } catch (err) {
     if (signal.aborted) throw signal.reason;
     // Only the upstream's bytes are read here: whatever broke, it is the upstream's answer.
@@ -52,9 +52,9 @@ export async function relayJson(
     const error = classified.class === 'timeout' ? new GatewayError('GW_ERR_UPSTREAM_TIMEOUT') : new GatewayError('GW_ERR_UPSTREAM_STREAM', { message: 'The upstream connection failed while sending its answer.' });
     return { failure: { classified, error } };
   }
+  if (truncated) return { failure: unreadable(`The upstream's answer is larger than ${maxBytes} bytes (routing.max_answer_bytes); it was not relayed.`) };
   let parsed: unknown;
   try {
-    if (truncated) throw new Error('too large');
     parsed = JSON.parse(buf.toString('utf8'));
   } catch {
     return { failure: unreadable('The upstream sent a response the gateway could not read.') };

@@ -68,6 +68,8 @@ export interface SseRelayArgs {
   readonly onCommit: () => void;
   /** After the first event: a comment line is written when nothing else was for this long, ms (0: never). */
   readonly keepaliveMs?: number;
+  /** Largest upstream event taken, bytes (`routing.max_event_bytes`); default sse/parse.ts MAX_EVENT_BYTES. */
+  readonly maxEventBytes?: number;
 }
 
 /** The keep-alive comment: a line SSE clients ignore (WHATWG HTML, "Server-sent events": lines starting with a colon). */
@@ -83,7 +85,7 @@ function readFailure(err: unknown, stalled: boolean, committed: boolean): Failur
     return { classified: classifyFailure({ local: 'stall' }), error: new GatewayError('GW_ERR_UPSTREAM_TIMEOUT', { message: 'The upstream sent no event within the first-token timeout.' }) };
   }
   if (err instanceof EventTooLarge) {
-    return { classified: classifyFailure({ local: 'unreadable' }), error: new GatewayError('GW_ERR_UPSTREAM_BAD_RESPONSE', { message: `The upstream sent an event larger than ${err.limit / 1048576} MiB; the stream was ended.` }) };
+    return { classified: classifyFailure({ local: 'unreadable' }), error: new GatewayError('GW_ERR_UPSTREAM_BAD_RESPONSE', { message: `The upstream sent an event larger than ${err.limit} bytes (routing.max_event_bytes); the stream was ended.` }) };
   }
   const classified = classifyFailure({ thrown: err });
   // A thrown error with no network code came from our own code (a translator), not the upstream.
@@ -100,7 +102,7 @@ function readFailure(err: unknown, stalled: boolean, committed: boolean): Failur
 export async function relaySse(args: SseRelayArgs): Promise<Relayed> {
   const { translator, reply, upstream, signal } = args;
   const out = reply.raw;
-  const framer = new SseFramer();
+  const framer = new SseFramer(args.maxEventBytes);
   let committed = false;
   let ttftMs: number | null = null;
   let usage: Usage | null = null;

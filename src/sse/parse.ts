@@ -36,6 +36,8 @@ export class EventTooLarge extends Error {
 export class SseFramer {
   /** Bytes of the waiting reads (`waiting`). */
   private waitingBytes = 0;
+  /** An event past the limit came whole within one read: the next `push` or `end` throws. */
+  private tooLarge = false;
   /** @param maxEventBytes the largest event taken (default MAX_EVENT_BYTES); larger ones throw EventTooLarge from `push`. */
   constructor(private readonly maxEventBytes = MAX_EVENT_BYTES) {}
 
@@ -55,6 +57,7 @@ export class SseFramer {
    * @param chunk any slice of the stream, split anywhere.
    */
   push(chunk: Buffer): SseEvent[] {
+    if (this.tooLarge) throw new EventTooLarge(this.maxEventBytes);
     // A read with no line end, after a buffer not waiting on a CR, ends no line: it is kept
     // aside and joined with the others once a line end comes, so a long line arriving in many
     // reads is copied once, not once per read (which is quadratic in the line's length).
@@ -106,7 +109,13 @@ export class SseFramer {
       }
       if (end === pos) {
         // Blank line: the event is complete. A stray blank line becomes an event with no
-        // data, so the relay can still forward its bytes.
+        // data, so the relay can still forward its bytes. One that came whole in this read
+        // may still be too large: the events before it are returned, the next call throws.
+        if (next - this.eventStart > this.maxEventBytes) {
+          this.tooLarge = true;
+          this.reset();
+          return out;
+        }
         out.push(this.dispatch(buf, next));
       } else {
         this.field(buf, pos, end);
@@ -122,14 +131,20 @@ export class SseFramer {
   private checkSize(): void {
     const pending = this.buf.length - this.eventStart + this.waitingBytes + (this.data?.length ?? 0);
     if (pending > this.maxEventBytes) {
-      this.buf = Buffer.alloc(0);
-      this.waiting = [];
-      this.waitingBytes = 0;
-      this.data = null;
-      this.eventStart = 0;
-      this.lineStart = 0;
+      this.reset();
       throw new EventTooLarge(this.maxEventBytes);
     }
+  }
+
+  /** Drops everything read (after an event too large), so its memory can go. */
+  private reset(): void {
+    this.buf = Buffer.alloc(0);
+    this.waiting = [];
+    this.waitingBytes = 0;
+    this.data = null;
+    this.event = null;
+    this.eventStart = 0;
+    this.lineStart = 0;
   }
 
   /**
@@ -137,6 +152,7 @@ export class SseFramer {
    * drop it, so it is reported for bookkeeping and forwarded as-is).
    */
   end(): SseEvent | null {
+    if (this.tooLarge) throw new EventTooLarge(this.maxEventBytes);
     if (this.waiting.length > 0) {
       const rest = Buffer.concat(this.waiting);
       this.waiting = [];

@@ -337,6 +337,16 @@ describe('SseFramer: an event past the size limit', () => {
     assert.throws(() => big.push(Buffer.from(`data: ${'z'.repeat(400)}\n`.repeat(5))), EventTooLarge);
   });
 
+  test('an event past the limit that came whole in one read: the events before it are returned, the next push or end throws', () => {
+    const f = new SseFramer(1_000);
+    const got = f.push(Buffer.from(`data: a\n\ndata: ${'z'.repeat(1_200)}\n\ndata: b\n\n`));
+    assert.deepEqual(got.map((e) => e.data), ['a']);
+    assert.throws(() => f.push(Buffer.from('data: c\n\n')), EventTooLarge);
+    const g = new SseFramer(1_000);
+    g.push(Buffer.from(`data: ${'z'.repeat(1_200)}\n\n`));
+    assert.throws(() => g.end(), EventTooLarge);
+  });
+
   test('the default limit is 32 MiB', () => {
     assert.equal(MAX_EVENT_BYTES, 32 * 1024 * 1024);
   });
