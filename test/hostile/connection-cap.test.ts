@@ -69,8 +69,9 @@ describe('connections past server.max_connections are answered 503 and closed', 
 
   test('the extra connections get 503 too_many_connections; once the held ones close, a new one is served', async () => {
     const held = await hold(gw, 20, 20);
+    const extra: RawConnection[] = [];
     try {
-      const extra = await Promise.all(Array.from({ length: 5 }, () => openRaw(gw.url)));
+      extra.push(...(await Promise.all(Array.from({ length: 5 }, () => openRaw(gw.url)))));
       for (const c of extra) await assertRefused(c);
       assert.equal(await refusedCount(gw, 'max_connections'), 5);
       assert.equal(await openNow(gw), 20, 'refused connections are not counted open');
@@ -80,7 +81,7 @@ describe('connections past server.max_connections are answered 503 and closed', 
       assert.equal(lines[0]!['level'], 'warn');
       assert.ok(((lines[0]!['refused'] as Record<string, number>)['max_connections'] ?? 0) >= 1);
     } finally {
-      for (const c of held) c.socket.destroy();
+      for (const c of [...held, ...extra]) c.socket.destroy();
     }
     await untilOpen(gw, 0);
     assert.match(await healthz(gw), /^HTTP\/1.1 200 [^]*\{"status":"ok"\}/);
