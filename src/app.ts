@@ -27,6 +27,7 @@ import { registerPassthrough } from './routes/passthrough.js';
 import { Router } from './router/index.js';
 import { StateStore } from './store/index.js';
 import { clientError } from './server/client-error.js';
+import { capConnections } from './server/connection-cap.js';
 import { Drain } from './server/drain.js';
 import { watchIdleMemory } from './server/idle-gc.js';
 import type { BuildOptions, Gateway, ReloadSummary } from './server/gateway.js';
@@ -70,6 +71,11 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     bodyLimit: config.server.body_limit_bytes,
+    // Every connection, whatever its key: headers within headers_timeout_ms (checked every
+    // second, not Node's 30 s, so the deadline holds), idle between requests for at most
+    // keep_alive_timeout_ms. The body's deadline is the request hooks' (request_timeout_ms).
+    keepAliveTimeout: config.server.keep_alive_timeout_ms,
+    http: { headersTimeout: config.server.headers_timeout_ms, connectionsCheckingInterval: Math.min(1_000, config.server.headers_timeout_ms / 2) },
     // Malformed HTTP still gets an OpenAI-style error body.
     clientErrorHandler: clientError,
     // Fastify's own 503 while closing is not OpenAI-shaped; the drain refuses requests instead.
@@ -81,6 +87,10 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
   });
 
   const metrics = createMetrics();
+  const { max_connections: maxConnections, max_connections_per_address: maxPerAddress } = config.server;
+  capConnections(app.server, () => ({ maxConnections, maxPerAddress }), metrics.connections, (refused, address) =>
+    logger.warn({ refused, address }, 'connections refused: server.max_connections or max_connections_per_address reached (at most one line a second)'),
+  );
   // `store.replicas` counts gateway instances; each worker process is a replica of the store.
   const store = new StateStore(opts.worker ? { ...config.store, replicas: config.store.replicas * opts.worker.workers } : config.store, logger);
   const newRouter = (c: GatewayConfig): Router => {

@@ -14,6 +14,34 @@ export const ServerSchema = Type.Object(
     /** Longest time a client may take to send its whole request (headers and body); 0 = none. */
     request_timeout_ms: Type.Integer({ minimum: 0, default: 60_000 }),
     /**
+     * Longest time from a connection's opening (or a kept-alive request's first byte) to the
+     * end of its request headers, whatever its key; past it the connection gets 408 and is
+     * closed (Node's `headersTimeout`, checked every second). A real client sends its headers
+     * (at most 16 KiB) in one write, so seconds are ample; Node's own 60 s lets a client
+     * trickling headers (slowloris) hold a socket for up to 90 s.
+     */
+    headers_timeout_ms: Type.Integer({ minimum: 1_000, maximum: 120_000, default: 10_000 }),
+    /**
+     * An idle kept-alive connection (between two requests) is closed after this long. Keep it
+     * above the idle timeout of any proxy in front (ingress-nginx and AWS ALB: 60 s), so the
+     * proxy closes first and never sends a request on a connection being closed (a 502);
+     * with clients connecting directly, 5000 (Node's default) frees sockets sooner. Clients
+     * are told it (`Keep-Alive: timeout=`); Node closes the socket 1 s after that.
+     */
+    keep_alive_timeout_ms: Type.Integer({ minimum: 1_000, maximum: 600_000, default: 65_000 }),
+    /**
+     * Connections open at once, per gateway process (each of `server.workers` counts its own,
+     * as each has its own open-file limit; keep it under `ulimit -n` less the upstream pools).
+     * A connection past it gets a 503 `too_many_connections` and is closed. 0 = no limit.
+     */
+    max_connections: Type.Integer({ minimum: 0, default: 10_000 }),
+    /**
+     * Connections open at once from one client address, per process; past it as above. Off
+     * (0) by default: behind an ingress, a load balancer or as a sidecar every client shares
+     * one address and the proxy is the place to bound them; set it when clients connect directly.
+     */
+    max_connections_per_address: Type.Integer({ minimum: 0, default: 0 }),
+    /**
      * On SIGTERM / SIGINT: how long requests in flight (streams included) may take to finish
      * while new ones get 503 `shutting_down`; past it they are cut (a stream ends with a final
      * error event). Keep it under the orchestrator's grace period (Kubernetes: 30 s).

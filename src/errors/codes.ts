@@ -210,6 +210,14 @@ export const ERRORS = {
     message: 'This gateway is processing too many large request bodies; retry the request shortly.',
     heals: 'wait',
   },
+  // Written raw on a connection past server.max_connections(_per_address) (server/connection-cap.ts).
+  GW_ERR_TOO_MANY_CONNECTIONS: {
+    status: 503,
+    type: 'server_error',
+    code: 'too_many_connections',
+    message: 'This gateway has too many connections open (in all, or from your address); retry shortly.',
+    heals: 'wait',
+  },
   GW_ERR_LEDGER_UNAVAILABLE: {
     status: 503,
     type: 'server_error',

@@ -8,6 +8,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { createBudgetMetrics, type BudgetMetrics, type BudgetReading } from './budgets.js';
 import { createGuardMetrics, type GuardMetrics } from './guards.js';
 import { createWebSocketMetrics, type WebSocketMetrics } from './websocket.js';
+import { createConnectionMetrics, type ConnectionMetrics } from './connections.js';
 
 export interface Metrics {
   readonly registry: Registry;
@@ -55,6 +56,8 @@ export interface Metrics {
   readonly budgets: BudgetMetrics;
   readonly websocket: WebSocketMetrics;
   readonly guards: GuardMetrics;
+  /** Open and refused client-port connections (metrics/connections.ts). */
+  readonly connections: ConnectionMetrics;
   /** Read at scrape time by the state gauges; set by the app once the router exists. */
   readonly sources: MetricSources;
 }
@@ -285,14 +288,11 @@ export function createMetrics(): Metrics {
       labelNames: ['tag', 'value'],
       registers,
     }),
-    bodyGuardRefused: new Counter({
-      name: 'switchyard_body_guard_refused_total',
-      help: 'Requests refused with 503 server_overloaded because their large body did not fit server.max_body_bytes_in_flight.',
-      registers,
-    }),
+    bodyGuardRefused: new Counter({ name: 'switchyard_body_guard_refused_total', help: 'Requests refused with 503 server_overloaded because their large body did not fit server.max_body_bytes_in_flight.', registers }),
     authThrottled: new Counter({ name: 'switchyard_auth_throttled_total', help: 'Requests refused with 429 because their key failed too often within a minute, or their address sent too many never-valid keys.', registers }),
     budgets: createBudgetMetrics(registers, () => sources.budgets),
     websocket: createWebSocketMetrics(registers),
+    connections: createConnectionMetrics(registers),
     guards: createGuardMetrics(registers),
     sources,
   };
