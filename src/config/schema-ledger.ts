@@ -10,7 +10,14 @@ export const LedgerSchema = Type.Object(
     postgres_url: Type.Optional(Type.String()),
     /** Rows per INSERT; a batch is written when it is full or `flush_ms` after its first row. */
     batch_rows: Type.Integer({ minimum: 1, maximum: 10_000, default: 500 }),
-    flush_ms: Type.Integer({ minimum: 10, maximum: 60_000, default: 1_000 }),
+    /** How long a batch waits for more rows; at most `durable_ms / 4` whatever is set. */
+    flush_ms: Type.Integer({ minimum: 10, maximum: 60_000, default: 250 }),
+    /**
+     * The durability bound: a finished request's row is in PostgreSQL or appended to the spool
+     * file at most this long after the request finished (a row not confirmed by PostgreSQL
+     * `durable_ms / 2` after it was queued is spooled), so `kill -9` loses no older row.
+     */
+    durable_ms: Type.Integer({ minimum: 100, maximum: 60_000, default: 1_000 }),
     /**
      * The file rows wait in while PostgreSQL is unreachable, replayed (each row once) when it
      * is back. Default: `<tmpdir>/switchyard-ledger-<port>.jsonl`. One file per replica; with

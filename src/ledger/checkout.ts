@@ -2,7 +2,7 @@
  * Borrowing a PostgreSQL connection for the ledger. A connection reset while a client is
  * checked out makes `pg` emit `error` on the client; without a listener that would be an
  * uncaught exception, so one is attached for the loan. A client that failed is destroyed on
- * release rather than returned to the pool.
+ * release rather than returned to the pool. Also the read-only statement the admin API runs.
  */
 import type pg from 'pg';
 
@@ -34,4 +34,22 @@ export async function withClient<T>(pool: pg.Pool, fn: (client: pg.PoolClient) =
 export function sqlState(err: unknown): string | null {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : null;
+}
+
+/**
+ * Runs one read-only statement (a `READ ONLY` transaction, 10 s statement timeout).
+ * @returns the rows as `pg` returns them.
+ * @throws the PostgreSQL or network error.
+ */
+export async function readOnly(pool: pg.Pool, sql: string, params: readonly unknown[]): Promise<Record<string, unknown>[]> {
+  return withClient(pool, async (c) => {
+    await c.query('BEGIN READ ONLY');
+    try {
+      await c.query("SET LOCAL statement_timeout = '10s'");
+      const res = await c.query(sql, params as unknown[]);
+      return res.rows as Record<string, unknown>[];
+    } finally {
+      await c.query('COMMIT').catch(() => undefined);
+    }
+  });
 }

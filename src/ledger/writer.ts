@@ -15,21 +15,6 @@ const INSERT = withRollup(
   `INSERT INTO switchyard_requests (${COLUMNS.map(([c]) => c).join(', ')}) SELECT * FROM unnest(${COLUMNS.map(([, t], i) => `$${i + 1}::${t}[]`).join(', ')}) ON CONFLICT DO NOTHING`,
 );
 
-
-/**
- * Whether a PostgreSQL client error means "cannot reach or use the database now" (the rows
- * wait in the spool) rather than "these rows are wrong" (retrying would fail forever).
- * SQLSTATE classes 08 (connection), 53 (resources), 57 (operator intervention: shutdown,
- * cancel), 40 (transaction rollback) 3D/28 (database missing, auth failed: an operator fixes
- * them) and 55 (object in use) are outages, as is any error without a SQLSTATE (network, timeout).
- * Source: PostgreSQL manual, Appendix A "PostgreSQL Error Codes".
- */
-export function isOutage(err: unknown): boolean {
-  const code = sqlState(err);
-  if (code === null) return true;
-  return ['08', '53', '57', '40', '3D', '28', '55'].includes(code.slice(0, 2));
-}
-
 export class RowWriter {
   /** UTC day starts whose partition this process created or saw. */
   private readonly days = new Set<number>();

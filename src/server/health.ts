@@ -1,8 +1,9 @@
 /**
  * Liveness and readiness, unauthenticated: `/healthz` says the process serves HTTP;
  * `/readyz` says it can take traffic (at least one model has a live target, and the
- * gateway is not shutting down) and lists each upstream's mode, the shared store's mode and
- * the ledger's state and backlog.
+ * gateway is not shutting down, and the ledger, when configured, is not refused by
+ * PostgreSQL) and lists each upstream's mode, the shared store's mode and the ledger's
+ * state, backlog and problem.
  */
 import type { FastifyInstance } from 'fastify';
 import type { GatewayConfig } from '../config/types.js';
@@ -25,7 +26,9 @@ export function registerHealth(
     const c = config();
     const shuttingDown = draining();
     const led = ledger();
-    const ready = c.models.size > 0 && !shuttingDown;
+    // `misconfigured`: PostgreSQL refuses the gateway (no such database or role, a wrong
+    // password, no privilege); rows are kept in the spool, but no one is fixing it by waiting.
+    const ready = c.models.size > 0 && !shuttingDown && led?.state !== 'misconfigured';
     void reply.status(ready ? 200 : 503);
     return {
       status: shuttingDown ? 'shutting_down' : ready ? 'ready' : 'not_ready',
@@ -34,7 +37,7 @@ export function registerHealth(
       store: { mode: storeMode(), degraded: storeMode() === 'degraded' },
       upstreams: c.upstreamStatus.map((u) => ({ id: u.id, provider: u.provider, mode: u.mode })),
       // `spooling`: PostgreSQL is unreachable, rows wait in the local spool; still ready.
-      ...(led ? { ledger: { state: led.state, backlog_rows: led.backlogRows } } : {}),
+      ...(led ? { ledger: { state: led.state, backlog_rows: led.backlogRows, ...(led.problem ? { problem: led.problem } : {}) } } : {}),
     };
   });
 }

@@ -215,7 +215,7 @@ describe('ledger: a batch with one row PostgreSQL refuses', () => {
   test('loses only that row: the others are written one by one, the rollup agrees', async () => {
     const lines: string[] = [];
     const log = pino({ level: 'info' }, { write: (l: string) => void lines.push(l) }) as unknown as FastifyBaseLogger;
-    const cfg: LedgerConfig = { ...(Value.Default(LedgerSchema, {}) as LedgerConfig), flush_ms: 10_000, spool_path: `${tmpdir()}/sy-ledger-bad-${process.pid}.jsonl` };
+    const cfg: LedgerConfig = { ...(Value.Default(LedgerSchema, {}) as LedgerConfig), flush_ms: 10_000, durable_ms: 60_000, spool_path: `${tmpdir()}/sy-ledger-bad-${process.pid}.jsonl` };
     const ledger = new Ledger(db.url(), cfg, log, 0);
     const counts: Record<string, number> = {};
     ledger.onRows = (result, n) => void (counts[result] = (counts[result] ?? 0) + n);

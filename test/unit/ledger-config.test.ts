@@ -29,6 +29,9 @@ describe('ledger config', () => {
     assert.equal(c.ledger.postgres_url, undefined);
     assert.equal(c.ledger.batch_rows, 500);
     assert.equal(c.ledger.retention_days, 90);
+    // The durability bound (docs/ledger.md#durability): ≤ 1 s by default, batches sent well within it.
+    assert.equal(c.ledger.durable_ms, 1000);
+    assert.equal(c.ledger.flush_ms, 250);
   });
 
   test('a URL that is not PostgreSQL is an error that names its source, not its value', () => {
