@@ -15,6 +15,7 @@
  */
 import { GatewayError } from '../errors/codes.js';
 import { isObj, type Obj } from './read.js';
+import { asText } from '../util/as-text.js';
 
 /** A 400 for the client, naming the field to change. */
 export function invalid(message: string, param: string): GatewayError {
@@ -45,7 +46,7 @@ export function turnsOf(body: Readonly<Obj>): Turn[] {
   return turns.map((m, i) => {
     if (!isObj(m)) throw invalid('Each message must be an object.', `messages[${i}]`);
     const role = m['role'];
-    if (role !== 'user' && role !== 'assistant' && role !== 'system') throw invalid(`Unknown message role '${String(role)}': messages take 'user', 'assistant' or 'system'.`, `messages[${i}].role`);
+    if (role !== 'user' && role !== 'assistant' && role !== 'system') throw invalid(`Unknown message role '${asText(role)}': messages take 'user', 'assistant' or 'system'.`, `messages[${i}].role`);
     return { role, content: m['content'], param: `messages[${i}].content` };
   });
 }
@@ -57,7 +58,7 @@ export function turnsOf(body: Readonly<Obj>): Turn[] {
  */
 export function imageUrl(block: Obj, param: string, wire: string): string {
   const src = isObj(block['source']) ? block['source'] : {};
-  if (src['type'] === 'base64' && typeof src['data'] === 'string') return `data:${String(src['media_type'] ?? 'image/png')};base64,${src['data']}`;
+  if (src['type'] === 'base64' && typeof src['data'] === 'string') return `data:${asText(src['media_type'] ?? 'image/png')};base64,${src['data']}`;
   if (src['type'] === 'url' && typeof src['url'] === 'string') return src['url'];
   throw invalid(`An image is sent to an upstream that speaks ${wire} as base64 data or a URL ('source.type' base64 or url); file ids are not available there.`, `${param}.source`);
 }
@@ -86,7 +87,7 @@ export function clientTools(tools: unknown, wire: string): ClientTool[] {
     }
     if (t['type'] !== undefined && t['type'] !== 'custom') return;
     if (!isObj(t['input_schema'])) throw invalid('A tool needs an input_schema (a JSON schema object).', `tools[${i}].input_schema`);
-    out.push({ name: String(t['name'] ?? ''), ...(typeof t['description'] === 'string' ? { description: t['description'] } : {}), parameters: t['input_schema'] });
+    out.push({ name: asText(t['name'] ?? ''), ...(typeof t['description'] === 'string' ? { description: t['description'] } : {}), parameters: t['input_schema'] });
   });
   return out;
 }

@@ -27,6 +27,7 @@
  */
 import { createHash } from 'node:crypto';
 import { isObj, type Obj } from './read.js';
+import { asText } from '../util/as-text.js';
 
 /** The namespace whose tools keep their own name (Codex's own tools: `exec`, `apply_patch`…). */
 export const DEFAULT_NAMESPACE = 'functions';
@@ -112,7 +113,7 @@ export class ResponsesTools {
     const list: ResponsesTool[] = [];
     const take = (d: Declared, wanted: string): void => {
       let wire = wireSafe(wanted);
-      for (let n = 2; this.byWireName.has(wire); n++) wire = `${wireSafe(wanted).slice(0, MAX_NAME - String(n).length - 1)}_${n}`;
+      for (let n = 2; this.byWireName.has(wire); n++) wire = `${wireSafe(wanted).slice(0, MAX_NAME - asText(n).length - 1)}_${n}`;
       const t = d.tool;
       const tool: ResponsesTool = {
         wire,

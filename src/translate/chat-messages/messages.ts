@@ -11,6 +11,7 @@
  */
 import { GatewayError } from '../../errors/codes.js';
 import { pushAll } from '../../util/push-all.js';
+import { asText } from '../../util/as-text.js';
 
 export type Obj = Record<string, unknown>;
 export type Block = Record<string, unknown>;
@@ -95,7 +96,7 @@ function contentBlocks(content: unknown, param: string, allowMedia: boolean): Bl
       case 'text':
       case 'refusal': {
         const text = part['type'] === 'text' ? part['text'] : part['refusal'];
-        if (typeof text !== 'string') throw invalid(`${String(part['type'])} parts need a string.`, p);
+        if (typeof text !== 'string') throw invalid(`${asText(part['type'])} parts need a string.`, p);
         if (hasText(text)) out.push(withCache({ type: 'text', text }, part));
         break;
       }
@@ -110,7 +111,7 @@ function contentBlocks(content: unknown, param: string, allowMedia: boolean): Bl
       case 'input_audio':
         throw invalid('Audio input is not supported by this model.', p);
       default:
-        throw invalid(`Unsupported content part type '${String(part['type'])}'.`, p);
+        throw invalid(`Unsupported content part type '${asText(part['type'])}'.`, p);
     }
   });
   return out;
@@ -220,7 +221,7 @@ export function convertMessages(messages: unknown): { system: Block[]; messages:
         break;
       }
       default:
-        throw invalid(`Unsupported message role '${String(m['role'])}'.`, `${param}.role`);
+        throw invalid(`Unsupported message role '${asText(m['role'])}'.`, `${param}.role`);
     }
   });
   return { system, messages: out.done() };

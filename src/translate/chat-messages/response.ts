@@ -8,6 +8,7 @@
  * `cache_read_input_tokens` / `cache_creation_input_tokens`, so OpenAI's `prompt_tokens`
  * (which includes cached tokens) is their sum.
  */
+import { asText } from '../../util/as-text.js';
 
 /** Anthropic `usage` as far as it is read here (token counts; any may be absent or null). */
 export interface AnthropicUsage {
@@ -102,9 +103,9 @@ export function toChatCompletion(msg: Readonly<Record<string, unknown>>, nowSeco
         break;
       case 'tool_use':
         toolCalls.push({
-          id: String(block['id'] ?? ''),
+          id: asText(block['id'] ?? ''),
           type: 'function',
-          function: { name: String(block['name'] ?? ''), arguments: JSON.stringify(block['input'] ?? {}) },
+          function: { name: asText(block['name'] ?? ''), arguments: JSON.stringify(block['input'] ?? {}) },
         });
         break;
       default:
@@ -120,10 +121,10 @@ export function toChatCompletion(msg: Readonly<Record<string, unknown>>, nowSeco
   if (thinking.length > 0) message['reasoning_content'] = thinking.join('');
   const usage = msg['usage'] && typeof msg['usage'] === 'object' ? (msg['usage'] as AnthropicUsage) : {};
   return {
-    id: String(msg['id'] ?? ''),
+    id: asText(msg['id'] ?? ''),
     object: 'chat.completion',
     created: nowSeconds,
-    model: String(msg['model'] ?? ''),
+    model: asText(msg['model'] ?? ''),
     choices: [{ index: 0, message, logprobs: null, finish_reason: toFinishReason(msg['stop_reason']) }],
     usage: toOpenAIUsage(usage),
   };

@@ -27,6 +27,7 @@ import { foldAnthropicUsage, readAnthropicUsage } from '../../apis/messages.js';
 import { isObj, NOTHING, type Obj } from '../read.js';
 import type { StreamStep } from '../types.js';
 import { toFinishReason, toOpenAIUsage } from './response.js';
+import { asText } from '../../util/as-text.js';
 
 const DONE = Buffer.from('data: [DONE]\n\n');
 
@@ -122,8 +123,8 @@ export class MessagesToChatStream {
     if (block['type'] !== 'tool_use') return NOTHING;
     const state: ToolState = { index: this.toolCount++, sentArgs: false };
     this.tools.set(index, state);
-    const name = String(block['name'] ?? '');
-    const call = { index: state.index, id: String(block['id'] ?? ''), type: 'function', function: { name, arguments: '' } };
+    const name = asText(block['name'] ?? '');
+    const call = { index: state.index, id: asText(block['id'] ?? ''), type: 'function', function: { name, arguments: '' } };
     return { frames: [this.chunk({ tool_calls: [call] }, null)], text: name };
   }
 

@@ -19,6 +19,7 @@
  */
 import { GatewayError } from '../../errors/codes.js';
 import { isObj, type Obj } from '../read.js';
+import { asText } from '../../util/as-text.js';
 
 function invalid(message: string, param: string): GatewayError {
   return new GatewayError('GW_ERR_UNSUPPORTED_PARAMETER', { message, param });
@@ -36,7 +37,7 @@ function userContent(content: unknown): unknown {
   return content.map((p) => {
     if (isObj(p) && p['type'] === 'image_url') {
       const img = isObj(p['image_url']) ? p['image_url'] : {};
-      return { type: 'input_image', image_url: String(img['url'] ?? ''), detail: typeof img['detail'] === 'string' ? img['detail'] : 'auto' };
+      return { type: 'input_image', image_url: asText(img['url'] ?? ''), detail: typeof img['detail'] === 'string' ? img['detail'] : 'auto' };
     }
     return { type: 'input_text', text: isObj(p) && typeof p['text'] === 'string' ? p['text'] : '' };
   });
@@ -48,13 +49,13 @@ function toInput(messages: unknown): Obj[] {
     if (!isObj(m)) continue;
     const role = m['role'];
     if (role === 'tool') {
-      out.push({ type: 'function_call_output', call_id: String(m['tool_call_id'] ?? ''), output: textOf(m['content']) });
+      out.push({ type: 'function_call_output', call_id: asText(m['tool_call_id'] ?? ''), output: textOf(m['content']) });
     } else if (role === 'assistant') {
       const text = textOf(m['content']);
       if (text !== '') out.push({ role: 'assistant', content: text });
       for (const call of Array.isArray(m['tool_calls']) ? (m['tool_calls'] as unknown[]) : []) {
         const fn = isObj(call) && isObj(call['function']) ? call['function'] : {};
-        out.push({ type: 'function_call', call_id: String((call as Obj)['id'] ?? ''), name: String(fn['name'] ?? ''), arguments: typeof fn['arguments'] === 'string' ? fn['arguments'] : '{}' });
+        out.push({ type: 'function_call', call_id: asText((call as Obj)['id'] ?? ''), name: asText(fn['name'] ?? ''), arguments: typeof fn['arguments'] === 'string' ? fn['arguments'] : '{}' });
       }
     } else if (role === 'user') {
       out.push({ role: 'user', content: userContent(m['content']) });
@@ -70,7 +71,7 @@ function toTools(tools: unknown): Obj[] {
   for (const t of Array.isArray(tools) ? tools : []) {
     const fn = isObj(t) && t['type'] === 'function' && isObj(t['function']) ? t['function'] : undefined;
     if (!fn) continue;
-    out.push({ type: 'function', name: String(fn['name'] ?? ''), ...(typeof fn['description'] === 'string' ? { description: fn['description'] } : {}), parameters: isObj(fn['parameters']) ? fn['parameters'] : { type: 'object', properties: {} }, strict: fn['strict'] === true });
+    out.push({ type: 'function', name: asText(fn['name'] ?? ''), ...(typeof fn['description'] === 'string' ? { description: fn['description'] } : {}), parameters: isObj(fn['parameters']) ? fn['parameters'] : { type: 'object', properties: {} }, strict: fn['strict'] === true });
   }
   return out;
 }

@@ -11,6 +11,7 @@
  *   response out of output tokens; `content_filter` for a filtered one; else `stop`.
  */
 import { isObj, type Obj } from '../read.js';
+import { asText } from '../../util/as-text.js';
 
 /** The chat `usage` object for a Responses `usage` object. */
 export function chatUsage(u: unknown): Obj | undefined {
@@ -50,7 +51,7 @@ export function toChatCompletion(response: Obj): { body: Obj; text: string } {
         if (isObj(p) && p['type'] === 'refusal' && typeof p['refusal'] === 'string') refusal += p['refusal'];
       }
     } else if (item['type'] === 'function_call') {
-      calls.push({ id: String(item['call_id'] ?? ''), type: 'function', function: { name: String(item['name'] ?? ''), arguments: typeof item['arguments'] === 'string' ? item['arguments'] : '{}' } });
+      calls.push({ id: asText(item['call_id'] ?? ''), type: 'function', function: { name: asText(item['name'] ?? ''), arguments: typeof item['arguments'] === 'string' ? item['arguments'] : '{}' } });
     } else if (item['type'] === 'reasoning') {
       reasoning += reasoningText(item);
     }
@@ -60,13 +61,13 @@ export function toChatCompletion(response: Obj): { body: Obj; text: string } {
   if (reasoning !== '') message['reasoning_content'] = reasoning;
   const usage = chatUsage(response['usage']);
   const body: Obj = {
-    id: String(response['id'] ?? ''),
+    id: asText(response['id'] ?? ''),
     object: 'chat.completion',
     created: typeof response['created_at'] === 'number' ? response['created_at'] : Math.floor(Date.now() / 1000),
-    model: String(response['model'] ?? ''),
+    model: asText(response['model'] ?? ''),
     choices: [{ index: 0, message, logprobs: null, finish_reason: finishOf(response, calls.length > 0) }],
     ...(usage ? { usage } : {}),
   };
-  const text = content + refusal + calls.map((c) => String((c['function'] as Obj)['name']) + String((c['function'] as Obj)['arguments'])).join('');
+  const text = content + refusal + calls.map((c) => asText((c['function'] as Obj)['name']) + asText((c['function'] as Obj)['arguments'])).join('');
   return { body, text: text + reasoning };
 }

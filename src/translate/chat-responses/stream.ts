@@ -21,6 +21,7 @@
 import { isObj, NOTHING, type Obj } from '../read.js';
 import type { StreamStep } from '../types.js';
 import { chatUsage, finishOf } from './response.js';
+import { asText } from '../../util/as-text.js';
 
 const DONE = Buffer.from('data: [DONE]\n\n');
 
@@ -40,8 +41,8 @@ export class ResponsesToChatStream {
     switch (type) {
       case 'response.created': {
         const r = isObj(obj['response']) ? obj['response'] : {};
-        this.id = String(r['id'] ?? '');
-        this.model = String(r['model'] ?? '');
+        this.id = asText(r['id'] ?? '');
+        this.model = asText(r['model'] ?? '');
         this.created = typeof r['created_at'] === 'number' ? r['created_at'] : Math.floor(Date.now() / 1000);
         return { frames: [this.chunk({ role: 'assistant', content: '' })], hold: true };
       }
@@ -79,8 +80,8 @@ export class ResponsesToChatStream {
   private newCall(outputIndex: number, item: Obj, args: string): StreamStep {
     const index = this.calls.size;
     this.calls.set(outputIndex, { index, sent: args !== '' });
-    const name = String(item['name'] ?? '');
-    const call = { index, id: String(item['call_id'] ?? ''), type: 'function', function: { name, arguments: args } };
+    const name = asText(item['name'] ?? '');
+    const call = { index, id: asText(item['call_id'] ?? ''), type: 'function', function: { name, arguments: args } };
     return { frames: [this.chunk({ tool_calls: [call] })], text: name + args };
   }
 

@@ -28,6 +28,7 @@ import { messagesApi } from '../../apis/messages.js';
 import { pushAll } from '../../util/push-all.js';
 import { clientTools, imageUrl, invalid, joinText, noParallelTools, toolChoiceOf, turnsOf } from '../messages-read.js';
 import { isObj, type Obj } from '../read.js';
+import { asText } from '../../util/as-text.js';
 
 /** Efforts a chat server takes in `reasoning_effort`. */
 const CHAT_EFFORTS = new Set(['minimal', 'low', 'medium', 'high']);
@@ -53,7 +54,7 @@ function userTurn(content: unknown, param: string): Obj[] {
     if (!isObj(b)) throw invalid('Each content block must be an object.', p);
     switch (b['type']) {
       case 'text':
-        parts.push({ type: 'text', text: String(b['text'] ?? '') });
+        parts.push({ type: 'text', text: asText(b['text'] ?? '') });
         return;
       case 'image':
         parts.push(imagePart(b, p));
@@ -62,7 +63,7 @@ function userTurn(content: unknown, param: string): Obj[] {
         const text = joinText(b['content']);
         // A tool message holds text only: the result's images follow in the turn's user message.
         if (Array.isArray(b['content'])) b['content'].forEach((c, j) => isObj(c) && c['type'] === 'image' && parts.push(imagePart(c, `${p}.content[${j}]`)));
-        tools.push({ role: 'tool', tool_call_id: String(b['tool_use_id'] ?? ''), content: b['is_error'] === true && text === '' ? 'error' : text });
+        tools.push({ role: 'tool', tool_call_id: asText(b['tool_use_id'] ?? ''), content: b['is_error'] === true && text === '' ? 'error' : text });
         return;
       }
       case 'document': {
@@ -77,7 +78,7 @@ function userTurn(content: unknown, param: string): Obj[] {
       case 'redacted_thinking':
         return;
       default:
-        throw invalid(`Content blocks of type '${String(b['type'])}' cannot be sent to this model's upstream (it speaks chat completions): send text, images and tool results.`, p);
+        throw invalid(`Content blocks of type '${asText(b['type'])}' cannot be sent to this model's upstream (it speaks chat completions): send text, images and tool results.`, p);
     }
   });
   const out = [...tools];
@@ -93,7 +94,7 @@ function assistantTurn(content: unknown): Obj {
   for (const b of Array.isArray(content) ? content : []) {
     if (!isObj(b)) continue;
     if (b['type'] === 'text' && typeof b['text'] === 'string') text += b['text'];
-    else if (b['type'] === 'tool_use') calls.push({ id: String(b['id'] ?? ''), type: 'function', function: { name: String(b['name'] ?? ''), arguments: JSON.stringify(b['input'] ?? {}) } });
+    else if (b['type'] === 'tool_use') calls.push({ id: asText(b['id'] ?? ''), type: 'function', function: { name: asText(b['name'] ?? ''), arguments: JSON.stringify(b['input'] ?? {}) } });
     // thinking, redacted_thinking, server tool blocks: not carried
   }
   const m: Obj = { role: 'assistant', content: text === '' && calls.length > 0 ? null : text };

@@ -17,6 +17,7 @@ import { chatReasoning } from '../../apis/chat.js';
 import type { Usage } from '../../usage/usage.js';
 import { isObj, type Obj } from '../read.js';
 import { newMessageId } from './ids.js';
+import { asText } from '../../util/as-text.js';
 
 /** Chat `finish_reason` -> Anthropic `stop_reason`. */
 export function toStopReason(finish: string | null): string {
@@ -66,8 +67,8 @@ export function toMessage(chat: Obj, usage: Usage | null): { body: Obj; text: st
     if (!isObj(call)) continue;
     const fn = isObj(call['function']) ? call['function'] : {};
     const args = typeof fn['arguments'] === 'string' ? fn['arguments'] : '';
-    text += String(fn['name'] ?? '') + args;
-    content.push({ type: 'tool_use', id: String(call['id'] ?? newMessageId('toolu')), name: String(fn['name'] ?? ''), input: toolInput(args) });
+    text += asText(fn['name'] ?? '') + args;
+    content.push({ type: 'tool_use', id: asText(call['id'] ?? newMessageId('toolu')), name: asText(fn['name'] ?? ''), input: toolInput(args) });
   }
   const finish = typeof choice['finish_reason'] === 'string' ? choice['finish_reason'] : null;
   return {
@@ -75,7 +76,7 @@ export function toMessage(chat: Obj, usage: Usage | null): { body: Obj; text: st
       id: newMessageId('msg'),
       type: 'message',
       role: 'assistant',
-      model: String(chat['model'] ?? ''),
+      model: asText(chat['model'] ?? ''),
       content,
       stop_reason: toStopReason(finish),
       stop_sequence: null,

@@ -19,10 +19,11 @@ import { chatReasoning } from '../../apis/chat.js';
 import type { Usage } from '../../usage/usage.js';
 import { unreadable } from '../failure.js';
 import { MessagesStreamWriter } from '../messages-write.js';
-import type { Obj } from '../read.js';
+import { isObj, type Obj } from '../read.js';
 import type { StreamStep } from '../types.js';
 import { newMessageId } from './ids.js';
 import { anthropicUsage, toStopReason } from './response.js';
+import { asText } from '../../util/as-text.js';
 
 /** The writer's key of a chat tool call's block. */
 const toolKey = (chatIndex: number): string => `tool:${chatIndex}`;
@@ -51,7 +52,7 @@ export class ChatToMessagesStream {
 
   /** One parsed chat chunk (usage and errors are read by the translator). */
   chunk(c: Obj): StreamStep {
-    const frames: Buffer[] = this.out.start(String(c['model'] ?? ''));
+    const frames: Buffer[] = this.out.start(asText(c['model'] ?? ''));
     let hold = frames.length > 0;
     let text = '';
     let reasoning = '';
@@ -69,7 +70,8 @@ export class ChatToMessagesStream {
         if (this.out.open !== 'text') frames.push(...this.out.openBlock('text', { type: 'text', text: '' }));
         frames.push(this.out.delta({ type: 'text_delta', text: d['content'] }));
       }
-      for (const call of (Array.isArray(d['tool_calls']) ? d['tool_calls'] : []) as Obj[]) {
+      // An entry that is not an object (`null`) carries nothing: skipped, not read.
+      for (const call of (Array.isArray(d['tool_calls']) ? (d['tool_calls'] as unknown[]) : []).filter(isObj)) {
         const step = this.toolDelta(call, frames);
         if (step === null) return { error: unreadable('The upstream interleaved the arguments of parallel tool calls, which an Anthropic stream cannot carry.') };
         text += step;
@@ -89,11 +91,11 @@ export class ChatToMessagesStream {
       if (this.toolsSeen.has(chatIndex)) return null;
       this.toolsSeen.add(chatIndex);
       const id = typeof call['id'] === 'string' && call['id'] !== '' ? call['id'] : newMessageId('toolu');
-      frames.push(...this.out.openBlock(toolKey(chatIndex), { type: 'tool_use', id, name: String(fn['name'] ?? ''), input: {} }));
+      frames.push(...this.out.openBlock(toolKey(chatIndex), { type: 'tool_use', id, name: asText(fn['name'] ?? ''), input: {} }));
     }
     const args = typeof fn['arguments'] === 'string' ? fn['arguments'] : '';
     if (args !== '') frames.push(this.out.delta({ type: 'input_json_delta', partial_json: args }));
-    return (current ? '' : String(fn['name'] ?? '')) + args;
+    return (current ? '' : asText(fn['name'] ?? '')) + args;
   }
 
   /** The end of the answer: the open block closed, the stop reason and usage, `message_stop`. */

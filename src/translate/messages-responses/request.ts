@@ -36,6 +36,7 @@ import { clientTools, imageUrl, invalid, joinText, noParallelTools, toolChoiceOf
 import { DEEPER_EFFORTS } from '../../config/schema-model.js';
 import { pushAll } from '../../util/push-all.js';
 import { isObj, type Obj } from '../read.js';
+import { asText } from '../../util/as-text.js';
 
 const WIRE = 'the Responses API';
 
@@ -52,7 +53,7 @@ function documentPart(block: Obj, param: string): Obj {
   if (src['type'] === 'text' && typeof src['data'] === 'string') return { type: 'input_text', text: src['data'] };
   if (src['type'] === 'content') return { type: 'input_text', text: joinText(src['content']) };
   const filename = typeof block['title'] === 'string' && block['title'] !== '' ? block['title'] : 'document.pdf';
-  if (src['type'] === 'base64' && typeof src['data'] === 'string') return { type: 'input_file', filename, file_data: `data:${String(src['media_type'] ?? 'application/pdf')};base64,${src['data']}` };
+  if (src['type'] === 'base64' && typeof src['data'] === 'string') return { type: 'input_file', filename, file_data: `data:${asText(src['media_type'] ?? 'application/pdf')};base64,${src['data']}` };
   if (src['type'] === 'url' && typeof src['url'] === 'string') return { type: 'input_file', file_url: src['url'] };
   throw invalid("A document is sent to this model's upstream (it speaks the Responses API) as text, base64 data or a URL; file ids are not available there.", `${param}.source`);
 }
@@ -78,7 +79,7 @@ function userTurn(content: unknown, param: string): Obj[] {
     if (!isObj(b)) throw invalid('Each content block must be an object.', p);
     switch (b['type']) {
       case 'text':
-        parts.push({ type: 'input_text', text: String(b['text'] ?? '') });
+        parts.push({ type: 'input_text', text: asText(b['text'] ?? '') });
         return;
       case 'image':
         parts.push(inputImage(b, p));
@@ -87,13 +88,13 @@ function userTurn(content: unknown, param: string): Obj[] {
         parts.push(documentPart(b, p));
         return;
       case 'tool_result':
-        outputs.push({ type: 'function_call_output', call_id: String(b['tool_use_id'] ?? ''), output: toolOutput(b, p) });
+        outputs.push({ type: 'function_call_output', call_id: asText(b['tool_use_id'] ?? ''), output: toolOutput(b, p) });
         return;
       case 'thinking':
       case 'redacted_thinking':
         return;
       default:
-        throw invalid(`Content blocks of type '${String(b['type'])}' cannot be sent to this model's upstream (it speaks the Responses API): send text, images, documents and tool results.`, p);
+        throw invalid(`Content blocks of type '${asText(b['type'])}' cannot be sent to this model's upstream (it speaks the Responses API): send text, images, documents and tool results.`, p);
     }
   });
   return parts.length > 0 ? [...outputs, { role: 'user', content: parts }] : outputs;
@@ -113,7 +114,7 @@ function assistantTurn(content: unknown): Obj[] {
     if (b['type'] === 'text' && typeof b['text'] === 'string') text += b['text'];
     else if (b['type'] === 'tool_use') {
       flush();
-      out.push({ type: 'function_call', call_id: String(b['id'] ?? ''), name: String(b['name'] ?? ''), arguments: JSON.stringify(b['input'] ?? {}) });
+      out.push({ type: 'function_call', call_id: asText(b['id'] ?? ''), name: asText(b['name'] ?? ''), arguments: JSON.stringify(b['input'] ?? {}) });
     }
     // thinking, redacted_thinking, server tool blocks: not carried
   }

@@ -19,6 +19,7 @@ import { finishOf, reasoningText } from '../chat-responses/response.js';
 import { newMessageId } from '../messages-chat/ids.js';
 import { anthropicUsage, toolInput, toStopReason } from '../messages-chat/response.js';
 import { isObj, type Obj } from '../read.js';
+import { asText } from '../../util/as-text.js';
 
 /** The Anthropic `stop_reason` of a finished response. */
 export function stopReasonOf(response: Obj, calledTools: boolean): string {
@@ -53,17 +54,17 @@ export function toMessage(response: Obj): { body: Obj; text: string } {
       if (t !== '') content.push({ type: 'text', text: t });
     } else if (item['type'] === 'function_call') {
       called = true;
-      const name = String(item['name'] ?? '');
+      const name = asText(item['name'] ?? '');
       const args = typeof item['arguments'] === 'string' ? item['arguments'] : '';
       text += name + args;
-      content.push({ type: 'tool_use', id: String(item['call_id'] ?? newMessageId('toolu')), name, input: toolInput(args) });
+      content.push({ type: 'tool_use', id: asText(item['call_id'] ?? newMessageId('toolu')), name, input: toolInput(args) });
     }
   }
   const body = {
     id: newMessageId('msg'),
     type: 'message',
     role: 'assistant',
-    model: String(response['model'] ?? ''),
+    model: asText(response['model'] ?? ''),
     content,
     stop_reason: stopReasonOf(response, called),
     stop_sequence: null,

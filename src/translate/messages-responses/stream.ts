@@ -31,6 +31,7 @@ import { MessagesStreamWriter } from '../messages-write.js';
 import { isObj, NOTHING, type Obj } from '../read.js';
 import type { StreamStep } from '../types.js';
 import { messageText, stopReasonOf } from './response.js';
+import { asText } from '../../util/as-text.js';
 
 /** What the stream knows of one output item. */
 interface Item {
@@ -114,12 +115,12 @@ export class ResponsesToMessagesStream {
 
   /** A new output item: a function call opens its block (with the arguments it already holds). */
   private added(at: number, raw: Obj): StreamStep {
-    const kind = KIND_OF[String(raw['type'])];
+    const kind = KIND_OF[asText(raw['type'])];
     if (kind === undefined || this.items.has(at)) return NOTHING;
     const item = this.itemAt(at, kind);
     if (kind !== 'call') return NOTHING;
     this.called = true;
-    const name = String(raw['name'] ?? '');
+    const name = asText(raw['name'] ?? '');
     const id = typeof raw['call_id'] === 'string' && raw['call_id'] !== '' ? raw['call_id'] : newMessageId('toolu');
     const frames = [...this.begin(), ...this.out.openBlock(item.key, { type: 'tool_use', id, name, input: {} })];
     const args = typeof raw['arguments'] === 'string' ? raw['arguments'] : '';
@@ -155,7 +156,7 @@ export class ResponsesToMessagesStream {
 
   /** An item is done: what it holds whole goes out when none of it did; its block closes. */
   private itemDone(at: number, raw: Obj): StreamStep {
-    const kind = KIND_OF[String(raw['type'])];
+    const kind = KIND_OF[asText(raw['type'])];
     if (kind === undefined) return NOTHING;
     const steps: StreamStep[] = [];
     if (!this.items.has(at)) steps.push(this.added(at, raw));

@@ -20,6 +20,7 @@ import type { ResponseAnswer, Translator, TranslatorContext } from '../types.js'
 import { statusOf } from './output.js';
 import { toChatRequest } from './request.js';
 import { ChatToResponsesStream } from './stream.js';
+import { asText } from '../../util/as-text.js';
 
 /** A complete chat completion as a response object. */
 function toResponse(chat: Obj, r: { id: string; echo: Echo; tools: ResponsesTools }, usage: Usage | null): { body: Obj; text: string } {
@@ -36,17 +37,17 @@ function toResponse(chat: Obj, r: { id: string; echo: Echo; tools: ResponsesTool
   for (const call of Array.isArray(message['tool_calls']) ? (message['tool_calls'] as unknown[]) : []) {
     if (!isObj(call)) continue;
     const fn = isObj(call['function']) ? call['function'] : {};
-    const name = String(fn['name'] ?? '');
+    const name = asText(fn['name'] ?? '');
     const args = typeof fn['arguments'] === 'string' && fn['arguments'] !== '' ? fn['arguments'] : '{}';
     text += name + args;
     const tool = r.tools.back(name);
     const custom = tool.kind === 'custom';
-    output.push(callItem(newId(custom ? 'ctc' : 'fc'), { callId: String(call['id'] ?? newId('call')), name: tool.name, namespace: tool.namespace, custom }, custom ? customInput(args) : args, 'completed'));
+    output.push(callItem(newId(custom ? 'ctc' : 'fc'), { callId: asText(call['id'] ?? newId('call')), name: tool.name, namespace: tool.namespace, custom }, custom ? customInput(args) : args, 'completed'));
   }
   const finish = typeof choice['finish_reason'] === 'string' ? choice['finish_reason'] : null;
   // The response is made now, by the gateway (a recorded or cached chat answer may carry an old `created`).
   const created = Math.floor(Date.now() / 1000);
-  const body = responseObject({ id: r.id, createdAt: created, model: String(chat['model'] ?? ''), echo: r.echo }, { ...statusOf(finish), output, usage });
+  const body = responseObject({ id: r.id, createdAt: created, model: asText(chat['model'] ?? ''), echo: r.echo }, { ...statusOf(finish), output, usage });
   return { body, text: text + reasoning };
 }
 

@@ -30,6 +30,7 @@ import { GatewayError } from '../../errors/codes.js';
 import { pushAll } from '../../util/push-all.js';
 import { isObj, type Obj } from '../read.js';
 import { CUSTOM_TOOL_PARAMETERS, ResponsesTools } from '../responses-tools.js';
+import { asText } from '../../util/as-text.js';
 
 function invalid(message: string, param: string): GatewayError {
   return new GatewayError('GW_ERR_INVALID_REQUEST', { message, param });
@@ -44,7 +45,7 @@ function textOf(content: unknown, param: string): string {
     if (!isObj(p)) return;
     if (p['type'] === 'input_text' || p['type'] === 'output_text' || p['type'] === 'text' || p['type'] === 'summary_text') out += typeof p['text'] === 'string' ? p['text'] : '';
     else if (p['type'] === 'refusal') out += typeof p['refusal'] === 'string' ? p['refusal'] : '';
-    else if (p['type'] !== 'input_image') throw invalid(`Content parts of type '${String(p['type'])}' cannot be sent to this model's upstream (it speaks chat completions): send text or images.`, `${param}[${i}]`);
+    else if (p['type'] !== 'input_image') throw invalid(`Content parts of type '${asText(p['type'])}' cannot be sent to this model's upstream (it speaks chat completions): send text or images.`, `${param}[${i}]`);
   });
   return out;
 }
@@ -111,27 +112,27 @@ function toMessages(input: unknown, instructions: unknown, tools: ResponsesTools
           const text = textOf(item['content'], `${param}.content`);
           const last = out[out.length - 1];
           // Text after tool calls of the same turn opens a new assistant message.
-          if (role === 'assistant' && last && last['role'] === 'assistant' && last['tool_calls'] === undefined) last['content'] = `${String(last['content'] ?? '')}${text}`;
+          if (role === 'assistant' && last && last['role'] === 'assistant' && last['tool_calls'] === undefined) last['content'] = `${asText(last['content'] ?? '')}${text}`;
           else out.push({ role, content: text });
-        } else throw invalid(`Unknown message role '${String(item['role'])}'.`, `${param}.role`);
+        } else throw invalid(`Unknown message role '${asText(item['role'])}'.`, `${param}.role`);
         return;
       }
       case 'function_call':
-        addCall({ id: String(item['call_id'] ?? ''), type: 'function', function: { name: tools.wireName(String(item['name'] ?? ''), item['namespace']), arguments: typeof item['arguments'] === 'string' ? item['arguments'] : '{}' } });
+        addCall({ id: asText(item['call_id'] ?? ''), type: 'function', function: { name: tools.wireName(asText(item['name'] ?? ''), item['namespace']), arguments: typeof item['arguments'] === 'string' ? item['arguments'] : '{}' } });
         return;
       case 'custom_tool_call':
-        addCall({ id: String(item['call_id'] ?? ''), type: 'function', function: { name: tools.wireName(String(item['name'] ?? ''), item['namespace']), arguments: JSON.stringify({ input: typeof item['input'] === 'string' ? item['input'] : '' }) } });
+        addCall({ id: asText(item['call_id'] ?? ''), type: 'function', function: { name: tools.wireName(asText(item['name'] ?? ''), item['namespace']), arguments: JSON.stringify({ input: typeof item['input'] === 'string' ? item['input'] : '' }) } });
         return;
       case 'function_call_output':
       case 'custom_tool_call_output':
-        out.push({ role: 'tool', tool_call_id: String(item['call_id'] ?? ''), content: outputText(item['output'], `${param}.output`) });
+        out.push({ role: 'tool', tool_call_id: asText(item['call_id'] ?? ''), content: outputText(item['output'], `${param}.output`) });
         if (Array.isArray(item['output'])) pushAll(images, userContent(item['output'].filter((p) => isObj(p) && p['type'] === 'input_image'), `${param}.output`) as Obj[]);
         return;
       case 'reasoning':
       case 'additional_tools':
         return;
       default:
-        throw invalid(`Input items of type '${String(type)}' cannot be sent to this model's upstream (it speaks chat completions): send messages, function calls and their outputs.`, param);
+        throw invalid(`Input items of type '${asText(type)}' cannot be sent to this model's upstream (it speaks chat completions): send messages, function calls and their outputs.`, param);
     }
   });
   flushImages();

@@ -25,7 +25,7 @@
  */
 import { chatReasoning } from '../../apis/chat.js';
 import type { Usage } from '../../usage/usage.js';
-import type { Obj } from '../read.js';
+import { isObj, type Obj } from '../read.js';
 import { ResponsesEmitter, type OpenItem } from '../responses-emitter.js';
 import { customInput, type Echo, newId, responseObject } from '../responses-output.js';
 import type { ResponsesTools } from '../responses-tools.js';
@@ -86,7 +86,8 @@ export class ChatToResponsesStream {
         text += d['content'];
         this.delta('message', d['content'], frames);
       }
-      if (Array.isArray(d['tool_calls'])) for (const call of d['tool_calls'] as Obj[]) text += this.toolDelta(call, frames);
+      // An entry that is not an object (`null`) carries nothing: skipped, not read.
+      if (Array.isArray(d['tool_calls'])) for (const call of (d['tool_calls'] as unknown[]).filter(isObj)) text += this.toolDelta(call, frames);
       if (typeof choice['finish_reason'] === 'string') this.finish = choice['finish_reason'];
     }
     if (frames.length > (hold ? 2 : 0)) hold = false;

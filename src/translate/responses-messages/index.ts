@@ -24,6 +24,7 @@ import type { ResponseAnswer, Translator, TranslatorContext } from '../types.js'
 import { type ResponseContext, toResponse } from './output.js';
 import { toMessagesRequest } from './request.js';
 import { MessagesToResponsesStream } from './stream.js';
+import { asText } from '../../util/as-text.js';
 
 /** How an Anthropic error object reaches an OpenAI client: the type and code OpenAI uses for it. */
 function clientShape(err: unknown): ClientErrorShape {
@@ -44,7 +45,7 @@ export function responsesToMessages(ctx: TranslatorContext): Translator {
     answer: () => answer ?? stream?.answer() ?? null,
     request(body) {
       const out = toMessagesRequest(body, translationOptions(ctx.options), ctx.stream);
-      r = { ...r, echo: echoOf(body), tools: out.tools, model: String(body['model'] ?? '') };
+      r = { ...r, echo: echoOf(body), tools: out.tools, model: asText(body['model'] ?? '') };
       return { body: out.body };
     },
     json(_raw, parsed) {

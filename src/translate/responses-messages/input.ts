@@ -30,6 +30,7 @@ import { type AnthropicMessage, type Block, hasText, invalid, parseArguments, pa
 import { isObj, type Obj } from '../read.js';
 import type { ResponsesTools } from '../responses-tools.js';
 import { openThinking } from './thinking.js';
+import { asText } from '../../util/as-text.js';
 
 const UPSTREAM = "this model's upstream (it speaks Anthropic Messages)";
 
@@ -51,7 +52,7 @@ function fileBlock(part: Obj, param: string): Block {
   const title = typeof part['filename'] === 'string' && part['filename'] !== '' ? { title: part['filename'] } : {};
   if (typeof part['file_url'] === 'string' && /^https?:\/\//i.test(part['file_url'])) return { type: 'document', source: { type: 'url', url: part['file_url'] }, ...title };
   const raw = part['file_data'];
-  const data = typeof raw === 'string' ? (parseDataUrl(raw) ?? (/\.pdf$/i.test(String(part['filename'] ?? '')) ? { mediaType: 'application/pdf', data: raw } : null)) : null;
+  const data = typeof raw === 'string' ? (parseDataUrl(raw) ?? (/\.pdf$/i.test(asText(part['filename'] ?? '')) ? { mediaType: 'application/pdf', data: raw } : null)) : null;
   if (!data || data.mediaType !== 'application/pdf') {
     throw invalid(`Only PDF files can be sent to ${UPSTREAM}: inline as a base64 data: URL in 'file_data', or by an http(s) 'file_url'; file ids are not available there.`, param);
   }
@@ -72,7 +73,7 @@ function blocksOf(content: unknown, param: string, media: boolean): Block[] {
     else if (type === 'refusal') out.push(...textBlock(p['refusal'], at));
     else if (media && type === 'input_image') out.push(imageBlock(p, at));
     else if (media && type === 'input_file') out.push(fileBlock(p, at));
-    else throw invalid(`Content parts of type '${String(type)}' cannot be sent to ${UPSTREAM} here: send text${media ? ', images or PDF files' : ''}.`, at);
+    else throw invalid(`Content parts of type '${asText(type)}' cannot be sent to ${UPSTREAM} here: send text${media ? ', images or PDF files' : ''}.`, at);
   });
   return out;
 }
@@ -109,7 +110,7 @@ export function toAnthropicInput(body: Readonly<Obj>, tools: ResponsesTools, mod
         if (role === 'system' || role === 'developer') pushAll(system, blocksOf(item['content'], at, false));
         else if (role === 'user') messages.append('user', blocksOf(item['content'], at, true));
         else if (role === 'assistant') messages.append('assistant', blocksOf(item['content'], at, false));
-        else throw invalid(`Unknown message role '${String(role)}'.`, `${param}.role`);
+        else throw invalid(`Unknown message role '${asText(role)}'.`, `${param}.role`);
         return;
       }
       case 'function_call':
@@ -136,7 +137,7 @@ export function toAnthropicInput(body: Readonly<Obj>, tools: ResponsesTools, mod
       case 'item_reference':
         throw invalid(`Item references cannot be sent to ${UPSTREAM}: it keeps no items. Send the items themselves.`, param);
       default:
-        throw invalid(`Input items of type '${String(type)}' cannot be sent to ${UPSTREAM}: send messages, tool calls and their outputs, and reasoning items.`, param);
+        throw invalid(`Input items of type '${asText(type)}' cannot be sent to ${UPSTREAM}: send messages, tool calls and their outputs, and reasoning items.`, param);
     }
   });
   return { system, messages: messages.done() };

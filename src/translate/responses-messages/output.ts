@@ -21,6 +21,7 @@ import { isObj, type Obj } from '../read.js';
 import { callItem, COMPLETED, customInput, type Echo, type Ending, incomplete, messageItem, newId, reasoningSummaryItem, responseObject } from '../responses-output.js';
 import type { ResponsesTools } from '../responses-tools.js';
 import { sealThinking } from './thinking.js';
+import { asText } from '../../util/as-text.js';
 
 /** Anthropic `stop_reason` -> how the response ends. */
 export function endingOf(stopReason: unknown): Ending {
@@ -62,9 +63,9 @@ function outputOf(content: readonly unknown[], r: ResponseContext): Obj[] {
         if (typeof b['text'] === 'string') output.push(messageItem(newId('msg'), b['text'], 'completed'));
         break;
       case 'tool_use': {
-        const tool = r.tools.back(String(b['name'] ?? ''));
+        const tool = r.tools.back(asText(b['name'] ?? ''));
         const custom = tool.kind === 'custom';
-        const call = { callId: String(b['id'] ?? newId('call')), name: tool.name, namespace: tool.namespace, custom };
+        const call = { callId: asText(b['id'] ?? newId('call')), name: tool.name, namespace: tool.namespace, custom };
         output.push(callItem(newId(custom ? 'ctc' : 'fc'), call, callArguments(b['input'], custom), 'completed'));
         break;
       }
@@ -80,5 +81,5 @@ export function toResponse(msg: Obj, r: ResponseContext, usage: Usage | null): O
   const output = outputOf(Array.isArray(msg['content']) ? (msg['content'] as unknown[]) : [], r);
   // The response is made now, by the gateway.
   const createdAt = Math.floor(Date.now() / 1000);
-  return responseObject({ id: r.id, createdAt, model: String(msg['model'] ?? ''), echo: r.echo }, { ...endingOf(msg['stop_reason']), output, usage });
+  return responseObject({ id: r.id, createdAt, model: asText(msg['model'] ?? ''), echo: r.echo }, { ...endingOf(msg['stop_reason']), output, usage });
 }

@@ -30,6 +30,7 @@ import { finite, positiveInt, stopSequences, writeOutputControls } from '../chat
 import { isObj, type Obj } from '../read.js';
 import { CUSTOM_TOOL_PARAMETERS, ResponsesTools } from '../responses-tools.js';
 import { toAnthropicInput } from './input.js';
+import { asText } from '../../util/as-text.js';
 
 const THINKING = new Set(['thinking', 'redacted_thinking']);
 
@@ -50,7 +51,7 @@ function toolTurnWithoutThinking(messages: readonly AnthropicMessage[]): boolean
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i]!;
     if (m.role !== 'assistant') continue;
-    return m.content.some((b) => b['type'] === 'tool_use') && !THINKING.has(String(m.content[0]?.['type']));
+    return m.content.some((b) => b['type'] === 'tool_use') && !THINKING.has(asText(m.content[0]?.['type']));
   }
   return false;
 }
@@ -58,7 +59,7 @@ function toolTurnWithoutThinking(messages: readonly AnthropicMessage[]): boolean
 /** The conversation without thinking blocks (turns left empty dropped, neighbours of one role merged). */
 function withoutThinking(messages: readonly AnthropicMessage[]): AnthropicMessage[] {
   const out = new Turns();
-  for (const m of messages) out.append(m.role, m.content.filter((b) => !THINKING.has(String(b['type']))));
+  for (const m of messages) out.append(m.role, m.content.filter((b) => !THINKING.has(asText(b['type']))));
   return out.done();
 }
 
@@ -71,7 +72,7 @@ export function toMessagesRequest(body: Readonly<Obj>, opts: MessagesTranslation
   if (body['background'] === true) throw invalid(`'background' responses are not available for this model: ${upstream}. Send the request without it.`, 'background');
   if (body['conversation'] !== undefined && body['conversation'] !== null) throw invalid(`'conversation' is not available for this model: ${upstream}. Send the whole conversation as input.`, 'conversation');
   const tools = ResponsesTools.of(body);
-  const model = String(body['model'] ?? '');
+  const model = asText(body['model'] ?? '');
   const { system, messages } = toAnthropicInput(body, tools, model);
   if (messages.length === 0) throw invalid('The input holds no user or assistant content to answer: send at least one message with text.', 'input');
 

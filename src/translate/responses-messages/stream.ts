@@ -31,6 +31,7 @@ import { responseObject } from '../responses-output.js';
 import type { StreamStep } from '../types.js';
 import { callArguments, endingOf, type ResponseContext } from './output.js';
 import { sealThinking } from './thinking.js';
+import { asText } from '../../util/as-text.js';
 
 /** An open content block: its item, and what its close needs (a thinking block's signature, a redacted block's data). */
 interface OpenBlock {
@@ -144,7 +145,7 @@ export class MessagesToResponsesStream {
         break;
       case 'tool_use': {
         const tool = this.r.tools.back(name);
-        const call = { callId: String(block['id'] ?? ''), name: tool.name, namespace: tool.namespace, custom: tool.kind === 'custom' };
+        const call = { callId: asText(block['id'] ?? ''), name: tool.name, namespace: tool.namespace, custom: tool.kind === 'custom' };
         open = { item: this.out.open('call', frames, call), signature: '' };
         text = name;
         break;
