@@ -2,17 +2,18 @@
 /**
  * Process entry.
  *   switchyard [serve] [--config path]   start the gateway (PORT, HOST env vars; default 127.0.0.1:8080)
- *   switchyard hash-key [key]            print the SHA-256 to put in keys[].key_sha256 (reads stdin without an argument)
+ *   switchyard hash-key [key]            print the SHA-256 to put in keys[].key_sha256 (reads one stdin line without an argument, no echo)
  *   switchyard check-config [--config]   validate a config file and exit
  *   switchyard simulate [--port 9100] [--accounts 4] [--config] [--throttle] [--seed N] [--chunk-delay-ms N]
  *                                        serve simulated provider accounts (src/providers/simulator/server.ts)
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
 import { hashKey } from './auth/keys.js';
+import { readKeyLine } from './auth/read-key.js';
 import { workersStoreProblem } from './config/checks.js';
 import { ConfigError, loadConfig, type GatewayConfig } from './config/load.js';
 import { PROVIDERS } from './providers/registry.js';
@@ -27,7 +28,8 @@ import { packageVersion } from './util/version.js';
 
 const USAGE = `usage:
   switchyard [serve] [--config <file>]   start the gateway (env: PORT=8080, HOST=127.0.0.1, SWITCHYARD_CONFIG); SIGHUP reloads the config
-  switchyard hash-key [<key>]            print the key's SHA-256 for keys[].key_sha256 (reads stdin if no key given)
+  switchyard hash-key                    print the SHA-256 of the key typed (no echo) or piped (first line) for keys[].key_sha256
+  switchyard hash-key <key>              the same for a key given as an argument (it stays in the shell history)
   switchyard check-config [--config <file> | <file>]   validate a config file, print its warnings
   switchyard --version | --help
   switchyard simulate [--port 9100] [--accounts 4] [--config <file>] [--throttle] [--seed <n>] [--chunk-delay-ms <n>]
@@ -203,7 +205,7 @@ async function main(argv: string[]): Promise<number> {
     case 'serve':
       return serveCommand(configPath(file));
     case 'hash-key': {
-      const key = positionals[1] ?? readFileSync(0, 'utf8').trim();
+      const key = positionals[1] ?? (await readKeyLine(process.stdin, process.stderr));
       if (!key) {
         process.stderr.write('hash-key: no key given\n');
         return 2;
