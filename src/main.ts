@@ -42,6 +42,9 @@ const USAGE = `usage:
  */
 const SHUTDOWN_MARGIN_MS = 4_000;
 
+/** A stop signal repeated within this long (ms) is the same stop (a Ctrl-C npm forwards too). */
+const SAME_STOP_MS = 1_000;
+
 function configPath(flag: string | undefined): string {
   if (flag) return resolve(flag);
   if (process.env['SWITCHYARD_CONFIG']) return resolve(process.env['SWITCHYARD_CONFIG']);
@@ -123,12 +126,15 @@ async function serve(path: string, config: GatewayConfig, link: WorkerLink | nul
   // Installed only once listening: its exit hook would turn a failed start into exit 0.
   // SIGTERM / SIGINT: /readyz fails and new requests get 503 at once; requests in flight get
   // server.drain_ms to finish, then are cut (src/server/drain.ts); then pools and Redis close
-  // and the process exits 0. The hard limit past that exits 1; a second signal exits 1 at once.
+  // and the process exits 0. The hard limit past that exits 1; a second signal exits 1 at once,
+  // unless it is the same signal within SAME_STOP_MS: under `npm start` (whose script execs
+  // node, so npm's SIGTERM reaches it) a Ctrl-C comes twice, from the terminal and from npm.
   // A worker drains once on SIGTERM / SIGINT or the primary's shutdown message, whichever
   // comes first (both come on Ctrl-C); the primary's force message exits 1.
   const drainMs = config.server.drain_ms;
   let stopSignal: string | undefined;
-  const grace = closeWithGrace({ delay: drainMs + SHUTDOWN_MARGIN_MS, skip: link ? ['SIGHUP', 'SIGTERM', 'SIGINT'] : ['SIGHUP'] }, async ({ signal = stopSignal, err }) => {
+  let stopAt = 0;
+  const grace = closeWithGrace({ delay: drainMs + SHUTDOWN_MARGIN_MS, skip: ['SIGHUP', 'SIGTERM', 'SIGINT'] }, async ({ signal = stopSignal, err }) => {
     if (err) app.log.error({ err }, 'fatal error, closing');
     else app.log.info({ signal, drain_ms: drainMs, in_flight: gateway.drain.inFlight }, 'shutting down: draining requests in flight');
     // After a fatal error nothing waits: calls in flight are cut at once. The admin API (and
@@ -144,14 +150,21 @@ async function serve(path: string, config: GatewayConfig, link: WorkerLink | nul
     }
   });
   logStartup(logger, config, host, address);
-  if (link) {
-    const shutdown = (signal: string): void => {
-      if (stopSignal !== undefined) return;
+  const shutdown = (signal: string): void => {
+    if (stopSignal === undefined) {
       stopSignal = signal;
+      stopAt = Date.now();
       grace.close();
-    };
-    process.on('SIGTERM', () => shutdown('SIGTERM'));
-    process.on('SIGINT', () => shutdown('SIGINT'));
+      return;
+    }
+    if (link || (signal === stopSignal && Date.now() - stopAt < SAME_STOP_MS)) return;
+    app.log.error({ signal }, `second ${signal}, exiting`);
+    logger.flush();
+    process.exit(1);
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  if (link) {
     link.attach({ registry: gateway.metrics.registry, reload, shutdown });
     link.ready();
   }
