@@ -55,8 +55,10 @@ function configPath(flag: string | undefined): string {
 /** HOST and PORT. @throws ConfigError when PORT is not a port number. */
 function listenAddress(): { host: string; port: number } {
   const host = process.env['HOST'] || '127.0.0.1';
-  const port = Number(process.env['PORT'] || 8080);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number, got ${JSON.stringify(process.env['PORT'])}`);
+  const text = process.env['PORT'] || '8080';
+  // Decimal digits only: Number() would read `0x5A0D` as hex and `1e3` as 1000.
+  const port = /^\d{1,5}$/.test(text) ? Number(text) : NaN;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number (decimal, 0-65535), got ${JSON.stringify(process.env['PORT']?.slice(0, 40))}`);
   return { host, port };
 }
 
