@@ -2,17 +2,18 @@
 /**
  * Process entry.
  *   switchyard [serve] [--config path]   start the gateway (PORT, HOST env vars; default 127.0.0.1:8080)
- *   switchyard hash-key [key]            print the SHA-256 to put in keys[].key_sha256 (reads stdin without an argument)
+ *   switchyard hash-key [key]            print the SHA-256 to put in keys[].key_sha256 (reads one stdin line without an argument, no echo)
  *   switchyard check-config [--config]   validate a config file and exit
  *   switchyard simulate [--port 9100] [--accounts 4] [--config] [--throttle] [--seed N] [--chunk-delay-ms N]
  *                                        serve simulated provider accounts (src/providers/simulator/server.ts)
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
 import { hashKey } from './auth/keys.js';
+import { readKeyLine } from './auth/read-key.js';
 import { workersStoreProblem } from './config/checks.js';
 import { ConfigError, loadConfig, type GatewayConfig } from './config/load.js';
 import { PROVIDERS } from './providers/registry.js';
@@ -27,7 +28,8 @@ import { packageVersion } from './util/version.js';
 
 const USAGE = `usage:
   switchyard [serve] [--config <file>]   start the gateway (env: PORT=8080, HOST=127.0.0.1, SWITCHYARD_CONFIG); SIGHUP reloads the config
-  switchyard hash-key [<key>]            print the key's SHA-256 for keys[].key_sha256 (reads stdin if no key given)
+  switchyard hash-key                    print the SHA-256 of the key typed (no echo) or piped (first line) for keys[].key_sha256
+  switchyard hash-key <key>              the same for a key given as an argument (it stays in the shell history)
   switchyard check-config [--config <file> | <file>]   validate a config file, print its warnings
   switchyard --version | --help
   switchyard simulate [--port 9100] [--accounts 4] [--config <file>] [--throttle] [--seed <n>] [--chunk-delay-ms <n>]
@@ -40,6 +42,9 @@ const USAGE = `usage:
  */
 const SHUTDOWN_MARGIN_MS = 4_000;
 
+/** A stop signal repeated within this long (ms) is the same stop (a Ctrl-C npm forwards too). */
+const SAME_STOP_MS = 1_000;
+
 function configPath(flag: string | undefined): string {
   if (flag) return resolve(flag);
   if (process.env['SWITCHYARD_CONFIG']) return resolve(process.env['SWITCHYARD_CONFIG']);
@@ -50,8 +55,10 @@ function configPath(flag: string | undefined): string {
 /** HOST and PORT. @throws ConfigError when PORT is not a port number. */
 function listenAddress(): { host: string; port: number } {
   const host = process.env['HOST'] || '127.0.0.1';
-  const port = Number(process.env['PORT'] || 8080);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number, got ${JSON.stringify(process.env['PORT'])}`);
+  const text = process.env['PORT'] || '8080';
+  // Decimal digits only: Number() would read `0x5A0D` as hex and `1e3` as 1000.
+  const port = /^\d{1,5}$/.test(text) ? Number(text) : NaN;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number (decimal, 0-65535), got ${JSON.stringify(process.env['PORT']?.slice(0, 40))}`);
   return { host, port };
 }
 
@@ -121,12 +128,15 @@ async function serve(path: string, config: GatewayConfig, link: WorkerLink | nul
   // Installed only once listening: its exit hook would turn a failed start into exit 0.
   // SIGTERM / SIGINT: /readyz fails and new requests get 503 at once; requests in flight get
   // server.drain_ms to finish, then are cut (src/server/drain.ts); then pools and Redis close
-  // and the process exits 0. The hard limit past that exits 1; a second signal exits 1 at once.
+  // and the process exits 0. The hard limit past that exits 1; a second signal exits 1 at once,
+  // unless it is the same signal within SAME_STOP_MS: under `npm start` (whose script execs
+  // node, so npm's SIGTERM reaches it) a Ctrl-C comes twice, from the terminal and from npm.
   // A worker drains once on SIGTERM / SIGINT or the primary's shutdown message, whichever
   // comes first (both come on Ctrl-C); the primary's force message exits 1.
   const drainMs = config.server.drain_ms;
   let stopSignal: string | undefined;
-  const grace = closeWithGrace({ delay: drainMs + SHUTDOWN_MARGIN_MS, skip: link ? ['SIGHUP', 'SIGTERM', 'SIGINT'] : ['SIGHUP'] }, async ({ signal = stopSignal, err }) => {
+  let stopAt = 0;
+  const grace = closeWithGrace({ delay: drainMs + SHUTDOWN_MARGIN_MS, skip: ['SIGHUP', 'SIGTERM', 'SIGINT'] }, async ({ signal = stopSignal, err }) => {
     if (err) app.log.error({ err }, 'fatal error, closing');
     else app.log.info({ signal, drain_ms: drainMs, in_flight: gateway.drain.inFlight }, 'shutting down: draining requests in flight');
     // After a fatal error nothing waits: calls in flight are cut at once. The admin API (and
@@ -142,14 +152,21 @@ async function serve(path: string, config: GatewayConfig, link: WorkerLink | nul
     }
   });
   logStartup(logger, config, host, address);
-  if (link) {
-    const shutdown = (signal: string): void => {
-      if (stopSignal !== undefined) return;
+  const shutdown = (signal: string): void => {
+    if (stopSignal === undefined) {
       stopSignal = signal;
+      stopAt = Date.now();
       grace.close();
-    };
-    process.on('SIGTERM', () => shutdown('SIGTERM'));
-    process.on('SIGINT', () => shutdown('SIGINT'));
+      return;
+    }
+    if (link || (signal === stopSignal && Date.now() - stopAt < SAME_STOP_MS)) return;
+    app.log.error({ signal }, `second ${signal}, exiting`);
+    logger.flush();
+    process.exit(1);
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  if (link) {
     link.attach({ registry: gateway.metrics.registry, reload, shutdown });
     link.ready();
   }
@@ -203,7 +220,7 @@ async function main(argv: string[]): Promise<number> {
     case 'serve':
       return serveCommand(configPath(file));
     case 'hash-key': {
-      const key = positionals[1] ?? readFileSync(0, 'utf8').trim();
+      const key = positionals[1] ?? (await readKeyLine(process.stdin, process.stderr));
       if (!key) {
         process.stderr.write('hash-key: no key given\n');
         return 2;

@@ -15,6 +15,8 @@ import { interpolate, type Unresolved } from './interpolate.js';
 import { buildAliases } from './aliases.js';
 import { budgetProblems, literalSecretWarnings, postgresUrlProblems, redisUrlProblems, workersStoreProblem } from './checks.js';
 import { buildModels } from './models.js';
+import { headerProblems, httpUrlProblem, nonDecimalNumbers, spoolPathProblem } from './runtime-checks.js';
+import type { RawConfig } from './schema.js';
 import type { GatewayConfig, ProviderKinds } from './types.js';
 import { API_KEY_PATH, buildUpstreams } from './upstreams.js';
 import { validateDocument } from './validate.js';
@@ -69,7 +71,7 @@ function parse(text: string, kinds: ProviderKinds, env: NodeJS.ProcessEnv, path:
   const unset = unresolved.filter((u) => !API_KEY_PATH.test(u.path)).map((u) => `${u.path}: environment variable ${u.variable} is not set`);
   if (unset.length > 0) throw new ConfigError(`${path} is invalid:\n  - ${unset.join('\n  - ')}`);
   const raw = validateDocument(resolved, path);
-  const problems: string[] = [...redisUrlProblems(raw.store, env, doc), ...postgresUrlProblems(raw.ledger, env)];
+  const problems: string[] = [...nonDecimalNumbers(text), ...redisUrlProblems(raw.store, env, doc), ...postgresUrlProblems(raw.ledger, env), ...runtimeProblems(raw)];
   const warnings: string[] = literalSecretWarnings(doc);
   // A warning here (check-config may run where REDIS_URL is not set); `serve` refuses to start.
   const noSharedStore = workersStoreProblem(raw.server.workers, raw.store, env);
@@ -123,6 +125,24 @@ function parse(text: string, kinds: ProviderKinds, env: NodeJS.ProcessEnv, path:
       : null,
     warnings: Object.freeze(warnings),
   });
+}
+
+/** The runtime-checks.ts errors of the upstreams' URLs and headers, the alert webhook's, and the spool path. */
+function runtimeProblems(raw: RawConfig): string[] {
+  const out: string[] = [];
+  raw.upstreams.forEach((u, i) => {
+    const why = u.base_url === undefined ? null : httpUrlProblem(u.base_url);
+    if (why) out.push(`/upstreams/${i}/base_url: ${why}`);
+    out.push(...headerProblems(u.headers, `/upstreams/${i}/headers`));
+  });
+  if (raw.budget_alerts) {
+    const why = httpUrlProblem(raw.budget_alerts.url);
+    if (why) out.push(`/budget_alerts/url: ${why}`);
+    out.push(...headerProblems(raw.budget_alerts.headers, '/budget_alerts/headers'));
+  }
+  const spool = raw.ledger.spool_path === undefined ? null : spoolPathProblem(raw.ledger.spool_path);
+  if (spool) out.push(`/ledger/spool_path: ${spool}`);
+  return out;
 }
 
 /**

@@ -3,7 +3,7 @@
  * deep calls and the targets that serve it. Prices are USD per 1M tokens.
  */
 import { Type } from '@sinclair/typebox';
-import { Id } from './schema-id.js';
+import { Id, MODEL_ID_MAX_CHARS } from './schema-id.js';
 
 export const PriceSchema = Type.Object(
   {
@@ -125,7 +125,7 @@ export const ModelSchema = Type.Object(
   {
     name: Id,
     /** Other names clients may send for this model: exact names or globs with `*` (config/aliases.ts). */
-    aliases: Type.Array(Type.String({ minLength: 1, maxLength: 256, pattern: '^[A-Za-z0-9*][A-Za-z0-9._:/*@-]*$' }), { default: [] }),
+    aliases: Type.Array(Type.String({ minLength: 1, maxLength: MODEL_ID_MAX_CHARS, pattern: '^[A-Za-z0-9*][A-Za-z0-9._:/*@-]*$' }), { default: [] }),
     /** A reasoning model: takes `reasoning_effort` (or its provider maps it) and can be deep. */
     reasoning: Type.Boolean({ default: false }),
     capabilities: CapabilitiesSchema,

@@ -54,6 +54,14 @@ export const ERRORS = {
   },
   GW_ERR_INVALID_CONFIG: { status: 400, type: 'invalid_request_error', code: 'invalid_config', message: 'The config file is invalid.', heals: 'never' },
   GW_ERR_INVALID_REQUEST: { status: 400, type: 'invalid_request_error', code: null, message: 'Invalid request.', heals: 'never' },
+  // OpenAI's own code for a string over its bound (`Invalid 'x': string too long. Expected a string with maximum length …`).
+  GW_ERR_MODEL_ID_TOO_LONG: {
+    status: 400,
+    type: 'invalid_request_error',
+    code: 'string_above_max_length',
+    message: 'The model id is too long.',
+    heals: 'never',
+  },
   GW_ERR_INVALID_JSON: {
     status: 400,
     type: 'invalid_request_error',
@@ -91,6 +99,13 @@ export const ERRORS = {
     heals: 'never',
   },
   GW_ERR_ROUTE_NOT_FOUND: { status: 404, type: 'invalid_request_error', code: 'unknown_url', message: 'Unknown request URL.', heals: 'never' },
+  GW_ERR_PASSTHROUGH_OFF: {
+    status: 404,
+    type: 'invalid_request_error',
+    code: 'unknown_url',
+    message: 'This route is proxied to a passthrough upstream, and none is configured (passthrough.upstream).',
+    heals: 'never',
+  },
   GW_ERR_METHOD_NOT_ALLOWED: { status: 405, type: 'invalid_request_error', code: 'method_not_allowed', message: 'Method not allowed.', heals: 'never' },
   GW_ERR_UPSTREAM_UNREACHABLE: {
     status: 502,

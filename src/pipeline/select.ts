@@ -9,6 +9,7 @@ import type { ApiName } from '../apis/names.js';
 import type { InboundApi } from '../apis/types.js';
 import { mayUse } from '../auth/keys.js';
 import { modelNamed } from '../config/aliases.js';
+import { MODEL_ID_MAX_CHARS } from '../config/schema-id.js';
 import type { GatewayConfig, Model, Target } from '../config/types.js';
 import type { Strategy } from '../config/schema.js';
 import { GatewayError } from '../errors/codes.js';
@@ -53,9 +54,17 @@ export function forApi(config: GatewayConfig, providers: ReadonlyMap<string, Pro
 
 /**
  * The configured model `name` (or one of its aliases) stands for, when the caller's key may use it.
- * @throws GatewayError 404 `model_not_found` (unknown, or not allowed for the key).
+ * @throws GatewayError 400 `string_above_max_length` for a name over MODEL_ID_MAX_CHARS
+ *   characters, before any alias or glob is looked at; 404 `model_not_found` (unknown, or
+ *   not allowed for the key).
  */
 export function allowedModel(config: GatewayConfig, req: FastifyRequest, name: string): Model {
+  if (name.length > MODEL_ID_MAX_CHARS) {
+    throw new GatewayError('GW_ERR_MODEL_ID_TOO_LONG', {
+      message: `Invalid 'model': string too long. Expected a string with maximum length ${MODEL_ID_MAX_CHARS}, but got a string with length ${name.length} instead.`,
+      param: 'model',
+    });
+  }
   const declared = modelNamed(config, name);
   if (!declared || !req.caller || !mayUse(req.caller, declared.name)) {
     throw new GatewayError('GW_ERR_MODEL_NOT_FOUND', {

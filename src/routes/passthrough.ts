@@ -12,7 +12,8 @@
  * - Bodies are not parsed, except a JSON body, read for its `model` and forwarded byte for
  *   byte: the proxy's own content-type parser hands the raw request stream to the upstream
  *   (multipart uploads arrive byte for byte), and the response is streamed back as it arrives.
- * - No passthrough upstream, or its key unset (upstream off): 404 `unknown_url`. Upstream
+ * - No passthrough upstream, or its key unset (upstream off): 404 `unknown_url` saying so and
+ *   naming `passthrough.upstream` (passthroughOffMessage). Upstream
  *   unreachable: 502 `upstream_unreachable`; no response headers in time: 504 `upstream_timeout`;
  *   both in the OpenAI error shape. Upstream HTTP errors are relayed as the upstream sent them.
  * - The app's `onResponse` hook writes the `request finished` record of every proxied call
@@ -39,6 +40,7 @@ import { checkPassthroughAccess, endpointOf, readJsonBody, type ReadBody } from 
 import { requestTags } from '../record/tags.js';
 import { costUsd, ZERO_USAGE, type Usage } from '../usage/usage.js';
 import { modelNamed } from '../config/aliases.js';
+import { passthroughOffMessage, passthroughUpstream } from './passthrough-upstream.js';
 import { tapUsage } from './passthrough-usage.js';
 import type { Generation } from '../server/live.js';
 import { createPool } from '../upstream/pools.js';
@@ -66,14 +68,6 @@ export const PASSTHROUGH_ROUTES: readonly string[] = [
 
 /** Client headers never forwarded: the caller's gateway key and its choice of upstream account. */
 const STRIPPED_REQUEST_HEADERS = ['authorization', 'api-key', 'x-api-key', 'openai-organization', 'openai-project', 'cookie'];
-
-/** The live passthrough upstream of a generation, or undefined (none configured, or off). */
-export function passthroughUpstream(gen: Generation): LiveUpstream | undefined {
-  const id = gen.config.passthrough.upstream;
-  if (id === undefined) return undefined;
-  const upstream = gen.config.upstreams.get(id);
-  return upstream?.base_url ? upstream : undefined;
-}
 
 /**
  * The connections to the passthrough upstream: one undici Pool (the upstream's connect timeout,
@@ -185,9 +179,7 @@ export function registerPassthrough(v1: FastifyInstance, current: () => Generati
   void v1.register(async (scope) => {
     scope.addHook('onRequest', async (req) => {
       const upstream = passthroughUpstream(current());
-      if (!upstream) {
-        throw new GatewayError('GW_ERR_ROUTE_NOT_FOUND', { message: `Unknown request URL: ${req.method} ${req.url.split('?')[0]!.slice(0, 200)}.` });
-      }
+      if (!upstream) throw new GatewayError('GW_ERR_PASSTHROUGH_OFF', { message: passthroughOffMessage(current(), req.method, req.url) });
       targets.set(req, upstream);
     });
     // A JSON body is read for its model before preHandler, while the app's request-timeout

@@ -259,8 +259,9 @@ describe('Dockerfile', () => {
     assert.equal(argv[0], 'node', 'exec form, node as PID 1');
     assert.equal(argv.at(-1), 'dist/main.js');
     // The heap flags are the same as `npm start`'s (package.json), so the image and a plain start behave alike.
-    const start = /^node\s+(.*)\s+dist\/main\.js$/.exec(pkg.scripts['start'] ?? '');
-    assert.ok(start, `npm start is "node <flags> dist/main.js", got ${pkg.scripts['start']}`);
+    // `exec`: npm's SIGTERM goes to the shell it runs the script in; exec makes that shell node.
+    const start = /^exec\s+node\s+(.*)\s+dist\/main\.js$/.exec(pkg.scripts['start'] ?? '');
+    assert.ok(start, `npm start is "exec node <flags> dist/main.js", got ${pkg.scripts['start']}`);
     assert.deepEqual(argv.slice(1, -1), start[1]!.split(/\s+/), 'the ENTRYPOINT passes npm start\'s node flags');
     assert.equal(ops(runtime, 'WORKDIR').at(-1)?.args, '/app');
   });

@@ -235,7 +235,12 @@ describe('passthrough errors', () => {
       await assert.rejects(gw.client().embeddings.create({ model: 'text-embedding-3-small', input: 'x' }), (err: unknown) => {
         assert.ok(err instanceof OpenAI.APIError);
         assert.equal(err.status, 404);
-        assert.deepEqual(err.error, { message: 'Unknown request URL: POST /v1/embeddings.', type: 'invalid_request_error', param: null, code: 'unknown_url' });
+        assert.deepEqual(err.error, {
+          message: 'POST /v1/embeddings is proxied to the passthrough upstream, and none is configured: set passthrough.upstream in the gateway config to the id of an OpenAI-compatible upstream.',
+          type: 'invalid_request_error',
+          param: null,
+          code: 'unknown_url',
+        });
         return true;
       });
       assert.equal(upstream.requests.length, 0);

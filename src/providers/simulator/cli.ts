@@ -18,7 +18,8 @@ export interface SimulateFlags {
 
 function int(name: string, value: string | undefined, fallback: number, min: number, max: number): number {
   if (value === undefined) return fallback;
-  const n = Number(value);
+  // Decimal digits only: Number() reads `0x5A0D` as hex.
+  const n = /^\d{1,10}$/.test(value) ? Number(value) : NaN;
   if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`--${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`);
   return n;
 }
