@@ -32,6 +32,7 @@ import { Drain } from './server/drain.js';
 import { watchIdleMemory } from './server/idle-gc.js';
 import type { BuildOptions, Gateway, ReloadSummary } from './server/gateway.js';
 import { BodyGuard, useBodyGuard } from './server/body-guard.js';
+import { useBodyDecoding } from './server/body-decoding.js';
 import { createProviders, reloadSummary } from './server/generations.js';
 import { registerHealth } from './server/health.js';
 import { LiveState, type Generation } from './server/live.js';
@@ -189,6 +190,8 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
   });
   useBodyGuard(app, new BodyGuard(), () => live.current.config.server.max_body_bytes_in_flight, () => metrics.bodyGuardRefused.inc());
 
+  // gzip, deflate, br, zstd bodies of the model-call routes, held to the body limit as decoded.
+  useBodyDecoding(app, () => live.current.config.server.body_limit_bytes);
   useGatewayErrors(app, 'request failed');
 
   registerHealth(app, () => live.current.config, () => store.mode, () => drain.draining, () => ledger?.status ?? null);

@@ -83,7 +83,7 @@ async function vendorCount(gen: HeldGeneration, model: Model, body: Record<strin
  * schema-checked, with the target's model id), so the route is no way to reach anything else.
  */
 export function registerMessages(app: FastifyInstance, deps: PipelineDeps): void {
-  const config = { api: 'messages', errorBody: messagesApi.errorBody };
+  const config = { api: 'messages', decodesBody: true, errorBody: messagesApi.errorBody };
   app.post('/v1/messages', { schema: { body: MessagesRequestSchema }, config }, async (req, reply) => {
     await handleModelCall(messagesApi, deps, req, reply);
   });

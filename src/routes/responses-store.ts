@@ -62,7 +62,7 @@ function pageOf(q: Record<string, string | undefined>): { limit: number; order: 
 
 export function registerResponsesStore(app: FastifyInstance, deps: PipelineDeps): void {
   // A compaction is a model call: the key's limits and budgets, failover, the record and its cost (pipeline/handle.ts).
-  app.post('/v1/responses/compact', { schema: { body: CompactSchema }, config: { api: 'responses', errorBody: compactApi.errorBody } }, async (req, reply) => {
+  app.post('/v1/responses/compact', { schema: { body: CompactSchema }, config: { api: 'responses', decodesBody: true, errorBody: compactApi.errorBody } }, async (req, reply) => {
     await handleModelCall(compactApi, deps, req, reply);
   });
   app.get<Params>('/v1/responses/:id', async (req) => {
