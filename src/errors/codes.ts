@@ -249,9 +249,7 @@ export const ERRORS = {
   GW_ERR_NO_TARGET: { status: 503, type: 'server_error', code: 'no_upstream_available', message: 'No upstream can serve this model now.', heals: 'maybe' },
   GW_ERR_INTERNAL: { status: 500, type: 'server_error', code: 'internal_error', message: 'The gateway hit an internal error.', heals: 'maybe' },
 } as const satisfies Record<string, ErrorSpec>;
-
 export type ErrorCode = keyof typeof ERRORS;
-
 /** An error with everything needed to render the client-facing OpenAI error body. */
 export class GatewayError extends Error {
   readonly code: ErrorCode;
