@@ -72,17 +72,29 @@ function hasPassword(url: string): boolean {
   }
 }
 
-/** Why `url` is not a Redis URL, or null when it is one. */
-export function redisUrlProblem(url: string): string | null {
+/**
+ * Why `url` is not a URL of one of `schemes` (without their `:`) with a host, or null when it
+ * is one; parsed with the WHATWG `URL`, as undici, ioredis and pg read it. `expected`, when
+ * given, is added in parentheses to a "not a URL" and a "no host" answer (and, with
+ * `hintScheme`, to a wrong scheme's). The answer never quotes the URL: it may hold a password.
+ */
+export function urlProblem(url: string, schemes: readonly [string, string], expected?: string, hintScheme = false): string | null {
+  const hint = expected === undefined ? '' : ` (${expected})`;
   let u: URL;
   try {
     u = new URL(url);
   } catch {
-    return 'not a URL';
+    return `not a URL${hint}`;
   }
-  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') return `scheme "${u.protocol.replace(/:$/, '')}" is not redis or rediss`;
-  if (!u.hostname) return 'no host';
+  const scheme = u.protocol.replace(/:$/, '');
+  if (!schemes.includes(scheme)) return `scheme "${scheme}" is not ${schemes[0]} or ${schemes[1]}${hintScheme ? hint : ''}`;
+  if (!u.hostname) return `no host${hint}`;
   return null;
+}
+
+/** Why `url` is not a Redis URL, or null when it is one. */
+export function redisUrlProblem(url: string): string | null {
+  return urlProblem(url, ['redis', 'rediss']);
 }
 
 /**
@@ -116,15 +128,8 @@ export function postgresUrlProblems(ledger: { postgres_url?: string | undefined 
   if (url === '') return [];
   const where = ledger.postgres_url === undefined ? 'DATABASE_URL (environment)' : '/ledger/postgres_url';
   const expected = 'expected postgres://user[:password]@host:port/database; unset it for no ledger';
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return [`${where}: not a URL (${expected})`];
-  }
-  if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:') return [`${where}: scheme "${u.protocol.replace(/:$/, '')}" is not postgres or postgresql (${expected})`];
-  if (!u.hostname) return [`${where}: no host (${expected})`];
-  return [];
+  const why = urlProblem(url, ['postgres', 'postgresql'], expected, true);
+  return why === null ? [] : [`${where}: ${why}`];
 }
 
 /**

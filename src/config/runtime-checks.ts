@@ -11,21 +11,11 @@
 import { accessSync, constants, statSync, type Stats } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { isPair, isScalar, isSeq, parseDocument, visit } from 'yaml';
+import { urlProblem } from './checks.js';
 
-/**
- * Why `url` is not an http(s) URL with a host, or null when it is one (parsed with the WHATWG
- * `URL`, as undici parses it).
- */
+/** Why `url` is not an http(s) URL with a host, or null when it is one. */
 export function httpUrlProblem(url: string): string | null {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return 'not a URL (expected http(s)://host[:port][/path])';
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return `scheme "${u.protocol.replace(/:$/, '')}" is not http or https`;
-  if (!u.hostname) return 'no host (expected http(s)://host[:port][/path])';
-  return null;
+  return urlProblem(url, ['http', 'https'], 'expected http(s)://host[:port][/path]');
 }
 
 /** An HTTP field name (RFC 9110, 5.1: a token). */
