@@ -32,6 +32,7 @@ import { Drain } from './server/drain.js';
 import { watchIdleMemory } from './server/idle-gc.js';
 import type { BuildOptions, Gateway, ReloadSummary } from './server/gateway.js';
 import { BodyGuard, useBodyGuard } from './server/body-guard.js';
+import { useJsonBodies } from './server/json-body.js';
 import { useBodyDecoding } from './server/body-decoding.js';
 import { createProviders, reloadSummary } from './server/generations.js';
 import { registerHealth } from './server/health.js';
@@ -174,12 +175,8 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
   // The Responses API's WebSocket mode; its hook marks the turns before any other hook runs.
   const sockets = await useWebSockets(app, { config, drain, metrics: metrics.websocket });
   useRequestHooks(app, { metrics, drain, ...(ledger ? { ledger } : {}), requestTimeoutMs: () => live.current.config.server.request_timeout_ms });
-  // Any content type is read as JSON: `curl -d` sends form-encoded by default, and OpenAI
-  // itself accepts such bodies.
-  app.removeContentTypeParser('text/plain');
-  // A `__proto__` key (or `constructor.prototype`) is dropped, not refused as "unparseable":
-  // it means nothing to any API, and the rest of the body is the client's request.
-  app.addContentTypeParser('*', { parseAs: 'string' }, app.getDefaultJsonParser('remove', 'remove'));
+  // Any content type is read as JSON, big bodies in steps (server/json-body.ts).
+  useJsonBodies(app);
 
   // Before the /v1 routes' auth hook: while draining, new requests get 503 shutting_down.
   drain.attach(app);
@@ -188,10 +185,10 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
     onCollect: (ms) => logger.info({ pause_ms: Math.round(ms), rss_mb: Math.round(process.memoryUsage.rss() / 1048576) }, 'quiet after a burst: heap collected'),
     onError: (err) => logger.warn({ error: err instanceof Error ? err.message : String(err) }, 'idle memory check failed; the next check runs as usual'),
   });
-  useBodyGuard(app, new BodyGuard(), () => live.current.config.server.max_body_bytes_in_flight, () => metrics.bodyGuardRefused.inc());
-
-  // gzip, deflate, br, zstd bodies of the model-call routes, held to the body limit as decoded.
+  // gzip, deflate, br, zstd bodies of the model-call routes, held to the body limit as decoded;
+  // then the large-body memory guard, which meters what was decoded.
   useBodyDecoding(app, () => live.current.config.server.body_limit_bytes);
+  useBodyGuard(app, new BodyGuard(), () => live.current.config.server.max_body_bytes_in_flight, () => metrics.bodyGuardRefused.inc());
   useGatewayErrors(app, 'request failed');
 
   registerHealth(app, () => live.current.config, () => store.mode, () => drain.draining, () => ledger?.status ?? null);

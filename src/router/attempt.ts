@@ -39,9 +39,10 @@ export interface Attempt {
   stalled: boolean;
   /**
    * Returns the slot (with the capacity signal, if any), after `lingerMs` when given; safe to
-   * call more than once.
+   * call more than once. Resolves once the slot is back and the upstream's queue woken (at
+   * once when lingering or already released); never needs awaiting.
    */
-  release(lingerMs?: number): void;
+  release(lingerMs?: number): Promise<void>;
 }
 
 export type AttemptResult =
@@ -91,15 +92,16 @@ export function makeAttempt(
     signal: null,
     stalled: false,
     release: (lingerMs = 0) => {
-      if (released) return;
+      if (released) return Promise.resolve();
       released = true;
       // A deep call's outcome feeds its account's capacity for deep calls, another's the capacity for every call.
       const feedback = attempt.signal ? { signal: attempt.signal, inFlight: attempt.deep ? lease.deepInFlight : lease.inFlight } : undefined;
       if (attempt.deep && attempt.signal === 'ok') state.deepTimes?.observe(attempt.model.name, Date.now() - attempt.startedAt);
       const bounds = attempt.deep ? target.upstream.bounds : target.upstream.callBounds;
-      const give = (): void => void state.store.release(lease, feedback, bounds).then(() => state.queue.notify(target.upstream.id));
-      if (lingerMs > 0) setTimeout(give, lingerMs);
-      else give();
+      const give = (): Promise<void> => state.store.release(lease, feedback, bounds).then(() => state.queue.notify(target.upstream.id));
+      if (lingerMs === 0) return give();
+      setTimeout(() => void give(), lingerMs);
+      return Promise.resolve();
     },
   };
   return attempt;

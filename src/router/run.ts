@@ -37,8 +37,7 @@ export class RouteRun {
   lastFailure: { classified: Classified; error: GatewayError } | null = null;
   /** `sticky` only: whether the session stayed on its pin, moved, or was pinned afresh. */
   sticky: 'pinned' | 'moved' | 'new' | null = null;
-  /** Set when a fallback model served (or was tried): `primary->fallback`. */
-  fallback: string | null = null;
+  fallback: string | null = null; // set when a fallback model served (or was tried): `primary->fallback`
 
   private chain: Model[];
   private chainIdx = 0;
@@ -49,12 +48,11 @@ export class RouteRun {
   private retryHintMs = 0;
   private hintEndsAt = 0; // epoch ms the longest wait a rate-limited upstream named ends (0: none)
   private readonly deadline: number;
-  /** `sticky`: the session's pin, read once per request (null: not read yet). */
-  private pinned: string | undefined | null = null;
+  private pinned: string | undefined | null = null; // `sticky`: the session's pin, read once per request (null: not read yet)
   private readonly shedRun: ShedRun; // this request's walk down the shed ladder (router/shed-run.ts)
   private throttled = false; // the last attempt was throttled by its account: the next one is routing, not a retry
-  /** Attempts of this request its accounts throttled (they do not count toward max_attempts). */
-  private throttles = 0;
+  private throttles = 0; // attempts of this request its accounts throttled (they do not count toward max_attempts)
+  private given: Promise<void> = Promise.resolve(); // the last throttled attempt's slot back, the queue woken: afterThrottles must not wake on its own call
   private longWait = false; // an upstream named a wait past retry_after_cap_ms: no new round (the gateway does not sit it out)
   private stallMoved = false; // an attempt of this request was left because it stalled (router/feedback.ts)
   private failedUpstream: string | undefined; // the account of the last failed attempt
@@ -93,6 +91,7 @@ export class RouteRun {
       const model = this.chain[this.chainIdx]!;
       if (this.throttles >= this.cfg.max_attempts) {
         const deep = isDeep(model, this.effort); // throttled max_attempts times: the next attempt waits for a call there to end (shed-run.ts)
+        await this.given;
         const got = await this.shedRun.afterThrottles(model, deep, this.throttles, signal);
         if ('stop' in got) return got;
         this.tried.clear();
@@ -172,8 +171,9 @@ export class RouteRun {
     const throttle = isThrottle(attempt, classified);
     if (throttle) attempt.signal = 'throttled';
     // A stalled call just cancelled still counts at the provider until it sees the cancel.
-    attempt.release(classified.class === 'stall' ? STALL_LINGER_MS : 0);
+    const given = attempt.release(classified.class === 'stall' ? STALL_LINGER_MS : 0);
     if (throttle) {
+      this.given = given;
       health.release(target.key, target.upstream.id);
       this.throttled = true;
       this.throttles++;

@@ -11,9 +11,10 @@
  * read the account's files.
  */
 import type { FastifyRequest } from 'fastify';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { mayUse, type Caller } from '../auth/keys.js';
 import { GatewayError } from '../errors/codes.js';
+import { checkCodings, decodeBody, requestCodings } from '../server/body-decoding.js';
 
 /** A JSON body read for its model: the bytes (forwarded unchanged) and the model it names, if any. */
 export interface ReadBody {
@@ -67,15 +68,26 @@ function readAll(stream: Readable, limit: number): Promise<Buffer> {
 /**
  * The JSON body of a passthrough request and the model it names; null when the request has
  * no JSON body (multipart, none).
- * @throws GatewayError 400 `invalid_json` for a body that is not JSON, 413 past `limit` bytes.
+ * @throws GatewayError 400 `invalid_json` for a body that is not JSON, 413 past `limit` bytes
+ *   (encoded or decoded), 400 `invalid_body_encoding` / 415 `unsupported_content_encoding`
+ *   for a compressed body that cannot be decoded.
  */
 export async function readJsonBody(req: FastifyRequest, limit: number): Promise<ReadBody | null> {
   const stream = req.body as Readable | undefined;
   if (!isJson(req) || !stream || typeof stream.on !== 'function') return null;
   const bytes = await readAll(stream, limit);
+  // A compressed body is forwarded as it came, Content-Encoding and all; a decoded copy is
+  // read for the model (held to the same limit: a bomb gets 413; corrupt data 400; 415 for a
+  // coding this gateway cannot decode, server/body-decoding.ts).
+  const codings = requestCodings(req.headers['content-encoding']);
+  let plain = bytes;
+  if (codings.length > 0) {
+    checkCodings(codings);
+    plain = await readAll(decodeBody(Readable.from([bytes]), codings, limit), limit);
+  }
   let parsed: unknown;
   try {
-    parsed = bytes.length === 0 ? {} : JSON.parse(bytes.toString('utf8'));
+    parsed = plain.length === 0 ? {} : JSON.parse(plain.toString('utf8'));
   } catch {
     throw new GatewayError('GW_ERR_INVALID_JSON');
   }

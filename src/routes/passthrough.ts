@@ -210,6 +210,8 @@ export function registerPassthrough(v1: FastifyInstance, current: () => Generati
       await transport.close();
     });
 
+    // The proxy adds its own parsers (raw stream) in place of the app's (server/json-body.ts).
+    scope.removeContentTypeParser(['application/json', '*']);
     await scope.register(httpProxy, {
       // The upstream is chosen per request (replyOptions.getUpstream).
       upstream: '',

@@ -11,6 +11,7 @@
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { pipeline, type Readable, type Transform } from 'node:stream';
 import type { Dispatcher, Pool } from 'undici';
+import { encodeJson } from './encode-json.js';
 
 /** An upstream's answer as received: status, headers, and the decoded body as a stream. */
 export interface UpstreamResponse {
@@ -25,7 +26,8 @@ export interface SendOptions {
   readonly path: string;
   readonly method: 'POST' | 'GET';
   readonly headers: Record<string, string>;
-  readonly body?: string;
+  /** The request body, sent as JSON (upstream/encode-json.ts). */
+  readonly json?: unknown;
   readonly signal: AbortSignal;
   /** Time allowed until response headers, ms. */
   readonly firstByteMs: number;
@@ -52,11 +54,13 @@ function decoderFor(encoding: string): Transform | null {
  *         `ECONNREFUSED`, abort) raised before the response headers arrive.
  */
 export async function sendUpstream(pool: Pool, opts: SendOptions): Promise<UpstreamResponse> {
+  const encoded = opts.json === undefined ? null : encodeJson(opts.json);
+  const payload = typeof encoded === 'string' || encoded === null ? encoded : await encoded;
   const res: Dispatcher.ResponseData = await pool.request({
     path: opts.path,
     method: opts.method,
     headers: opts.headers,
-    body: opts.body ?? null,
+    body: payload,
     signal: opts.signal,
     headersTimeout: opts.firstByteMs,
     bodyTimeout: opts.idleMs,

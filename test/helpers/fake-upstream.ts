@@ -33,6 +33,8 @@ export interface ReceivedRequest {
   url: string;
   headers: IncomingMessage['headers'];
   body: string;
+  /** The body's bytes as received (a compressed body is not valid UTF-8). */
+  bytes: Buffer;
   json: Record<string, unknown> | undefined;
   receivedAt: number;
   /** Set when the connection closed before the reply finished. */
@@ -84,7 +86,8 @@ export class FakeUpstream {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const parts: Buffer[] = [];
     for await (const c of req) parts.push(c as Buffer);
-    const body = Buffer.concat(parts).toString('utf8');
+    const bytes = Buffer.concat(parts);
+    const body = bytes.toString('utf8');
     let json: Record<string, unknown> | undefined;
     try {
       json = JSON.parse(body) as Record<string, unknown>;
@@ -96,6 +99,7 @@ export class FakeUpstream {
       url: req.url ?? '',
       headers: req.headers,
       body,
+      bytes,
       json,
       receivedAt: Date.now(),
       abortedAt: null,

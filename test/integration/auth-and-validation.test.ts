@@ -203,6 +203,9 @@ describe('refusals never reach the upstream', () => {
     const trailing = await postChat(gw, '{"model": "gpt-test", "messages": []}}');
     assertOpenAIError(trailing, { status: 400, type: 'invalid_request_error', code: 'invalid_json' }, 'trailing garbage');
 
+    // Over 1 MiB a body is parsed in steps (server/json-body.ts): the same answer.
+    const big = await postChat(gw, `{"model": "gpt-test", "messages": [{"role": "user", "content": "${'x'.repeat(2 * 1024 * 1024)}"}]`);
+    assertOpenAIError(big, { status: 400, type: 'invalid_request_error', code: 'invalid_json' }, 'invalid 2 MB JSON');
   });
 
   const INVALID: { name: string; body: Record<string, unknown>; param: string; lists?: string }[] = [
@@ -357,6 +360,28 @@ describe('a "__proto__" key in a valid JSON body', () => {
       assert.equal(r.status, 200, r.text);
       assert.equal(upstream.requests.length, 1);
       assert.ok(!upstream.requests[0]!.body.includes('__proto__'), upstream.requests[0]!.body);
+    } finally {
+      await closeAll(gw, upstream);
+    }
+  });
+
+  test('in a body over 1 MiB (parsed in steps), plainly or with \\u escapes, and a constructor.prototype: dropped the same way', async () => {
+    const { upstream, gw } = await startWithUpstream((url) => testConfigYaml(url));
+    try {
+      upstream.on(() => ({ status: 200, body: fixtureJson('openai-chat-gpt5.json') }));
+      const long = 'y'.repeat(2 * 1024 * 1024);
+      const bodies = [
+        `{"model": "gpt-test", "messages": [{"role": "user", "content": "${long}"}], "__proto__": {"x": 1}}`,
+        `{"model": "gpt-test", "messages": [{"role": "user", "content": "${long}", "\\u005f_proto__": {"x": 1}}]}`,
+        `{"model": "gpt-test", "messages": [{"role": "user", "content": "${long}"}], "constructor": {"prototype": {"x": 1}}}`,
+      ];
+      for (const [i, body] of bodies.entries()) {
+        const r = await postChat(gw, body);
+        assert.equal(r.status, 200, r.text);
+        const sent = upstream.requests[i]!.body;
+        assert.ok(!sent.includes('__proto__') && !sent.includes('prototype'), `body ${i}: ${sent.slice(-200)}`);
+        assert.ok(sent.includes(long), `body ${i}: the prompt went up whole`);
+      }
     } finally {
       await closeAll(gw, upstream);
     }

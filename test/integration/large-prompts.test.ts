@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { after, before, describe, test } from 'node:test';
+import { gzipSync } from 'node:zlib';
 import { hashKey } from '../../src/auth/keys.js';
 import { CLIENT_KEY, closeAll, startWithUpstream, testConfigYaml, waitFor, type GatewayWithUpstream } from '../helpers/gateway.js';
 
@@ -150,5 +151,39 @@ describe('large bodies at once are bounded by server.max_body_bytes_in_flight', 
     release();
     assert.equal((await again).status, 200);
     assert.match(await g.gw.metricsText(), /switchyard_body_guard_refused_total 1\n/);
+  });
+
+  test('a gzip body (1 MB on the wire, 27 MB decoded) and a chunked one with no Content-Length are metered as they are read: 503 past the cap too', async () => {
+    const first = post(big);
+    const before = g.upstream.requests.length;
+    await waitFor(() => g.upstream.requests.length === before + 1, 10_000, 'the first body reached the upstream');
+    const headers = { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json' };
+    const packed = gzipSync(big);
+    assert.ok(packed.length < 2 * MB, `${packed.length} bytes gzipped`);
+    const gz = await fetch(`${g.gw.url}/v1/chat/completions`, { method: 'POST', headers: { ...headers, 'content-encoding': 'gzip' }, body: packed }).catch((e: unknown) => e);
+    const bytes = Buffer.from(big);
+    const chunks = new ReadableStream<Uint8Array>({
+      start(c) {
+        for (let i = 0; i < bytes.length; i += MB) c.enqueue(bytes.subarray(i, i + MB));
+        c.close();
+      },
+    });
+    const chunked = await fetch(`${g.gw.url}/v1/chat/completions`, { method: 'POST', headers, body: chunks, duplex: 'half' } as RequestInit).catch((e: unknown) => e);
+    for (const [name, r] of [['gzip', gz], ['chunked', chunked]] as const) {
+      assert.ok(r instanceof Response, `${name}: the client reads the refusal: ${String(r)}`);
+      assert.equal(r.status, 503, `${name}: ${await r.clone().text()}`);
+      assert.equal(r.headers.get('retry-after'), '1');
+      assert.match(((await r.json()) as { error: { message: string } }).error.message, /max_body_bytes_in_flight/);
+    }
+    assert.equal(g.upstream.requests.length, before + 1, 'neither refused body went upstream');
+    release();
+    assert.equal((await first).status, 200);
+    // With nothing else in flight, the same gzip body is decoded and served whole.
+    const alone = fetch(`${g.gw.url}/v1/chat/completions`, { method: 'POST', headers: { ...headers, 'content-encoding': 'gzip' }, body: packed });
+    await waitFor(() => g.upstream.requests.length === before + 2, 10_000, 'the gzip body reached the upstream');
+    const sent = (JSON.parse(big) as { messages: { content: string }[] }).messages[0]!.content;
+    assert.equal((g.upstream.requests.at(-1)!.json!['messages'] as { content: string }[])[0]!.content, sent, 'the prompt arrived whole');
+    release();
+    assert.equal((await alone).status, 200);
   });
 });

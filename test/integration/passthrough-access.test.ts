@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { brotliCompressSync, gzipSync } from 'node:zlib';
 import OpenAI, { toFile } from 'openai';
 import { hashKey } from '../../src/auth/keys.js';
 import { FakeUpstream } from '../helpers/fake-upstream.js';
@@ -56,6 +57,33 @@ describe('passthrough: the key models list, then its limits; the record names wh
     const res = await fetch(`${gw.url}/v1/embeddings`, { method: 'POST', headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json' }, body: stream, duplex: 'half' } as RequestInit);
     assert.equal(res.status, 200, await res.clone().text());
     assert.equal(upstream.requests[0]?.body, parts.join(''));
+  });
+
+  test('a gzip or br JSON body is read for its model and forwarded compressed as it came; a bomb is 413, corrupt data 400, an unknown coding 415', async () => {
+    const post = (key: string, body: Buffer, encoding: string) =>
+      fetch(`${gw.url}/v1/embeddings`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-encoding': encoding }, body });
+    const json = JSON.stringify({ model: 'text-embedding-3-small', input: 'compressed' });
+    for (const [encoding, bytes] of [['gzip', gzipSync(json)], ['br', brotliCompressSync(json)]] as const) {
+      upstream.requests.length = 0;
+      const refused = await post(GPT_KEY, bytes, encoding);
+      assert.equal(refused.status, 404, `${encoding}: the model inside was read and refused`);
+      assert.equal(((await refused.json()) as { error: { code: string } }).error.code, 'model_not_found');
+      assert.equal(upstream.requests.length, 0);
+      const res = await post(CLIENT_KEY, bytes, encoding);
+      assert.equal(res.status, 200, await res.clone().text());
+      assert.equal(upstream.requests.length, 1);
+      assert.equal(upstream.requests[0]!.headers['content-encoding'], encoding);
+      assert.ok(upstream.requests[0]!.bytes.equals(bytes), `${encoding}: the body went up as the client sent it`);
+    }
+    upstream.requests.length = 0;
+    const bomb = await post(CLIENT_KEY, gzipSync(Buffer.alloc(40 * 1024 * 1024, 0x20)), 'gzip');
+    assert.equal(bomb.status, 413, await bomb.clone().text());
+    const corrupt = await post(CLIENT_KEY, Buffer.from('not gzip at all'), 'gzip');
+    assert.equal(corrupt.status, 400);
+    assert.equal(((await corrupt.json()) as { error: { code: string } }).error.code, 'invalid_body_encoding');
+    const unknown = await post(CLIENT_KEY, Buffer.from(json), 'compress');
+    assert.equal(unknown.status, 415);
+    assert.equal(upstream.requests.length, 0, 'nothing undecodable went upstream');
   });
 
   test('where no model can be read (files, multipart uploads, batches), a key held to some models gets 403; a key allowed every model passes', async () => {

@@ -44,7 +44,7 @@ export function createOpenAIStyle(upstream: LiveUpstream, opts: OpenAIStyleOptio
         path: `${prefix}${opts.path(req)}`,
         method: 'POST',
         headers: { ...req.headers, ...fixed, accept: req.stream ? 'text/event-stream' : 'application/json', 'x-request-id': req.requestId },
-        body: JSON.stringify(req.body),
+        json: req.body,
         signal: req.signal,
         firstByteMs: upstream.timeouts.first_byte_ms,
         idleMs: upstream.timeouts.idle_ms,
