@@ -130,7 +130,11 @@ class ByteCounter extends Transform {
 }
 
 /** A decoded body stream; `receivedEncodedLength` is what Fastify checks against Content-Length. */
-export type DecodedBody = Readable & { readonly receivedEncodedLength: number };
+/**
+ * The decoded stream. `stop(err)` ends it with `err` and stops decoding at once: the rest of
+ * the encoded body is read and dropped, never inflated (a body refused mid-way).
+ */
+export type DecodedBody = Readable & { readonly receivedEncodedLength: number; stop(err: Error): void };
 
 /**
  * Decodes `source` through `codings` (checked with {@link checkCodings}, in the order applied),
@@ -170,6 +174,7 @@ export function decodeBody(source: Readable, codings: readonly string[], limit: 
     }
     from.pipe(out);
   };
+  Object.defineProperty(out, 'stop', { value: fail });
   encoded.onFirst = build;
   encoded.onEmpty = () => build(Buffer.alloc(0));
   encoded.on('error', fail);

@@ -20,6 +20,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { GatewayError } from '../errors/codes.js';
 import { waitHeaders } from '../errors/wait.js';
+import type { DecodedBody } from './body-decoding.js';
 
 /** Bodies from this size on are counted (1 MiB: a long coding-agent prompt is 0.2–2 MB). */
 export const LARGE_BODY_BYTES = 1024 * 1024;
@@ -116,10 +117,14 @@ export function useBodyGuard(app: FastifyInstance, guard: BodyGuard, cap: () => 
       // A MiB at a time, so a growing body asks a few dozen times, not per chunk.
       if (guard.take(hold, Math.max(upTo - hold.bytes, LARGE_BODY_BYTES), cap())) return null;
       onRefused();
+      const err = overloaded(guard, cap());
       payload.unpipe(meter);
-      // The rest is read and dropped; the answer closes the connection.
-      payload.resume();
-      return overloaded(guard, cap());
+      // A decoded body stops decoding and its encoded rest is read and dropped (never
+      // inflated); a plain one is read and dropped. The answer closes the connection.
+      const stop = (payload as Partial<DecodedBody>).stop;
+      if (stop) stop(err);
+      else payload.resume();
+      return err;
     }, payload);
     payload.on('error', (err) => meter.destroy(err));
     return payload.pipe(meter);
