@@ -8,5 +8,5 @@
  */
 export type ApiName = 'chat' | 'responses' | 'messages';
 
-/** Every API, in a fixed order (tables, the README's support matrix). */
+/** Every API, in a fixed order (tables, the support matrix in docs/translation.md). */
 export const API_NAMES: readonly ApiName[] = ['chat', 'responses', 'messages'];

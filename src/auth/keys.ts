@@ -19,7 +19,7 @@ export interface Caller {
   readonly models: readonly string[];
   /** Per-key limits and budget (see src/limits). */
   readonly limits?: ClientKeyConfig['limits'];
-  /** `background` calls take the shed ladder's lower rungs first (README, "Reasoning bursts"). */
+  /** `background` calls take the shed ladder's lower rungs first (docs/burst-control.md, "Shedding"). */
   readonly priority?: 'interactive' | 'background';
   /** The key's configured `metadata`: its tags in the ledger (record/tags.ts). */
   readonly metadata?: Readonly<Record<string, string>>;

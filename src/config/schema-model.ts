@@ -97,7 +97,7 @@ export const ShedSchema = Type.Object(
 
 /**
  * What a model accepts, so one OpenAI-style request can be reshaped for each model a call
- * may land on (primary, fallback, shed). See README, "Parameter normalisation".
+ * may land on (primary, fallback, shed). See docs/api.md, "Parameter normalisation".
  */
 export const CapabilitiesSchema = Type.Object(
   {

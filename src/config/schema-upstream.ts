@@ -72,7 +72,7 @@ export const WindowSchema = Type.Optional(
 
 /**
  * The account's capacity for deep calls in flight, learned from what the provider does
- * (429s, stalled first tokens; README, "Reasoning bursts"). Every field is optional: the
+ * (429s, stalled first tokens; docs/burst-control.md). Every field is optional: the
  * gateway needs no provider limit typed in.
  */
 export const CapacitySchema = Type.Object(
@@ -97,7 +97,7 @@ export const UpstreamSchema = Type.Object(
     provider: Type.String({ minLength: 1, maxLength: 64 }),
     /** e.g. `https://api.openai.com/v1`; the kind appends its API path. Not used by `simulator`. */
     base_url: Type.Optional(Type.String({ pattern: '^https?://' })),
-    /** Provider-kind options, validated by the kind's own schema (README, "Providers"). */
+    /** Provider-kind options, validated by the kind's own schema (docs/api.md, "Providers and endpoints"). */
     options: Type.Record(Type.String(), Type.Unknown(), { default: {} }),
     /** Usually a `${ENV_VAR}` reference. An unset variable switches the upstream off. */
     api_key: Type.Optional(Type.String()),
@@ -107,7 +107,7 @@ export const UpstreamSchema = Type.Object(
     /** Extra headers sent to this upstream (e.g. `OpenAI-Organization`). */
     headers: Type.Record(Type.String(), Type.String(), { default: {} }),
     simulator: SimulatorSchema,
-    /** The learned capacity of this account for deep calls (see README, "Reasoning bursts"). */
+    /** The learned capacity of this account for deep calls (see docs/burst-control.md). */
     capacity: CapacitySchema,
     window: WindowSchema,
   },

@@ -57,7 +57,7 @@ export interface Target {
 export interface Model {
   readonly name: string;
   readonly reasoning: boolean;
-  /** What the model accepts (README, "Parameter normalisation"). */
+  /** What the model accepts (docs/api.md, "Parameter normalisation"). */
   readonly capabilities: Readonly<CapabilitiesConfig>;
   readonly price: Required<PriceConfig>;
   readonly strategy: Strategy;

@@ -154,7 +154,7 @@ export const ERRORS = {
     message: 'Every upstream for this model is at its concurrency limit.',
     heals: 'wait',
   },
-  // Not a 429: a 429 is the client's own key over its limits (README, "Reasoning bursts").
+  // Not a 429: a 429 is the client's own key over its limits (docs/burst-control.md).
   GW_ERR_SHED_REJECTED: {
     status: 503,
     type: 'server_error',

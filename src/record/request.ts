@@ -7,7 +7,7 @@ import type { Usage } from '../usage/usage.js';
 import type { Tags } from './tags.js';
 
 /**
- * How a request ended, from the client's side, by who ended it (README "Observe"):
+ * How a request ended, from the client's side, by who ended it (docs/observability.md, "The request log line"):
  * - `ok`: the answer was delivered (a stream's terminal event was written);
  * - `client_error`: the request was refused for what it asked (bad body, unknown model, the
  *   key's own limits or budget), or an upstream refused it for the same reasons;

@@ -1,5 +1,5 @@
 /**
- * Graceful shutdown (README, "Shutdown"). On SIGTERM the gateway
+ * Graceful shutdown (docs/deploy.md, "Graceful shutdown"). On SIGTERM the gateway
  *
  * 1. starts draining: `/readyz` answers 503 and every new request (but `/healthz`,
  *    `/readyz`, `/metrics`) gets 503 `shutting_down` with `Connection: close`, on new and

@@ -1,5 +1,5 @@
 /**
- * Tracing for the gateway (README, "OpenTelemetry"): off unless an OTLP endpoint is set
+ * Tracing for the gateway (docs/observability.md, "OpenTelemetry"): off unless an OTLP endpoint is set
  * (`OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`). Off, the pipeline
  * gets `TRACING_OFF` and the OpenTelemetry SDK is never loaded; on, otel.ts is
  * imported and starts the SDK.

@@ -2,7 +2,7 @@
  * The support matrix: which client API can be served over which wire API, and by which
  * translator. Routing asks it which of a model's targets can serve a request (a target
  * whose upstream speaks no wire API this client API can be translated to is left out);
- * the README's table is checked against it by a test (test/unit/support-matrix.test.ts).
+ * the table in docs/translation.md is checked against it by a test (test/unit/support-matrix.test.ts).
  *
  * Rows are client APIs, columns wire APIs. A missing cell is a pair the gateway cannot
  * bridge (yet). When an upstream speaks several wire APIs, `wireFor` picks the first in

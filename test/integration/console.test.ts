@@ -5,7 +5,7 @@
  * call, a replayed stream, a fallback, an upstream error) must show up in its tables
  * without a reload, and no key, prompt or completion may ever reach the page.
  * Takes a full-page screenshot: into docs/console.png when SWITCHYARD_UPDATE_DOCS=1 (to
- * refresh the README's picture), else into the OS temp dir, so a test run rewrites no
+ * refresh the picture in docs/observability.md), else into the OS temp dir, so a test run rewrites no
  * tracked file.
  */
 import assert from 'node:assert/strict';

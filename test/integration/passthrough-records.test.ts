@@ -1,7 +1,7 @@
 /**
  * A passthrough request whose response never finishes (the client went away mid-stream, or
  * the drain cut the connection at its deadline) is still recorded like any other: one
- * `request finished` log line and a `switchyard_requests_total` sample (README, "Observe":
+ * `request finished` log line and a `switchyard_requests_total` sample (docs/observability.md, "The request log line":
  * one JSON log line per finished request). Fastify's onResponse hook only runs on the
  * response's 'finish'/'error', not on a 'close' without finish, so these are the cases it
  * would miss.

@@ -195,10 +195,11 @@ describe('stream repair and request translation with an anthropic upstream', () 
 
   const ask = (extra: Record<string, unknown> = {}) => postChat(gw, { model: 'claude-test', stream: true, messages: [{ role: 'user', content: 'hi' }], ...extra });
 
-  // README (API, Streams): a stream is broken only when it ends "with neither [DONE] nor a
-  // finish_reason". An Anthropic stream that delivered message_delta (with its stop_reason)
-  // but no message_stop has a finish_reason, so the answer is complete: its chunks reach the
-  // client and the prompt is not sent to the upstream again.
+  // An earlier README (API, Streams; now docs/api.md, "What the client sees"): a stream is
+  // broken only when it ends "with neither [DONE] nor a finish_reason". An Anthropic stream
+  // that delivered message_delta (with its stop_reason) but no message_stop has a
+  // finish_reason, so the answer is complete: its chunks reach the client and the prompt is
+  // not sent to the upstream again.
   test('a stream with message_delta but no message_stop, in one read, still reaches the client', async () => {
     const events = anthropicEvents(ANTHROPIC_TEXT).filter((e) => !e.includes('message_stop'));
     upstream.on(() => ({ status: 200, headers: SSE, steps: [events.join('')] }));
@@ -215,7 +216,7 @@ describe('stream repair and request translation with an anthropic upstream', () 
     assert.equal(upstream.requests.length, 1, 'the completed answer must not be requested again');
   });
 
-  // README: "Events before an error in the same read still go out first", and a stream that
+  // An earlier README: "Events before an error in the same read still go out first", and a stream that
   // broke after its first event is not retried: the client gets the translated events, then
   // one error event, and the upstream is called once.
   test('events translated before a non-JSON event in the same read are relayed, not retried', async () => {

@@ -1,7 +1,7 @@
 /**
- * The support matrix in the README is the one in the code: the table between the
+ * The support matrix in docs/translation.md is the one in the code: the table between the
  * `support-matrix` markers is rendered here from `TRANSLATORS` (translate/table.ts) and must
- * match byte for byte; and each provider kind speaks the wire APIs the README says.
+ * match byte for byte; and each provider kind speaks the wire APIs docs/api.md says.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -12,7 +12,7 @@ import type { LiveUpstream } from '../../src/config/load.js';
 import { PROVIDERS } from '../../src/providers/registry.js';
 import { supportedPairs, TRANSLATORS, wireFor } from '../../src/translate/table.js';
 
-/** The README's matrix, rendered from the table. */
+/** The docs' matrix, rendered from the table. */
 function render(): string {
   const rows = [`| client API \\ wire API | ${API_NAMES.map((w) => `\`${w}\``).join(' | ')} |`, `|---|${API_NAMES.map(() => '---|').join('')}`];
   for (const client of API_NAMES) {
@@ -22,16 +22,16 @@ function render(): string {
   return rows.join('\n');
 }
 
-function readmeMatrix(): string {
-  const text = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+function docsMatrix(): string {
+  const text = readFileSync(new URL('../../../docs/translation.md', import.meta.url), 'utf8');
   const m = /<!-- support-matrix:start -->\n([\s\S]*?)\n<!-- support-matrix:end -->/.exec(text);
-  assert.ok(m, 'README has the support-matrix markers');
+  assert.ok(m, 'docs/translation.md has the support-matrix markers');
   return m[1]!;
 }
 
 describe('support matrix', () => {
-  test('the README table is the code table', () => {
-    assert.equal(readmeMatrix(), render(), `README.md's support matrix should read:\n${render()}`);
+  test('the docs table is the code table', () => {
+    assert.equal(docsMatrix(), render(), `docs/translation.md's support matrix should read:\n${render()}`);
   });
 
   test('every pair has a translator that says which pair it is', () => {
@@ -50,7 +50,7 @@ describe('support matrix', () => {
     assert.equal(wireFor('messages', new Set<ApiName>(['chat', 'responses'])), 'chat');
   });
 
-  test('each provider kind speaks the wire APIs the README lists', async () => {
+  test('each provider kind speaks the wire APIs docs/api.md lists', async () => {
     const upstream = (provider: string, options: Record<string, unknown>) =>
       ({
         id: `u-${provider}`,
