@@ -1,7 +1,7 @@
 /**
  * What an Anthropic Messages client must get from a bridge, checked against a recorded
  * Responses stream or response object (read here, not by src/): for the messages ->
- * responses pair of test/unit/translators.test.ts and the bridge's own unit tests.
+ * responses pair of test/unit/translators-streams.test.ts and the bridge's own unit tests.
  */
 import assert from 'node:assert/strict';
 import type { Usage } from '../../src/usage/usage.js';

@@ -3,8 +3,9 @@
  * recording itself says an answer must contain (usage, generated text, where it fails),
  * read by code independent of src/ (no import of the API readers or translators).
  *
- * The lists are explicit on purpose: test/unit/translators.test.ts asserts that every file
- * in test/fixtures is in exactly one of them, so a new recording cannot be silently ignored.
+ * The lists are explicit on purpose: test/unit/translators-streams.test.ts asserts that
+ * every file in test/fixtures is in exactly one of them, so a new recording cannot be
+ * silently ignored.
  *
  * Framing: `.sse` files are used byte for byte. `.chunks.jsonl` files hold one SSE data
  * payload a line (the recorder stripped the framing and `[DONE]`); `sseBody` rebuilds the

@@ -1,7 +1,8 @@
 /**
  * What a Responses client must get from a translated Anthropic answer, read from the
- * recording itself (no src/ readers), for test/unit/translators.test.ts (`responses ->
- * messages`): the stream's event sequence and the JSON response object.
+ * recording itself (no src/ readers), for test/unit/translators-streams.test.ts and
+ * translators-json.test.ts (`responses -> messages`): the stream's event sequence and the
+ * JSON response object.
  */
 import assert from 'node:assert/strict';
 import type { Usage } from '../../src/usage/usage.js';

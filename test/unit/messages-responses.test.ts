@@ -3,7 +3,7 @@
  * (test/fixtures/openai-responses-*) and streams derived from them
  * (test/helpers/responses-variants.ts): what an Anthropic client gets for each thing a
  * Responses stream or answer holds. The whole-stream checks of every recording are in
- * translators.test.ts.
+ * translators-streams.test.ts.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
