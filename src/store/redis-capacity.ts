@@ -2,7 +2,8 @@
  * The learned-capacity law of store/capacity.ts, in Lua, for the Redis store: the same
  * state (one HASH per account: limit, changedAt, raised (the limit before the last raise, 0: none), probeMs, slowStart, servedAt, servedMs) and the same
  * steps, so every replica updates one estimate atomically. Keep the two in step: the store
- * contract test (test/redis/store-contract.test.ts) runs one table of cases on both.
+ * contract test (test/redis/store-contract-learned-limits.test.ts) runs one table of cases
+ * on both.
  */
 import { PROBE_BASE_MS, PROBE_MAX_MS, SERVED_MS, SERVED_REFRESH_MS } from './capacity.js';
 import { PROBE_HOLD_MS } from './probe-gate.js';
