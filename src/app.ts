@@ -26,19 +26,19 @@ import { registerModels } from './routes/models.js';
 import { registerPassthrough } from './routes/passthrough.js';
 import { Router } from './router/index.js';
 import { StateStore } from './store/index.js';
-import { clientError } from './server/client-error.js';
-import { capConnections } from './server/connection-cap.js';
-import { Drain } from './server/drain.js';
-import { watchIdleMemory } from './server/idle-gc.js';
+import { clientError } from './server/http/client-error.js';
+import { capConnections } from './server/http/connection-cap.js';
+import { Drain } from './server/lifecycle/drain.js';
+import { watchIdleMemory } from './server/lifecycle/idle-gc.js';
 import type { BuildOptions, Gateway, ReloadSummary } from './server/gateway.js';
-import { BodyGuard, useBodyGuard } from './server/body-guard.js';
-import { useJsonBodies } from './server/json-body.js';
-import { useBodyDecoding } from './server/body-decoding.js';
-import { createProviders, reloadSummary } from './server/generations.js';
-import { registerHealth } from './server/health.js';
-import { LiveState, type Generation } from './server/live.js';
+import { BodyGuard, useBodyGuard } from './server/http/body-guard.js';
+import { useJsonBodies } from './server/http/json-body.js';
+import { useBodyDecoding } from './server/http/body-decoding.js';
+import { createProviders, reloadSummary } from './server/reload/generations.js';
+import { registerHealth } from './server/lifecycle/health.js';
+import { LiveState, type Generation } from './server/reload/live.js';
 import { createLogger } from './server/logger.js';
-import { useRequestHooks } from './server/request-hooks.js';
+import { useRequestHooks } from './server/http/request-hooks.js';
 import { startTracing } from './tracing/index.js';
 import { packageVersion } from './util/version.js';
 
@@ -175,12 +175,12 @@ export async function buildApp(config: GatewayConfig, opts: BuildOptions = {}): 
   // The Responses API's WebSocket mode; its hook marks the turns before any other hook runs.
   const sockets = await useWebSockets(app, { config, drain, metrics: metrics.websocket });
   useRequestHooks(app, { metrics, drain, ...(ledger ? { ledger } : {}), requestTimeoutMs: () => live.current.config.server.request_timeout_ms });
-  // Any content type is read as JSON, big bodies in steps (server/json-body.ts).
+  // Any content type is read as JSON, big bodies in steps (server/http/json-body.ts).
   useJsonBodies(app);
 
   // Before the /v1 routes' auth hook: while draining, new requests get 503 shutting_down.
   drain.attach(app);
-  // Memory given back once quiet after a burst (server/idle-gc.ts; needs node's --expose-gc).
+  // Memory given back once quiet after a burst (server/lifecycle/idle-gc.ts; needs node's --expose-gc).
   const stopIdleGc = watchIdleMemory(drain, {
     onCollect: (ms) => logger.info({ pause_ms: Math.round(ms), rss_mb: Math.round(process.memoryUsage.rss() / 1048576) }, 'quiet after a burst: heap collected'),
     onError: (err) => logger.warn({ error: err instanceof Error ? err.message : String(err) }, 'idle memory check failed; the next check runs as usual'),

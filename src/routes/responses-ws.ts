@@ -8,10 +8,10 @@
  * The upgrade request goes through the client app's hooks like any request: a bad key gets
  * its 401 as an HTTP answer, a draining gateway its 503, and `server.websocket.enabled: false`
  * a 426 (a plain GET gets 426 too: it must upgrade). Each turn is then run as a
- * `POST /v1/responses` of its own (server/ws-turn.ts), so it is authenticated, limited,
+ * `POST /v1/responses` of its own (server/ws/turn.ts), so it is authenticated, limited,
  * routed, recorded and traced as one; a socket outlives a config reload or an account
  * switch, since nothing is routed per socket. The connection's frames are handled by
- * server/ws-session.ts. Library: `@fastify/websocket` (on `ws`), which upgrades only after
+ * server/ws/session.ts. Library: `@fastify/websocket` (on `ws`), which upgrades only after
  * Fastify's routing and hooks have run.
  */
 import fastifyWebsocket from '@fastify/websocket';
@@ -19,9 +19,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { GatewayConfig } from '../config/types.js';
 import { GatewayError } from '../errors/codes.js';
 import type { WebSocketMetrics } from '../metrics/websocket.js';
-import type { Drain } from '../server/drain.js';
-import { ResponsesSocket } from '../server/ws-session.js';
-import { turnHeaders, type TurnRegistry } from '../server/ws-turn.js';
+import type { Drain } from '../server/lifecycle/drain.js';
+import { ResponsesSocket } from '../server/ws/session.js';
+import { turnHeaders, type TurnRegistry } from '../server/ws/turn.js';
 
 /** What the WebSocket mode is set up with. */
 export interface WebSocketDeps {

@@ -1,12 +1,12 @@
 /**
  * The console's spend page (`GET /console/spend` on the admin listener): spend over time per
  * key, model or tag from the usage ledger (`GET /admin/spend`), the totals with the shed
- * and fallback shares, and the top keys. Static like the live page (console-page.ts): the
- * document holds no data, its script (`console-spend-script.ts`) reads the admin API with
+ * and fallback shares, and the top keys. Static like the live page (page.ts): the
+ * document holds no data, its script (`spend-script.ts`) reads the admin API with
  * the admin key; allowed by hash in its own Content-Security-Policy.
  */
-import { consoleCsp, consolePage } from './console-page.js';
-import { CONSOLE_SPEND_SCRIPT } from './console-spend-script.js';
+import { consoleCsp, consolePage } from './page.js';
+import { CONSOLE_SPEND_SCRIPT } from './spend-script.js';
 
 const KEY_HEAD =
   '<tr><th>Key</th><th class="num">Spend</th><th class="num">Share of spend</th><th class="num">Requests</th><th class="num">Input tokens</th>' +

@@ -20,7 +20,7 @@
  * Without it this does nothing. Written here because no library does this one thing.
  */
 
-/** The gateway's traffic, read live (server/drain.ts's Drain). */
+/** The gateway's traffic, read live (server/lifecycle/drain.ts's Drain). */
 export interface Traffic {
   /** Model calls in flight. */
   readonly modelCalls: number;

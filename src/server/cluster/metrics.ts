@@ -11,7 +11,7 @@
  */
 import type { Worker } from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
-import type { ToWorker } from './cluster-messages.js';
+import type { ToWorker } from './messages.js';
 
 interface Pending {
   readonly waiting: Set<number>;

@@ -6,10 +6,10 @@
  * the provider of a removed or changed upstream closes after the last request using it
  * finishes (and undici's `Pool.close()` itself waits for requests still on the pool).
  */
-import type { KeyStore } from '../auth/keys.js';
-import type { GatewayConfig } from '../config/types.js';
-import type { Provider } from '../providers/types.js';
-import type { Router } from '../router/index.js';
+import type { KeyStore } from '../../auth/keys.js';
+import type { GatewayConfig } from '../../config/types.js';
+import type { Provider } from '../../providers/types.js';
+import type { Router } from '../../router/index.js';
 
 export interface Generation {
   readonly config: GatewayConfig;

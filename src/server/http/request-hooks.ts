@@ -6,11 +6,11 @@
  * route, or a connection closed before its response finished.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Metrics } from '../metrics/registry.js';
-import { recordOutside } from '../pipeline/finish.js';
-import type { RecordSink, RequestRecord } from '../record/request.js';
-import type { Drain } from './drain.js';
-import type { Usage } from '../usage/usage.js';
+import type { Metrics } from '../../metrics/registry.js';
+import { recordOutside } from '../../pipeline/finish.js';
+import type { RecordSink, RequestRecord } from '../../record/request.js';
+import type { Drain } from '../lifecycle/drain.js';
+import type { Usage } from '../../usage/usage.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -2,7 +2,7 @@
  * The spend page's chart, hand-rolled SVG (no charting library: the page loads nothing from
  * outside and needs no build step): spend over time as stacked columns, one series per
  * group, biggest spender at the bottom, every period of the range on the x axis (periods
- * without rows are empty columns). Inlined into `console-spend-script.ts`'s IIFE.
+ * without rows are empty columns). Inlined into `spend-script.ts`'s IIFE.
  *
  * Names it defines for the page script:
  *   `periods(fromMs, toMs, granularity)` -> the UTC period starts (ms) covering the range,

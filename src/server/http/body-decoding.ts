@@ -20,11 +20,11 @@
 import type { FastifyInstance } from 'fastify';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import zlib from 'node:zlib';
-import { GatewayError } from '../errors/codes.js';
+import { GatewayError } from '../../errors/codes.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The route's body is decoded by its `Content-Encoding` before it is parsed (server/body-decoding.ts). */
+    /** The route's body is decoded by its `Content-Encoding` before it is parsed (server/http/body-decoding.ts). */
     decodesBody?: boolean;
   }
 }
@@ -151,7 +151,7 @@ export function decodeBody(source: Readable, codings: readonly string[], limit: 
     if (failed) return;
     failed = true;
     source.unpipe(encoded);
-    // The rest is read and dropped; the answer closes the connection (server/request-hooks.ts).
+    // The rest is read and dropped; the answer closes the connection (server/http/request-hooks.ts).
     source.resume();
     for (const s of stages) s.destroy();
     out.destroy(err);

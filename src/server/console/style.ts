@@ -1,4 +1,4 @@
-/** The console page's stylesheet (inlined by `console-page.ts`, allowed by its hash in the CSP). */
+/** The console page's stylesheet (inlined by `page.ts`, allowed by its hash in the CSP). */
 
 /** The stylesheet, exactly as inlined: its SHA-256 is in the page's Content-Security-Policy. */
 export const CONSOLE_STYLE = `

@@ -3,8 +3,8 @@
  *
  *   GET /console             the live page (static HTML, inline script and style allowed by
  *                            hash in a strict CSP); served WITHOUT the admin key, it holds no data
- *   GET /console/spend       the spend page (console-spend-page.ts), the same way; its script
- *                            reads GET /admin/spend (admin-spend.ts) with the admin key
+ *   GET /console/spend       the spend page (spend-page.ts), the same way; its script
+ *                            reads GET /admin/spend (server/admin/spend.ts) with the admin key
  *   GET /admin/console.json  everything the page shows, admin key required like every
  *                            /admin route: upstream targets (as /admin/upstreams), totals
  *                            from the metrics registry, the recent finished requests
@@ -14,10 +14,10 @@
  * shown by key NAME with their routing, status, timing, tokens and cost.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Gateway } from './gateway.js';
-import { CONSOLE_CSP, CONSOLE_DATA_PATH, CONSOLE_HTML, CONSOLE_SPEND_PATH } from './console-page.js';
-import { CONSOLE_SPEND_CSP, CONSOLE_SPEND_HTML } from './console-spend-page.js';
-import { recentRequests, type RecentRequest } from '../record/recent.js';
+import type { Gateway } from '../gateway.js';
+import { CONSOLE_CSP, CONSOLE_DATA_PATH, CONSOLE_HTML, CONSOLE_SPEND_PATH } from './page.js';
+import { CONSOLE_SPEND_CSP, CONSOLE_SPEND_HTML } from './spend-page.js';
+import { recentRequests, type RecentRequest } from '../../record/recent.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -1,18 +1,18 @@
 /**
- * The console's spend page script (inlined by `console-spend-page.ts`, allowed by its hash
- * in the CSP). Signs in like the live page (`console-common-script.ts`), then for the range,
+ * The console's spend page script (inlined by `spend-page.ts`, allowed by its hash
+ * in the CSP). Signs in like the live page (`common-script.ts`), then for the range,
  * granularity and group chosen asks {@link SPEND_API_PATH} twice, in parallel:
  *
  *   ?from&to&granularity=<hour|day|month>&group_by=<key|model|tag:<name>>  -> the chart
  *   ?from&to&granularity=none&group_by=key                                  -> totals, top keys
  *
- * and draws the chart (`console-spend-chart.ts`), the totals (spend, requests, tokens, shed
+ * and draws the chart (`spend-chart.ts`), the totals (spend, requests, tokens, shed
  * and fallback shares) and the top keys. A 503 `ledger_unavailable` shows how to configure
  * the ledger instead; a 400 shows the API's message. Group values (tag values come from
  * clients) are only ever written with `textContent`.
  */
-import { CONSOLE_COMMON } from './console-common-script.js';
-import { SPEND_CHART, SPEND_COLORS } from './console-spend-chart.js';
+import { CONSOLE_COMMON } from './common-script.js';
+import { SPEND_CHART, SPEND_COLORS } from './spend-chart.js';
 
 /** The admin endpoint the page reads. */
 export const SPEND_API_PATH = '/admin/spend';

@@ -7,10 +7,10 @@
  */
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { GatewayError } from '../errors/codes.js';
-import { errorBody } from '../errors/render.js';
-import { waitHeaders } from '../errors/wait.js';
-import type { ConnectionMetrics } from '../metrics/connections.js';
+import { GatewayError } from '../../errors/codes.js';
+import { errorBody } from '../../errors/render.js';
+import { waitHeaders } from '../../errors/wait.js';
+import type { ConnectionMetrics } from '../../metrics/connections.js';
 
 /** The limits, from the config's `server` block; 0 = none. */
 export interface ConnectionLimits {

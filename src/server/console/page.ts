@@ -1,21 +1,21 @@
 /**
  * The admin console's pages (on the admin listener): `GET /console`, the live page, and
- * `GET /console/spend` (console-spend-page.ts). Each is one static HTML document with its
+ * `GET /console/spend` (spend-page.ts). Each is one static HTML document with its
  * stylesheet and script inline, no external assets (the gateway may run offline). A page
  * asks once for the admin key (kept in sessionStorage for the tab, so one sign-in serves
  * both tabs), then reads its admin endpoints with `Authorization: Bearer <admin key>`.
  * Every value is written with `textContent`, never as HTML.
  *
  * Kept as TypeScript modules so the build ships them without copying assets: the
- * stylesheet in `console-style.ts`, the scripts in `console-script.ts` and
- * `console-spend-script.ts`, the documents and their Content-Security-Policy (exactly the
+ * stylesheet in `style.ts`, the scripts in `script.ts` and
+ * `spend-script.ts`, the documents and their Content-Security-Policy (exactly the
  * page's script and the stylesheet, by SHA-256 hash) here.
  */
 import { createHash } from 'node:crypto';
-import { CONSOLE_SCRIPT } from './console-script.js';
-import { CONSOLE_STYLE } from './console-style.js';
+import { CONSOLE_SCRIPT } from './script.js';
+import { CONSOLE_STYLE } from './style.js';
 
-export { CONSOLE_DATA_PATH, CONSOLE_POLL_MS } from './console-script.js';
+export { CONSOLE_DATA_PATH, CONSOLE_POLL_MS } from './script.js';
 
 /** Path of the spend page. */
 export const CONSOLE_SPEND_PATH = '/console/spend';

@@ -19,12 +19,12 @@
  */
 import type { Server } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayError } from '../errors/codes.js';
-import { sendError } from '../errors/reply.js';
+import { GatewayError } from '../../errors/codes.js';
+import { sendError } from '../../errors/reply.js';
 
-import { ShuttingDown } from '../errors/aborts.js';
+import { ShuttingDown } from '../../errors/aborts.js';
 
-export { ShuttingDown } from '../errors/aborts.js';
+export { ShuttingDown } from '../../errors/aborts.js';
 
 /** What the pipeline needs of the drain: registering a model call's abort controller. */
 export interface CallTracker {

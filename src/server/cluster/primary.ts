@@ -11,14 +11,14 @@
  * - SIGTERM / SIGINT: every worker drains as a single process would (`server.drain_ms`); the
  *   primary exits 0 once all exited 0, or 1 past drain_ms + margin (it kills what is left);
  *   a second signal makes the workers exit 1 at once;
- * - `/metrics` on any worker reports the sum of all (server/cluster-metrics.ts).
+ * - `/metrics` on any worker reports the sum of all (server/cluster/metrics.ts).
  * The signals reach workers as IPC messages, not signals: a worker that also gets the
  * signal itself (Ctrl-C in a terminal, systemd's control-group kill) drains once.
  */
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
-import { MetricsCollector } from './cluster-metrics.js';
-import { ours, WORKER_COUNT_ENV, WORKER_SLOT_ENV, type ToPrimary, type ToWorker } from './cluster-messages.js';
+import { MetricsCollector } from './metrics.js';
+import { ours, WORKER_COUNT_ENV, WORKER_SLOT_ENV, type ToPrimary, type ToWorker } from './messages.js';
 
 export interface PrimaryOptions {
   /** Worker processes, ≥ 2. */

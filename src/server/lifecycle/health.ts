@@ -6,8 +6,8 @@
  * state, backlog and problem.
  */
 import type { FastifyInstance } from 'fastify';
-import type { GatewayConfig } from '../config/types.js';
-import type { LedgerStatus } from '../ledger/index.js';
+import type { GatewayConfig } from '../../config/types.js';
+import type { LedgerStatus } from '../../ledger/index.js';
 
 /**
  * Registers `GET /healthz` and `GET /readyz`.

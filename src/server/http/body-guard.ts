@@ -18,8 +18,8 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
-import { GatewayError } from '../errors/codes.js';
-import { waitHeaders } from '../errors/wait.js';
+import { GatewayError } from '../../errors/codes.js';
+import { waitHeaders } from '../../errors/wait.js';
 
 /** Bodies from this size on are counted (1 MiB: a long coding-agent prompt is 0.2–2 MB). */
 export const LARGE_BODY_BYTES = 1024 * 1024;
@@ -66,7 +66,7 @@ class Meter extends Transform {
     inner: Readable,
   ) {
     super();
-    // Fastify compares what arrived on the wire with Content-Length (server/body-decoding.ts).
+    // Fastify compares what arrived on the wire with Content-Length (server/http/body-decoding.ts).
     Object.defineProperty(this, 'receivedEncodedLength', { get: () => (inner as { receivedEncodedLength?: number }).receivedEncodedLength });
   }
 
@@ -86,7 +86,7 @@ function overloaded(guard: BodyGuard, cap: number): GatewayError {
 /**
  * Adds the guard to `app`: an `onRequest` hook (before the body is read) for bodies of known
  * size, and a `preParsing` hook metering the others on the routes whose body is parsed
- * (`config.decodesBody`); add it after server/body-decoding.ts, so it meters decoded bytes.
+ * (`config.decodesBody`); add it after server/http/body-decoding.ts, so it meters decoded bytes.
  * @param cap the current `server.max_body_bytes_in_flight`, bytes (0: no guard).
  * @param onRefused counts a refusal (metrics).
  */

@@ -1,11 +1,11 @@
 /**
- * The console's live page script (inlined by `console-page.ts`, allowed by its hash in the
+ * The console's live page script (inlined by `page.ts`, allowed by its hash in the
  * CSP): asks once for the admin key (kept in sessionStorage for the tab; the session and
- * table helpers are `console-common-script.ts`), then polls {@link CONSOLE_DATA_PATH} with
+ * table helpers are `common-script.ts`), then polls {@link CONSOLE_DATA_PATH} with
  * `Authorization: Bearer <admin key>` and redraws the tables. Every value is written with
  * `textContent`, never as HTML.
  */
-import { CONSOLE_COMMON } from './console-common-script.js';
+import { CONSOLE_COMMON } from './common-script.js';
 
 /** Milliseconds between two polls of the console's data endpoint. */
 export const CONSOLE_POLL_MS = 1500;

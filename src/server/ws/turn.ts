@@ -23,10 +23,10 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { GatewayError } from '../errors/codes.js';
-import { errorBody } from '../errors/render.js';
-import { SseFramer, type SseEvent } from '../sse/parse.js';
-import type { Drain } from './drain.js';
+import { GatewayError } from '../../errors/codes.js';
+import { errorBody } from '../../errors/render.js';
+import { SseFramer, type SseEvent } from '../../sse/parse.js';
+import type { Drain } from '../lifecycle/drain.js';
 
 /** The turns in flight, by request id, with the signal that fires when their client leaves. */
 export type TurnRegistry = Map<string, AbortSignal>;

@@ -3,9 +3,9 @@
  * changed. An upstream whose entry is unchanged keeps its provider (and its connections);
  * the others get a new one from their kind's factory.
  */
-import type { GatewayConfig } from '../config/types.js';
-import type { Provider, ProviderKind } from '../providers/types.js';
-import type { ReloadSummary } from './gateway.js';
+import type { GatewayConfig } from '../../config/types.js';
+import type { Provider, ProviderKind } from '../../providers/types.js';
+import type { ReloadSummary } from '../gateway.js';
 import type { Generation } from './live.js';
 
 /** A generation's providers by upstream id, and which upstreams are new, changed or kept. */

@@ -1,13 +1,13 @@
 /**
- * A worker's side of `server.workers` (the primary: server/cluster-primary.ts): its place
+ * A worker's side of `server.workers` (the primary: server/cluster/primary.ts): its place
  * and the group's size from the environment the primary forked it with, the `/metrics`
  * body asked of the primary, its registry sent when the primary sums a scrape, and the
  * primary's reload, shutdown and force messages handed to `serve` (main.ts).
  */
 import cluster from 'node:cluster';
 import type { Registry } from 'prom-client';
-import { ours, WORKER_COUNT_ENV, WORKER_SLOT_ENV, type ToPrimary, type ToWorker } from './cluster-messages.js';
-import type { WorkerRole } from './gateway.js';
+import { ours, WORKER_COUNT_ENV, WORKER_SLOT_ENV, type ToPrimary, type ToWorker } from './messages.js';
+import type { WorkerRole } from '../gateway.js';
 
 /** What `serve` does on the primary's messages. */
 export interface WorkerHandlers {

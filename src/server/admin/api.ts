@@ -12,22 +12,22 @@
  *   GET  /admin/budgets     every budget (tag, account and key budgets): scope, period, amount,
  *                           spent, remaining and when it resets, across replicas
  *   POST /admin/reload      re-reads the config file; 200 with a summary, or 400 with the error
- *   GET  /admin/spend       spend, requests and tokens from the ledger per period and group (admin-spend.ts)
+ *   GET  /admin/spend       spend, requests and tokens from the ledger per period and group (spend.ts)
  *   GET  /admin/console.json, and GET /console and /console/spend (the pages, the only
- *                           routes without the key): the built-in console, see server/console.ts
+ *                           routes without the key): the built-in console, see server/console/routes.ts
  */
 import { timingSafeEqual } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import type { Gateway } from './gateway.js';
-import { hashKey } from '../auth/keys.js';
-import { bearerToken, throttledError } from '../auth/plugin.js';
-import { ConfigError } from '../config/load.js';
-import { GatewayError } from '../errors/codes.js';
-import { useGatewayErrors } from '../errors/reply.js';
-import { AuthThrottle } from '../limits/index.js';
-import { targetRef } from '../router/attempt.js';
-import { registerSpend } from './admin-spend.js';
-import { registerConsole } from './console.js';
+import type { Gateway } from '../gateway.js';
+import { hashKey } from '../../auth/keys.js';
+import { bearerToken, throttledError } from '../../auth/plugin.js';
+import { ConfigError } from '../../config/load.js';
+import { GatewayError } from '../../errors/codes.js';
+import { useGatewayErrors } from '../../errors/reply.js';
+import { AuthThrottle } from '../../limits/index.js';
+import { targetRef } from '../../router/attempt.js';
+import { registerSpend } from './spend.js';
+import { registerConsole } from '../console/routes.js';
 
 export interface AdminOptions {
   /** Defaults to the gateway's logger. */

@@ -3,8 +3,8 @@
  * served, and a warning when the public demo key is accepted on a non-loopback address.
  */
 import type { Logger } from 'pino';
-import { KeyStore } from '../auth/keys.js';
-import type { GatewayConfig } from '../config/types.js';
+import { KeyStore } from '../../auth/keys.js';
+import type { GatewayConfig } from '../../config/types.js';
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/i;
 

@@ -10,9 +10,9 @@
  * PostgreSQL cannot answer; 400 naming the parameter for a bad one.
  */
 import type { FastifyInstance } from 'fastify';
-import { GatewayError } from '../errors/codes.js';
-import { MAX_ROWS, spendQuery, spendRow, spendTotals, SpendQueryError } from '../ledger/spend-query.js';
-import type { Gateway } from './gateway.js';
+import { GatewayError } from '../../errors/codes.js';
+import { MAX_ROWS, spendQuery, spendRow, spendTotals, SpendQueryError } from '../../ledger/spend-query.js';
+import type { Gateway } from '../gateway.js';
 
 /** Registers the route on the admin app (its auth hook already guards it). */
 export function registerSpend(admin: FastifyInstance, gw: Gateway): void {

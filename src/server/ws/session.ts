@@ -1,6 +1,6 @@
 /**
  * One Responses API WebSocket connection (routes/responses-ws.ts): reads the client's
- * frames, runs each `response.create` as a turn (server/ws-turn.ts), one at a time, and
+ * frames, runs each `response.create` as a turn (server/ws/turn.ts), one at a time, and
  * keeps the socket healthy.
  *
  * - A connection runs its responses sequentially, one in flight (OpenAI guide "WebSocket
@@ -18,9 +18,9 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
-import { GatewayError } from '../errors/codes.js';
-import type { WebSocketMetrics } from '../metrics/websocket.js';
-import { gatewayErrorEvent, Turn, type TurnEnv } from './ws-turn.js';
+import { GatewayError } from '../../errors/codes.js';
+import type { WebSocketMetrics } from '../../metrics/websocket.js';
+import { gatewayErrorEvent, Turn, type TurnEnv } from './turn.js';
 
 /** `response.create` frames that may wait behind the one running. */
 const MAX_QUEUED = 16;
