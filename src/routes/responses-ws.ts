@@ -43,14 +43,22 @@ export interface WebSockets {
 const CLOSE_GRACE_MS = 1_000;
 
 /**
- * Sets up the WebSocket mode on the client app: the upgrade handling (`@fastify/websocket`,
+ * The WebSocket mode's state for the client app `app` (its turns are injected there): no
+ * socket open, no turn in flight. Set it up with {@link useWebSockets}.
+ */
+export function webSockets(app: FastifyInstance, deps: WebSocketDeps): WebSockets {
+  return { deps, app, registry: new Map(), sockets: new Set() };
+}
+
+/**
+ * Sets up the WebSocket mode on its client app: the upgrade handling (`@fastify/websocket`,
  * frames up to twice `server.body_limit_bytes`: a larger one closes the socket with 1009,
  * a smaller one past the limit gets an `error` event), and the hook that gives each turn
  * run in-process its client's aborts. Call before the app's other request hooks, so the
  * hook runs first. Register the route with {@link registerResponsesWs}.
  */
-export async function useWebSockets(app: FastifyInstance, deps: WebSocketDeps): Promise<WebSockets> {
-  const ws: WebSockets = { deps, app, registry: new Map(), sockets: new Set() };
+export async function useWebSockets(ws: WebSockets): Promise<void> {
+  const { app, deps } = ws;
   await app.register(fastifyWebsocket, {
     options: { maxPayload: 2 * deps.config.server.body_limit_bytes },
     // A broken socket (a frame over maxPayload, a bad frame, a reset) is the client's doing: noted, not an error of the gateway.
@@ -84,7 +92,6 @@ export async function useWebSockets(app: FastifyInstance, deps: WebSocketDeps): 
     signal.addEventListener('abort', leave, { once: true });
     reply.raw.once('close', () => signal.removeEventListener('abort', leave));
   });
-  return ws;
 }
 
 /** Answers a plain GET, or an upgrade while the mode is off: 426. */

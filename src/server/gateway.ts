@@ -76,3 +76,6 @@ export interface Gateway {
    */
   reload(path?: string): ReloadSummary;
 }
+
+/** The options of the admin app's plugins (server/admin/, server/console/): the gateway they serve. */
+export type AdminPluginOptions = { readonly gw: Gateway };

@@ -10,12 +10,13 @@
  * PostgreSQL cannot answer; 400 naming the parameter for a bad one.
  */
 import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
 import { GatewayError } from '../../errors/codes.js';
 import { MAX_ROWS, spendQuery, spendRow, spendTotals, SpendQueryError } from '../../ledger/spend-query.js';
-import type { Gateway } from '../gateway.js';
+import type { AdminPluginOptions, Gateway } from '../gateway.js';
 
-/** Registers the route on the admin app (its auth hook already guards it). */
-export function registerSpend(admin: FastifyInstance, gw: Gateway): void {
+/** Registers the route on the admin app (its key check already guards it: auth.ts). */
+function registerSpend(admin: FastifyInstance, gw: Gateway): void {
   admin.get('/admin/spend', async (req) => {
     let q;
     try {
@@ -51,3 +52,11 @@ export function registerSpend(admin: FastifyInstance, gw: Gateway): void {
     };
   });
 }
+
+/** `GET /admin/spend` as a plugin of the admin app. */
+export const spendRoutes = fp<AdminPluginOptions>(
+  async (admin, { gw }) => {
+    registerSpend(admin, gw);
+  },
+  { name: 'switchyard-admin-spend' },
+);

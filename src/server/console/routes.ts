@@ -14,7 +14,8 @@
  * shown by key NAME with their routing, status, timing, tokens and cost.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Gateway } from '../gateway.js';
+import fp from 'fastify-plugin';
+import type { AdminPluginOptions, Gateway } from '../gateway.js';
 import { CONSOLE_CSP, CONSOLE_DATA_PATH, CONSOLE_HTML, CONSOLE_SPEND_PATH } from './page.js';
 import { CONSOLE_SPEND_CSP, CONSOLE_SPEND_HTML } from './spend-page.js';
 import { recentRequests, type RecentRequest } from '../../record/recent.js';
@@ -99,7 +100,7 @@ function sendPage(reply: FastifyReply, html: string, csp: string): FastifyReply 
  * upstream and key views are the admin API's own (`/admin/upstreams`, `/admin/keys`, called in-process), so
  * the console always shows what the API does.
  */
-export function registerConsole(admin: FastifyInstance, gw: Gateway): void {
+function registerConsole(admin: FastifyInstance, gw: Gateway): void {
   admin.get('/console', { config: { adminPublic: true } }, async (_req, reply) => sendPage(reply, CONSOLE_HTML, CONSOLE_CSP));
   admin.get(CONSOLE_SPEND_PATH, { config: { adminPublic: true } }, async (_req, reply) => sendPage(reply, CONSOLE_SPEND_HTML, CONSOLE_SPEND_CSP));
 
@@ -159,3 +160,11 @@ export function registerConsole(admin: FastifyInstance, gw: Gateway): void {
     };
   });
 }
+
+/** The console as a plugin of the admin app: its pages are `adminPublic`, its data endpoint needs the admin key. */
+export const consoleRoutes = fp<AdminPluginOptions>(
+  async (admin, { gw }) => {
+    registerConsole(admin, gw);
+  },
+  { name: 'switchyard-console' },
+);

@@ -11,6 +11,7 @@ import { GatewayError } from '../../errors/codes.js';
 import { errorBody } from '../../errors/render.js';
 import { waitHeaders } from '../../errors/wait.js';
 import type { ConnectionMetrics } from '../../metrics/connections.js';
+import { recordConnectionRefused, trackConnection } from '../../metrics/record.js';
 
 /** The limits, from the config's `server` block; 0 = none. */
 export interface ConnectionLimits {
@@ -61,7 +62,7 @@ export function capConnections(server: Server, limits: () => ConnectionLimits, m
   let unlogged: Partial<Record<RefusalReason, number>> = {};
 
   const refuse = (socket: Socket, reason: RefusalReason, address: string): void => {
-    metrics.refused.inc({ reason });
+    recordConnectionRefused(metrics, reason);
     unlogged[reason] = (unlogged[reason] ?? 0) + 1;
     const now = Date.now();
     if (now - lastLogAt >= LOG_EVERY_MS) {
@@ -84,13 +85,13 @@ export function capConnections(server: Server, limits: () => ConnectionLimits, m
     if (maxPerAddress > 0 && fromAddress >= maxPerAddress) return refuse(socket, 'max_connections_per_address', address);
     open++;
     perAddress.set(address, fromAddress + 1);
-    metrics.open.inc();
+    trackConnection(metrics, 1);
     socket.once('close', () => {
       open--;
       const left = (perAddress.get(address) ?? 1) - 1;
       if (left > 0) perAddress.set(address, left);
       else perAddress.delete(address);
-      metrics.open.dec();
+      trackConnection(metrics, -1);
     });
     for (const listener of admitted) listener.call(server, socket);
   });

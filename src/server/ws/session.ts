@@ -19,6 +19,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
 import { GatewayError } from '../../errors/codes.js';
+import { recordWebSocketTurn, trackWebSocket } from '../../metrics/record.js';
 import type { WebSocketMetrics } from '../../metrics/websocket.js';
 import { gatewayErrorEvent, Turn, type TurnEnv } from './turn.js';
 
@@ -59,7 +60,7 @@ export class ResponsesSocket {
     private readonly onClosed: (s: ResponsesSocket) => void,
   ) {
     this.env = { ...session.turn, send: (text) => this.send(text) };
-    session.metrics.connections.inc();
+    trackWebSocket(session.metrics, 1);
     ws.on('message', (data, isBinary) => this.onFrame(data, isBinary));
     ws.on('pong', () => (this.answeredPing = true));
     ws.once('close', (code) => this.onClose(code));
@@ -120,7 +121,7 @@ export class ResponsesSocket {
     const turn = new Turn(this.env, body);
     this.current = turn;
     this.turns++;
-    this.session.metrics.turns.inc();
+    recordWebSocketTurn(this.session.metrics);
     void turn.run().finally(() => {
       this.current = null;
       this.armIdle();
@@ -161,7 +162,7 @@ export class ResponsesSocket {
     clearInterval(this.pingTimer);
     this.waiting.length = 0;
     this.current?.clientLeft();
-    this.session.metrics.connections.dec();
+    trackWebSocket(this.session.metrics, -1);
     this.session.log.info({ turns: this.turns, duration_ms: Date.now() - this.openedAt, code }, 'websocket closed');
     this.onClosed(this);
   }
