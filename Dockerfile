@@ -53,5 +53,5 @@ STOPSIGNAL SIGTERM
 # node as PID 1, no npm or shell in between, so SIGTERM reaches the gateway. The heap flags
 # are npm start's (package.json; why: docs/performance.md, "Heap settings"): no memory
 # reducer (its shrinking made the first seconds after an idle spell slow) and gc() for the
-# collection after a burst (src/server/idle-gc.ts).
+# collection after a burst (src/server/lifecycle/idle-gc.ts).
 ENTRYPOINT ["node", "--expose-gc", "--no-memory-reducer", "dist/main.js"]

@@ -30,7 +30,7 @@ import { buildApp } from '../dist/app.js';
 import { hashKey } from '../dist/auth/keys.js';
 import { parseConfig } from '../dist/config/load.js';
 import { PROVIDERS } from '../dist/providers/registry.js';
-import { buildAdmin } from '../dist/server/admin.js';
+import { buildAdmin } from '../dist/server/admin/api.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opt } = parseArgs({

@@ -18,11 +18,11 @@ import { workersStoreProblem } from './config/checks.js';
 import { ConfigError, loadConfig, type GatewayConfig } from './config/load.js';
 import { PROVIDERS } from './providers/registry.js';
 import { runSimulate } from './providers/simulator/cli.js';
-import { buildAdmin } from './server/admin.js';
-import { runPrimary } from './server/cluster-primary.js';
-import { joinPrimary, type WorkerLink } from './server/cluster-worker.js';
+import { buildAdmin } from './server/admin/api.js';
+import { runPrimary } from './server/cluster/primary.js';
+import { joinPrimary, type WorkerLink } from './server/cluster/worker.js';
 import { createLogger } from './server/logger.js';
-import { logStartup } from './server/startup-log.js';
+import { logStartup } from './server/lifecycle/startup-log.js';
 import { packageRoot } from './util/package-root.js';
 import { packageVersion } from './util/version.js';
 
@@ -64,7 +64,7 @@ function listenAddress(): { host: string; port: number } {
 
 /**
  * `switchyard serve`: one gateway process, or (`server.workers` > 1) the primary that runs
- * that many (server/cluster-primary.ts), or one of them.
+ * that many (server/cluster/primary.ts), or one of them.
  * @returns the exit code when the primary is done, -1 while a gateway serves.
  */
 async function serveCommand(path: string): Promise<number> {
@@ -127,7 +127,7 @@ async function serve(path: string, config: GatewayConfig, link: WorkerLink | nul
   process.on('SIGHUP', reload);
   // Installed only once listening: its exit hook would turn a failed start into exit 0.
   // SIGTERM / SIGINT: /readyz fails and new requests get 503 at once; requests in flight get
-  // server.drain_ms to finish, then are cut (src/server/drain.ts); then pools and Redis close
+  // server.drain_ms to finish, then are cut (src/server/lifecycle/drain.ts); then pools and Redis close
   // and the process exits 0. The hard limit past that exits 1; a second signal exits 1 at once,
   // unless it is the same signal within SAME_STOP_MS: under `npm start` (whose script execs
   // node, so npm's SIGTERM reaches it) a Ctrl-C comes twice, from the terminal and from npm.

@@ -8,7 +8,7 @@ export const ServerSchema = Type.Object(
     body_limit_bytes: Type.Integer({ minimum: 1024, default: 32 * 1024 * 1024 }),
     /**
      * Bytes of large (≥ 1 MiB) request bodies processed at once; past it such a request gets
-     * 503 server_overloaded before its body is read (server/body-guard.ts). 0 = no guard.
+     * 503 server_overloaded before its body is read (server/http/body-guard.ts). 0 = no guard.
      */
     max_body_bytes_in_flight: Type.Integer({ minimum: 0, default: 128 * 1024 * 1024 }),
     /** Longest time a client may take to send its whole request (headers and body); 0 = none. */
@@ -48,7 +48,7 @@ export const ServerSchema = Type.Object(
      */
     drain_ms: Type.Integer({ minimum: 0, maximum: 600_000, default: 25_000 }),
     /**
-     * Gateway processes serving the one port (node:cluster; src/server/cluster-primary.ts).
+     * Gateway processes serving the one port (node:cluster; src/server/cluster/primary.ts).
      * Above 1 needs Redis (`store.redis_url`, `REDIS_URL` or `store.cluster_nodes`): each
      * process is a replica of the shared store. Changing it takes a restart.
      */

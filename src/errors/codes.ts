@@ -83,7 +83,7 @@ export const ERRORS = {
     message: 'Send the request body as application/json.',
     heals: 'never',
   },
-  // RFC 9110 §15.5.16: 415 also answers a Content-Encoding the server cannot decode (server/body-decoding.ts).
+  // RFC 9110 §15.5.16: 415 also answers a Content-Encoding the server cannot decode (server/http/body-decoding.ts).
   GW_ERR_UNSUPPORTED_ENCODING: { status: 415, type: 'invalid_request_error', code: 'unsupported_content_encoding', message: 'Send the request body uncompressed.', heals: 'never' },
   GW_ERR_BODY_ENCODING: { status: 400, type: 'invalid_request_error', code: 'invalid_body_encoding', message: 'The request body could not be decoded as its Content-Encoding says.', heals: 'never' },
   // 426 Upgrade Required (RFC 9110, 15.5.22): Codex answers it by staying on HTTP for the session.
@@ -228,7 +228,7 @@ export const ERRORS = {
     message: 'This gateway is processing too many large request bodies; retry the request shortly.',
     heals: 'wait',
   },
-  // Written raw on a connection past server.max_connections(_per_address) (server/connection-cap.ts).
+  // Written raw on a connection past server.max_connections(_per_address) (server/http/connection-cap.ts).
   GW_ERR_TOO_MANY_CONNECTIONS: {
     status: 503,
     type: 'server_error',

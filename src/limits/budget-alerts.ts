@@ -21,6 +21,7 @@
  */
 import { fetch } from 'undici';
 import type { BudgetAlertSettings } from '../config/types.js';
+import { recordBudgetWebhook } from '../metrics/record.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { StateStore } from '../store/index.js';
 import type { BudgetLine } from './budget-lines.js';
@@ -128,7 +129,7 @@ export class BudgetAlerts {
         });
         await res.arrayBuffer().catch(() => undefined);
         if (res.status >= 200 && res.status < 300) {
-          this.metrics.budgets.webhooks.inc({ result: 'sent' });
+          recordBudgetWebhook(this.metrics, 'sent');
           return;
         }
         last = `HTTP ${res.status}`;
@@ -139,7 +140,7 @@ export class BudgetAlerts {
     }
     // Not delivered: the claim goes back, so the alert is sent later rather than never.
     await claim.release();
-    this.metrics.budgets.webhooks.inc({ result: 'failed' });
+    recordBudgetWebhook(this.metrics, 'failed');
     this.log.warn({ budget: line.name, threshold, webhook_host: hostOf(cfg.url), tries, error: this.stop.signal.aborted ? 'shutdown' : last }, 'budget alert webhook failed');
   }
 }

@@ -18,6 +18,7 @@ import type { Caller } from '../auth/keys.js';
 import type { BudgetConfig, ClientKeyConfig } from '../config/schema.js';
 import type { BudgetAlertSettings } from '../config/types.js';
 import type { GatewayError } from '../errors/codes.js';
+import { recordBudgetRefusal, recordBudgetRemaining, recordLimitRejection } from '../metrics/record.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { Tags } from '../record/tags.js';
 import type { StateStore } from '../store/index.js';
@@ -134,12 +135,12 @@ export class Budgets {
     const spent = await this.store.getSpend([...lines, ...accountLines].map((l) => l.counter));
     lines.forEach((l, i) => {
       const s = spent[i]!;
-      if ('key' in l.scope) this.metrics.budgetRemaining.set({ key: l.scope.key }, Math.max(0, l.amountUsd - s));
+      if ('key' in l.scope) recordBudgetRemaining(this.metrics, l.scope.key, Math.max(0, l.amountUsd - s));
       if (s < l.amountUsd) return;
       // A spent budget takes no more adds: an alert of it not delivered yet is retried here.
       this.alerts?.reached(l, s, base.alerts);
-      if ('key' in l.scope) this.metrics.limitRejections.inc({ key: l.scope.key, reason: 'budget' });
-      else this.metrics.budgets.refusals.inc({ budget: l.name, action: 'refused' });
+      if ('key' in l.scope) recordLimitRejection(this.metrics, l.scope.key, 'budget');
+      else recordBudgetRefusal(this.metrics, l.name, 'refused');
       throw spentError(l, s);
     });
     const accounts = new Map<string, BudgetLine[]>();
@@ -162,7 +163,7 @@ export class Budgets {
         const o = over.get(upstream);
         if (!o) return false;
         // Counted once per request and account, however often the route looks.
-        if (!passed.has(upstream)) for (const { line } of o) this.metrics.budgets.refusals.inc({ budget: line.name, action: 'routed_around' });
+        if (!passed.has(upstream)) for (const { line } of o) recordBudgetRefusal(this.metrics, line.name, 'routed_around');
         passed.add(upstream);
         return true;
       },
@@ -187,7 +188,7 @@ export class Budgets {
     if (!totals) return;
     lines.forEach((l, i) => {
       const total = totals[i]!;
-      if ('key' in l.scope) this.metrics.budgetRemaining.set({ key: l.scope.key }, Math.max(0, l.amountUsd - total));
+      if ('key' in l.scope) recordBudgetRemaining(this.metrics, l.scope.key, Math.max(0, l.amountUsd - total));
       this.alerts?.reached(l, total, check.alerts);
     });
   }

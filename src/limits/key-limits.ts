@@ -14,6 +14,7 @@
  */
 import type { Caller } from '../auth/keys.js';
 import { GatewayError } from '../errors/codes.js';
+import { recordBudgetRemaining, recordLimitRejection } from '../metrics/record.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { StateStore } from '../store/index.js';
 import type { Prompt } from '../usage/prompt-parts.js';
@@ -69,7 +70,7 @@ export class KeyLimits {
   }
 
   private reject(caller: Caller, reason: LimitReason | 'budget', err: GatewayError): never {
-    this.metrics.limitRejections.inc({ key: caller.name, reason });
+    recordLimitRejection(this.metrics, caller.name, reason);
     throw err;
   }
 
@@ -88,7 +89,7 @@ export class KeyLimits {
         remaining_usd: Math.max(0, limits.budget_usd.amount - spent),
         resets_at: new Date(endMs).toISOString(),
       };
-      this.metrics.budgetRemaining.set({ key: caller.name }, Math.max(0, limits.budget_usd.amount - spent));
+      recordBudgetRemaining(this.metrics, caller.name, Math.max(0, limits.budget_usd.amount - spent));
     }
     const l = this.limiters.for(caller, limits);
     for (const [kind, lim, max] of [

@@ -1,5 +1,5 @@
 /**
- * The metrics of the client port's connections (server/connection-cap.ts), in a file of
+ * The metrics of the client port's connections (server/http/connection-cap.ts), in a file of
  * their own because registry.ts is at its size cap; registry.ts creates them on its registry.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';

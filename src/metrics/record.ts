@@ -1,9 +1,12 @@
 /**
- * The only caller of prom-client outside the registry: turns finished request records and
- * upstream failures into metric updates.
+ * Every metric write of the gateway: finished request records, upstream attempts, and the
+ * counters and gauges of limits, budgets, auth, bodies, the ledger, connections and
+ * WebSockets. Code outside metrics/ calls these functions and never prom-client itself.
  */
 import type { RequestRecord } from '../record/request.js';
+import type { ConnectionMetrics } from './connections.js';
 import type { Metrics } from './registry.js';
+import type { WebSocketMetrics } from './websocket.js';
 
 const NONE = 'none';
 
@@ -109,6 +112,64 @@ export function recordShed(m: Metrics, model: string, policy: string): void {
   m.sheds.inc({ model, policy });
 }
 
+/** Counts an answer of `upstream` whose rate-limit headers said its request or token window is spent. */
 export function recordWindowSpent(m: Metrics, upstream: string): void {
   m.windowsSpent.inc({ upstream });
+}
+
+/** Counts a request a key's limit refused, by `reason` (requests, tokens, concurrency, budget). */
+export function recordLimitRejection(m: Metrics, key: string, reason: string): void {
+  m.limitRejections.inc({ key, reason });
+}
+
+/** Sets what is left of key `key`'s budget this period, USD (the caller keeps it at 0 or more). */
+export function recordBudgetRemaining(m: Metrics, key: string, usd: number): void {
+  m.budgetRemaining.set({ key }, usd);
+}
+
+/** Counts a request a spent configured budget refused or routed around. */
+export function recordBudgetRefusal(m: Metrics, budget: string, action: 'refused' | 'routed_around'): void {
+  m.budgets.refusals.inc({ budget, action });
+}
+
+/** Counts a budget alert webhook by result: sent (answered 2xx) or failed (every try failed). */
+export function recordBudgetWebhook(m: Metrics, result: 'sent' | 'failed'): void {
+  m.budgets.webhooks.inc({ result });
+}
+
+/** Counts a request refused 429 by the auth throttle. */
+export function recordAuthThrottled(m: Metrics): void {
+  m.authThrottled.inc();
+}
+
+/** Counts a request whose large body did not fit `server.max_body_bytes_in_flight`. */
+export function recordBodyGuardRefused(m: Metrics): void {
+  m.bodyGuardRefused.inc();
+}
+
+/** Counts `n` ledger rows by what became of them (written, spooled, replayed, dropped). */
+export function recordLedgerRows(m: Metrics, result: string, n: number): void {
+  m.ledgerRows.inc({ result }, n);
+}
+
+/** Counts a client-port connection refused, by reason. */
+export function recordConnectionRefused(c: ConnectionMetrics, reason: string): void {
+  c.refused.inc({ reason });
+}
+
+/** Tracks the client-port connections open: +1 when one is admitted, -1 when it closes. */
+export function trackConnection(c: ConnectionMetrics, delta: 1 | -1): void {
+  if (delta > 0) c.open.inc();
+  else c.open.dec();
+}
+
+/** Tracks the Responses API WebSockets open: +1 when one opens, -1 when it closes. */
+export function trackWebSocket(w: WebSocketMetrics, delta: 1 | -1): void {
+  if (delta > 0) w.connections.inc();
+  else w.connections.dec();
+}
+
+/** Counts a `response.create` frame run as a turn. */
+export function recordWebSocketTurn(w: WebSocketMetrics): void {
+  w.turns.inc();
 }

@@ -80,7 +80,7 @@ export function createMetrics(): Metrics {
   for (const n of ['switchyard_nodejs_active_handles_total', 'switchyard_nodejs_active_requests_total', 'switchyard_nodejs_active_resources_total']) registry.removeSingleMetric(n);
   Object.assign(registry.getSingleMetric('switchyard_process_max_fds') ?? {}, { aggregator: 'max' }); // one limit, not a sum
   const registers = [registry];
-  // With server.workers the primary sums the workers' metrics (server/cluster-metrics.ts); a
+  // With server.workers the primary sums the workers' metrics (server/cluster/metrics.ts); a
   // gauge every worker reads from the shared store, or a 0/1 state, takes the max instead.
   const shared = { registers, aggregator: 'max' as const };
   const sources: MetricSources = {};

@@ -16,7 +16,7 @@ import type { CallSpan, Tracing } from '../tracing/index.js';
 import { NO_TAGS, type Tags } from '../record/tags.js';
 import type { Continuation } from './continuation.js';
 
-/** A config generation pinned for one request (server/live.ts); `release()` when done. */
+/** A config generation pinned for one request (server/reload/live.ts); `release()` when done. */
 export interface HeldGeneration {
   readonly config: GatewayConfig;
   readonly router: Router;
@@ -24,7 +24,7 @@ export interface HeldGeneration {
   release(): void;
 }
 
-/** Registers a call so a shutdown past its drain deadline can abort it (server/drain.ts). */
+/** Registers a call so a shutdown past its drain deadline can abort it (server/lifecycle/drain.ts). */
 export interface CallTracker {
   track(abort: AbortController): () => void;
 }

@@ -1,6 +1,6 @@
 /**
  * `GET /metrics`: Prometheus text exposition of the app's registry, or, in a worker of
- * `server.workers`, of every worker's registry summed by the primary (server/cluster-metrics.ts).
+ * `server.workers`, of every worker's registry summed by the primary (server/cluster/metrics.ts).
  */
 import type { FastifyInstance } from 'fastify';
 import type { Metrics } from '../metrics/registry.js';

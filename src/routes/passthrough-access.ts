@@ -14,7 +14,7 @@ import type { FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import { mayUse, type Caller } from '../auth/keys.js';
 import { GatewayError } from '../errors/codes.js';
-import { checkCodings, decodeBody, requestCodings } from '../server/body-decoding.js';
+import { checkCodings, decodeBody, requestCodings } from '../server/http/body-decoding.js';
 
 /** A JSON body read for its model: the bytes (forwarded unchanged) and the model it names, if any. */
 export interface ReadBody {
@@ -78,7 +78,7 @@ export async function readJsonBody(req: FastifyRequest, limit: number): Promise<
   const bytes = await readAll(stream, limit);
   // A compressed body is forwarded as it came, Content-Encoding and all; a decoded copy is
   // read for the model (held to the same limit: a bomb gets 413; corrupt data 400; 415 for a
-  // coding this gateway cannot decode, server/body-decoding.ts).
+  // coding this gateway cannot decode, server/http/body-decoding.ts).
   const codings = requestCodings(req.headers['content-encoding']);
   let plain = bytes;
   if (codings.length > 0) {

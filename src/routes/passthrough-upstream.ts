@@ -3,7 +3,7 @@
  * generation, and why they answer 404 when there is none.
  */
 import type { LiveUpstream } from '../config/types.js';
-import type { Generation } from '../server/live.js';
+import type { Generation } from '../server/reload/live.js';
 
 /** The live passthrough upstream of a generation, or undefined (none configured, or off). */
 export function passthroughUpstream(gen: Generation): LiveUpstream | undefined {

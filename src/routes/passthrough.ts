@@ -42,7 +42,7 @@ import { costUsd, ZERO_USAGE, type Usage } from '../usage/usage.js';
 import { modelNamed } from '../config/aliases.js';
 import { passthroughOffMessage, passthroughUpstream } from './passthrough-upstream.js';
 import { tapUsage } from './passthrough-usage.js';
-import type { Generation } from '../server/live.js';
+import type { Generation } from '../server/reload/live.js';
 import { createPool } from '../upstream/pools.js';
 import { readCapped } from '../upstream/send.js';
 import { redactSecrets } from '../util/redact.js';
@@ -183,7 +183,7 @@ export function registerPassthrough(v1: FastifyInstance, current: () => Generati
       targets.set(req, upstream);
     });
     // A JSON body is read for its model before preHandler, while the app's request-timeout
-    // guard still runs (server/request-hooks.ts clears it there): a trickled body gets its 408.
+    // guard still runs (server/http/request-hooks.ts clears it there): a trickled body gets its 408.
     scope.addHook('preValidation', async (req) => {
       const read = await readJsonBody(req, current().config.server.body_limit_bytes);
       if (read) bodies.set(req, read);
@@ -210,7 +210,7 @@ export function registerPassthrough(v1: FastifyInstance, current: () => Generati
       await transport.close();
     });
 
-    // The proxy adds its own parsers (raw stream) in place of the app's (server/json-body.ts).
+    // The proxy adds its own parsers (raw stream) in place of the app's (server/http/json-body.ts).
     scope.removeContentTypeParser(['application/json', '*']);
     await scope.register(httpProxy, {
       // The upstream is chosen per request (replyOptions.getUpstream).

@@ -8,10 +8,10 @@
  * The upgrade request goes through the client app's hooks like any request: a bad key gets
  * its 401 as an HTTP answer, a draining gateway its 503, and `server.websocket.enabled: false`
  * a 426 (a plain GET gets 426 too: it must upgrade). Each turn is then run as a
- * `POST /v1/responses` of its own (server/ws-turn.ts), so it is authenticated, limited,
+ * `POST /v1/responses` of its own (server/ws/turn.ts), so it is authenticated, limited,
  * routed, recorded and traced as one; a socket outlives a config reload or an account
  * switch, since nothing is routed per socket. The connection's frames are handled by
- * server/ws-session.ts. Library: `@fastify/websocket` (on `ws`), which upgrades only after
+ * server/ws/session.ts. Library: `@fastify/websocket` (on `ws`), which upgrades only after
  * Fastify's routing and hooks have run.
  */
 import fastifyWebsocket from '@fastify/websocket';
@@ -19,9 +19,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { GatewayConfig } from '../config/types.js';
 import { GatewayError } from '../errors/codes.js';
 import type { WebSocketMetrics } from '../metrics/websocket.js';
-import type { Drain } from '../server/drain.js';
-import { ResponsesSocket } from '../server/ws-session.js';
-import { turnHeaders, type TurnRegistry } from '../server/ws-turn.js';
+import type { Drain } from '../server/lifecycle/drain.js';
+import { ResponsesSocket } from '../server/ws/session.js';
+import { turnHeaders, type TurnRegistry } from '../server/ws/turn.js';
 
 /** What the WebSocket mode is set up with. */
 export interface WebSocketDeps {
@@ -43,14 +43,22 @@ export interface WebSockets {
 const CLOSE_GRACE_MS = 1_000;
 
 /**
- * Sets up the WebSocket mode on the client app: the upgrade handling (`@fastify/websocket`,
+ * The WebSocket mode's state for the client app `app` (its turns are injected there): no
+ * socket open, no turn in flight. Set it up with {@link useWebSockets}.
+ */
+export function webSockets(app: FastifyInstance, deps: WebSocketDeps): WebSockets {
+  return { deps, app, registry: new Map(), sockets: new Set() };
+}
+
+/**
+ * Sets up the WebSocket mode on its client app: the upgrade handling (`@fastify/websocket`,
  * frames up to twice `server.body_limit_bytes`: a larger one closes the socket with 1009,
  * a smaller one past the limit gets an `error` event), and the hook that gives each turn
  * run in-process its client's aborts. Call before the app's other request hooks, so the
  * hook runs first. Register the route with {@link registerResponsesWs}.
  */
-export async function useWebSockets(app: FastifyInstance, deps: WebSocketDeps): Promise<WebSockets> {
-  const ws: WebSockets = { deps, app, registry: new Map(), sockets: new Set() };
+export async function useWebSockets(ws: WebSockets): Promise<void> {
+  const { app, deps } = ws;
   await app.register(fastifyWebsocket, {
     options: { maxPayload: 2 * deps.config.server.body_limit_bytes },
     // A broken socket (a frame over maxPayload, a bad frame, a reset) is the client's doing: noted, not an error of the gateway.
@@ -84,7 +92,6 @@ export async function useWebSockets(app: FastifyInstance, deps: WebSocketDeps): 
     signal.addEventListener('abort', leave, { once: true });
     reply.raw.once('close', () => signal.removeEventListener('abort', leave));
   });
-  return ws;
 }
 
 /** Answers a plain GET, or an upgrade while the mode is off: 426. */

@@ -9,8 +9,8 @@ import type { DestinationStream, Logger } from 'pino';
 import type { KeyLimits } from '../limits/index.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { StateStore } from '../store/index.js';
-import type { Drain } from './drain.js';
-import type { Generation } from './live.js';
+import type { Drain } from './lifecycle/drain.js';
+import type { Generation } from './reload/live.js';
 
 /** Options of `buildApp`. */
 export interface BuildOptions {
@@ -23,7 +23,7 @@ export interface BuildOptions {
    * for the `OTEL_*` tracing variables (defaults to `process.env`).
    */
   readonly env?: NodeJS.ProcessEnv;
-  /** Set when this process is one of `server.workers` (server/cluster-worker.ts). */
+  /** Set when this process is one of `server.workers` (server/cluster/worker.ts). */
   readonly worker?: WorkerRole;
 }
 
@@ -76,3 +76,6 @@ export interface Gateway {
    */
   reload(path?: string): ReloadSummary;
 }
+
+/** The options of the admin app's plugins (server/admin/, server/console/): the gateway they serve. */
+export type AdminPluginOptions = { readonly gw: Gateway };

@@ -13,7 +13,7 @@ import { buildApp, type Gateway } from '../../src/app.js';
 import { hashKey } from '../../src/auth/keys.js';
 import { ConfigError } from '../../src/config/load.js';
 import { loadTestConfig } from '../helpers/config.js';
-import { buildAdmin } from '../../src/server/admin.js';
+import { buildAdmin } from '../../src/server/admin/api.js';
 import { FakeUpstream, type ScriptedReply } from '../helpers/fake-upstream.js';
 import { CLIENT_KEY, UPSTREAM_KEY, waitFor } from '../helpers/gateway.js';
 

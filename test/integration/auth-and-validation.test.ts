@@ -203,7 +203,7 @@ describe('refusals never reach the upstream', () => {
     const trailing = await postChat(gw, '{"model": "gpt-test", "messages": []}}');
     assertOpenAIError(trailing, { status: 400, type: 'invalid_request_error', code: 'invalid_json' }, 'trailing garbage');
 
-    // Over 1 MiB a body is parsed in steps (server/json-body.ts): the same answer.
+    // Over 1 MiB a body is parsed in steps (server/http/json-body.ts): the same answer.
     const big = await postChat(gw, `{"model": "gpt-test", "messages": [{"role": "user", "content": "${'x'.repeat(2 * 1024 * 1024)}"}]`);
     assertOpenAIError(big, { status: 400, type: 'invalid_request_error', code: 'invalid_json' }, 'invalid 2 MB JSON');
   });

@@ -21,7 +21,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { buildApp, type Gateway } from '../../src/app.js';
 import { hashKey } from '../../src/auth/keys.js';
 import { parseTestConfig } from '../helpers/config.js';
-import { buildAdmin } from '../../src/server/admin.js';
+import { buildAdmin } from '../../src/server/admin/api.js';
 import { FakeUpstream, type ReceivedRequest, type ScriptedReply } from '../helpers/fake-upstream.js';
 import { CLIENT_KEY, OTHER_KEY, UPSTREAM_KEY } from '../helpers/gateway.js';
 import { replay } from '../helpers/recordings.js';

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { hashKey } from '../../src/auth/keys.js';
-import { buildAdmin } from '../../src/server/admin.js';
+import { buildAdmin } from '../../src/server/admin/api.js';
 import type { FakeUpstream } from '../helpers/fake-upstream.js';
 import { fixtureJson } from '../helpers/recordings.js';
 import { CLIENT_KEY, startWithUpstream, testConfigYaml, waitFor, type TestGateway } from '../helpers/gateway.js';

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { hashKey } from '../../src/auth/keys.js';
-import { buildAdmin } from '../../src/server/admin.js';
+import { buildAdmin } from '../../src/server/admin/api.js';
 import { FakeUpstream } from '../helpers/fake-upstream.js';
 import { postChat, startGateway, testConfigYaml, type TestGateway } from '../helpers/gateway.js';
 import { LedgerSetup, ledgerConfig } from '../helpers/ledger.js';

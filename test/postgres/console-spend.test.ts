@@ -16,7 +16,7 @@ import type { FastifyInstance } from 'fastify';
 import OpenAI from 'openai';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { hashKey } from '../../src/auth/keys.js';
-import { buildAdmin } from '../../src/server/admin.js';
+import { buildAdmin } from '../../src/server/admin/api.js';
 import { deferred } from '../helpers/accounts.js';
 import { FakeUpstream, type ReceivedRequest, type ScriptedReply } from '../helpers/fake-upstream.js';
 import { CLIENT_KEY, OTHER_KEY, startGateway, testConfigYaml, UPSTREAM_KEY, waitFor, type TestGateway } from '../helpers/gateway.js';

@@ -20,7 +20,7 @@ import { after, before, describe, test } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { hashKey } from '../../src/auth/keys.js';
-import { buildAdmin } from '../../src/server/admin.js';
+import { buildAdmin } from '../../src/server/admin/api.js';
 import { Account } from '../helpers/accounts.js';
 import { finishedLine, postChat, startGateway, UPSTREAM_KEY, waitFor, type RawReply, type TestGateway } from '../helpers/gateway.js';
 import { metricSum, metricValue } from '../helpers/metrics-text.js';

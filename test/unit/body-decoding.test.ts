@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import { Readable } from 'node:stream';
 import { describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
-import { decodeBody } from '../../src/server/body-decoding.js';
+import { decodeBody } from '../../src/server/http/body-decoding.js';
 
 const MiB = 1024 * 1024;
 

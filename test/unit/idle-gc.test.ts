@@ -1,5 +1,5 @@
 /**
- * The quiet-time collection (server/idle-gc.ts): two full collections once the gateway has
+ * The quiet-time collection (server/lifecycle/idle-gc.ts): two full collections once the gateway has
  * been quiet after serving model calls with its heap grown well above its size at start;
  * none while a call runs, none when nothing was served since the last ones, none when the
  * heap did not grow.
@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
-import { watchIdleMemory, type Traffic } from '../../src/server/idle-gc.js';
+import { watchIdleMemory, type Traffic } from '../../src/server/lifecycle/idle-gc.js';
 
 const CHECK_MS = 20;
 const QUIET_MS = 40;

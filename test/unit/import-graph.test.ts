@@ -28,6 +28,10 @@ const SRC = join(ROOT, 'src');
 const LAYERS: readonly (readonly string[])[] = [
   ['main.ts'],
   ['app.ts'],
+  // The client app's features as Fastify plugins (and the parts they share), composed by app.ts.
+  ['plugins/'],
+  // server/'s subfolders (http/, lifecycle/, reload/, cluster/, admin/, console/, ws/) and
+  // its shared gateway.ts and logger.ts are all this layer.
   ['routes/', 'server/'],
   ['pipeline/'],
   // Trace spans of model calls: the pipeline opens and ends them; they read attempts
@@ -38,7 +42,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['translate/'],
   ['apis/'],
   ['upstream/'],
-  // The usage ledger: reads finished records (record/) and its config; only app.ts and
+  // The usage ledger: reads finished records (record/) and its config; only plugins/ and
   // server/ (readiness) know it.
   ['ledger/'],
   // The floor: modules that may import one another (where no cycle results, see (a)) but

@@ -5,7 +5,7 @@ import type { KeyStore } from '../../src/auth/keys.js';
 import type { GatewayConfig } from '../../src/config/load.js';
 import type { Provider } from '../../src/providers/types.js';
 import type { Router } from '../../src/router/index.js';
-import { LiveState, type Generation } from '../../src/server/live.js';
+import { LiveState, type Generation } from '../../src/server/reload/live.js';
 
 function provider(): Provider & { closed: number } {
   const p = {
