@@ -13,8 +13,8 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Worker } from 'node:worker_threads';
 import { freePort, start, stop, waitHttp } from './bench/procs.mjs';
+import { healthzLine, timeHealthz } from './bench/healthz-poller.mjs';
 
 const { values } = parseArgs({ options: { prompts: { type: 'string', default: '2' }, mb: { type: 'string', default: '24' }, rounds: { type: 'string', default: '3' }, 'cpu-prof': { type: 'string' }, gateway: { type: 'string', default: 'dist/main.js' } } });
 const PROMPTS = Number(values.prompts);
@@ -60,61 +60,34 @@ const port = await freePort();
 const child = start(dir, 'gateway', process.execPath, [...(values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof']] : []), values.gateway, '--config', config], { PORT: String(port), BENCH_KEY: 'x' });
 const url = `http://127.0.0.1:${port}`;
 
-const POLLER = `
-const { parentPort, workerData } = require('node:worker_threads');
-const times = [];
-let on = true;
-let first = true;
-parentPort.on('message', () => { on = false; });
-(async () => {
-  while (on) {
-    const t0 = performance.now();
-    const r = await fetch(workerData + '/healthz');
-    await r.arrayBuffer();
-    // The first request opens the connection: not a measure of the gateway's loop.
-    if (first) first = false;
-    else times.push(performance.now() - t0);
-    await new Promise((res) => setTimeout(res, 10));
-  }
-  parentPort.postMessage(times);
-})();`;
-
-const pct = (xs, p) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 let statuses = [];
 let times = [];
 let idle = [];
 try {
   await waitHttp(`${url}/healthz`);
-  const quiet = new Worker(POLLER, { eval: true, workerData: url });
-  const quietDone = new Promise((res) => quiet.once('message', res));
-  await new Promise((res) => setTimeout(res, 1_000));
-  quiet.postMessage('stop');
-  idle = await quietDone;
-  await quiet.terminate();
+  idle = await timeHealthz(url, () => new Promise((res) => setTimeout(res, 1_000)));
   for (let r = 0; r < ROUNDS; r++) {
-    const poller = new Worker(POLLER, { eval: true, workerData: url });
-    const done = new Promise((res) => poller.once('message', res));
-    await new Promise((res) => setTimeout(res, 200));
-    statuses.push(
-      ...(await Promise.all(
-        Array.from({ length: PROMPTS }, () =>
-          fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body }).then(
-            async (res) => (await res.arrayBuffer(), res.status),
-            () => 'error',
+    const round = await timeHealthz(url, async () => {
+      await new Promise((res) => setTimeout(res, 200));
+      statuses.push(
+        ...(await Promise.all(
+          Array.from({ length: PROMPTS }, () =>
+            fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body }).then(
+              async (res) => (await res.arrayBuffer(), res.status),
+              () => 'error',
+            ),
           ),
-        ),
-      )),
-    );
-    poller.postMessage('stop');
-    times.push(...(await done));
-    await poller.terminate();
+        )),
+      );
+    });
+    times.push(...round);
   }
 } finally {
   await stop(child);
   upstream.close();
   rmSync(dir, { recursive: true, force: true });
 }
-const line = (xs) => (xs.sort((a, b) => a - b), `n=${xs.length} p50=${pct(xs, 50).toFixed(1)} ms p99=${pct(xs, 99).toFixed(1)} ms max=${xs.at(-1).toFixed(1)} ms`);
+const line = (xs) => healthzLine(xs.sort((a, b) => a - b));
 console.log(`${values.gateway}: ${ROUNDS} rounds of ${PROMPTS} concurrent ${(body.length / 1048576).toFixed(1)} MB chat prompts on a tpm key (node ${process.version})`);
 console.log(`prompt statuses: ${statuses.join(' ')}`);
 console.log(`/healthz every 10 ms, quiet (reference): ${line(idle)}`);

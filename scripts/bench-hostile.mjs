@@ -18,9 +18,9 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Worker } from 'node:worker_threads';
 import { setInterval, clearInterval } from 'node:timers';
 import { gzipSync } from 'node:zlib';
+import { healthzLine, timeHealthz } from './bench/healthz-poller.mjs';
 import { freePort, start, stop, waitHttp } from './bench/procs.mjs';
 
 const { values } = parseArgs({
@@ -106,34 +106,6 @@ async function run(make, n, c) {
   return statuses;
 }
 
-const POLLER = `
-const { parentPort, workerData } = require('node:worker_threads');
-const times = [];
-let on = true;
-let first = true;
-parentPort.on('message', () => { on = false; });
-(async () => {
-  while (on) {
-    const t0 = performance.now();
-    const r = await fetch(workerData + '/healthz');
-    await r.arrayBuffer();
-    if (first) first = false;
-    else times.push(performance.now() - t0);
-    await new Promise((res) => setTimeout(res, 10));
-  }
-  parentPort.postMessage(times);
-})();`;
-
-async function timeHealthz(during) {
-  const poller = new Worker(POLLER, { eval: true, workerData: url });
-  const done = new Promise((res) => poller.once('message', res));
-  await during();
-  poller.postMessage('stop');
-  const times = await done;
-  await poller.terminate();
-  return times.sort((a, b) => a - b);
-}
-
 /** Opens `n` connections that send a request line and then a header byte a second. */
 function slowloris(n) {
   const sockets = [];
@@ -149,13 +121,12 @@ function slowloris(n) {
   };
 }
 
-const pct = (xs, p) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] ?? NaN;
-const line = (xs) => `n=${xs.length} p50=${pct(xs, 50).toFixed(1)} ms p99=${pct(xs, 99).toFixed(1)} ms max=${(xs.at(-1) ?? NaN).toFixed(1)} ms`;
+const line = healthzLine;
 try {
   await waitHttp(`${url}/healthz`);
   // Warm up the paths once.
   for (const [, make] of KINDS) await run(make, 20, 4);
-  const quiet = await timeHealthz(() => new Promise((r) => setTimeout(r, 2_000)));
+  const quiet = await timeHealthz(url, () => new Promise((r) => setTimeout(r, 2_000)));
   console.log(`${values.gateway} (node ${process.version}), ${N} requests per kind at ${C} at a time (gzip bomb: ${Math.ceil(N / 10)})`);
   console.log('| request | statuses | gateway CPU per request |');
   console.log('|---|---|---|');
@@ -169,7 +140,7 @@ try {
   }
   const end = Date.now() + Number(values['hostile-s']) * 1_000;
   const close = slowloris(Number(values.slowloris));
-  const hostile = await timeHealthz(async () => {
+  const hostile = await timeHealthz(url, async () => {
     await Promise.all(
       KINDS.slice(2).map(async ([name, make]) => {
         while (Date.now() < end) await run(make, name.startsWith('gzip bomb') ? 1 : 10, name.startsWith('gzip bomb') ? 1 : 2);
