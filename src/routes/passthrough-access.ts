@@ -15,6 +15,8 @@ import { Readable } from 'node:stream';
 import { mayUse, type Caller } from '../auth/keys.js';
 import { GatewayError } from '../errors/codes.js';
 import { checkCodings, decodeBody, requestCodings } from '../server/http/body-decoding.js';
+import { BIG_BODY_BYTES } from '../server/http/json-body.js';
+import { parseJsonInPieces } from '../server/http/json-pieces.js';
 
 /** A JSON body read for its model: the bytes (forwarded unchanged) and the model it names, if any. */
 export interface ReadBody {
@@ -87,7 +89,8 @@ export async function readJsonBody(req: FastifyRequest, limit: number): Promise<
   }
   let parsed: unknown;
   try {
-    parsed = plain.length === 0 ? {} : JSON.parse(plain.toString('utf8'));
+    // A big body (an embeddings batch) is parsed in pieces so the loop keeps turning (json-pieces.ts).
+    parsed = plain.length === 0 ? {} : plain.length < BIG_BODY_BYTES ? JSON.parse(plain.toString('utf8')) : await parseJsonInPieces(plain.toString('utf8'));
   } catch {
     throw new GatewayError('GW_ERR_INVALID_JSON');
   }

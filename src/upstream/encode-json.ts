@@ -20,6 +20,8 @@ export const BIG_JSON_BYTES = 1 << 20;
 
 /** Longest run of encoding work between two turns of the event loop, ms. */
 const SLICE_MS = 8;
+/** Characters gathered before they are encoded into one buffer. */
+const FLUSH_CHARS = 64 * 1024;
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -33,13 +35,39 @@ function container(v: unknown): v is Json {
   return Array.isArray(v) || proto === Object.prototype || proto === null;
 }
 
-/** Writes JSON pieces as UTF-8 buffers, yielding to the event loop every SLICE_MS. */
+/**
+ * Writes JSON pieces as UTF-8 buffers of about {@link FLUSH_CHARS} characters (few buffers:
+ * one per key of a 24 MB body kept the GC busy), yielding to the event loop every SLICE_MS.
+ */
 class Writer {
-  readonly parts: Buffer[] = [];
+  private readonly parts: Buffer[] = [];
+  private pending = '';
+  private size = 0;
   private since = performance.now();
 
   push(text: string): void {
-    this.parts.push(Buffer.from(text, 'utf8'));
+    this.pending += text;
+    if (this.pending.length >= FLUSH_CHARS) this.flush();
+  }
+
+  private flush(): void {
+    if (this.pending === '') return;
+    const b = Buffer.from(this.pending, 'utf8');
+    this.parts.push(b);
+    this.size += b.length;
+    this.pending = '';
+  }
+
+  /** The bytes written, copied into one buffer a slice of time at a time (one `Buffer.concat` of 24 MB is a long turn on a busy box). */
+  async bytes(): Promise<Buffer> {
+    this.flush();
+    const out = Buffer.allocUnsafeSlow(this.size);
+    let at = 0;
+    for (const part of this.parts) {
+      at += part.copy(out, at);
+      await this.pause();
+    }
+    return out;
   }
 
   async pause(): Promise<void> {
@@ -114,5 +142,5 @@ export async function encodeJsonPieces(value: unknown): Promise<Buffer> {
   const w = new Writer();
   await w.container(value, 2);
   await nextTurn();
-  return Buffer.concat(w.parts);
+  return w.bytes();
 }

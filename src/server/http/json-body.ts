@@ -6,18 +6,19 @@
  *   unparseable: it means nothing to any API, and the rest of the body is the client's
  *   request (secure-json-parse's `remove`, the parser Fastify itself uses).
  * - A body under {@link BIG_BODY_BYTES} is parsed at once, as Fastify's default parser does.
- * - A bigger one (an agent's 24 MB history) is parsed in steps with a turn of the event loop
- *   between them: UTF-8 decoding, `JSON.parse`, and the poisoning scan (only when the text
- *   holds `__proto__`, `constructor` or a `\u00` escape that could spell one). Each step is
- *   tens of ms on a 24 MB body; done back to back for two such prompts they held /healthz
- *   255 ms (`npm run bench:big-prompts`, docs/reliability.md). A worker thread does not help
- *   here: handing the parsed object back costs about what parsing it does.
+ * - A bigger one (an agent's 24 MB history) is decoded in one turn, then parsed in pieces, one
+ *   top-level value or top-level array element at a time with turns of the loop between them
+ *   (server/http/json-pieces.ts), the poisoning scan run on each piece (only when the text
+ *   holds `__proto__`, `constructor` or a `\u00` escape that could spell one). The longest
+ *   turn is then one message of the history, not the body (`npm run bench:big-prompts`,
+ *   docs/reliability.md).
  *
  * Errors are Fastify's own (400 through the error handler): an empty body
  * `FST_ERR_CTP_EMPTY_JSON_BODY`, anything not JSON `FST_ERR_CTP_INVALID_JSON_BODY`.
  */
 import { errorCodes, type FastifyInstance, type FastifyRequest } from 'fastify';
 import sjson from 'secure-json-parse';
+import { parseJsonInPieces } from './json-pieces.js';
 
 /** From this many bytes a body is parsed in steps (see the module comment). */
 export const BIG_BODY_BYTES = 1 << 20;
@@ -33,22 +34,30 @@ const nextTurn = (fn: () => void): void => {
 /** Whether a JSON text could hold a `__proto__` or `constructor` key, spelled plainly or with `\u00XX` escapes (one regex pass: ~6 ms on 24 MB). */
 const MAYBE_POISONED = /__proto__|constructor|\\u00/;
 
-/** Parses a big body over up to three turns of the event loop; calls `done` once. */
+/** The top level of a parsed body filtered as secure-json-parse's `remove` filters a node: its own `__proto__` dropped, a `constructor` holding a `prototype` dropped. */
+function dropPoisonedKeys(value: Record<string, unknown>): void {
+  if (Object.prototype.hasOwnProperty.call(value, '__proto__')) delete value['__proto__'];
+  const ctor = Object.prototype.hasOwnProperty.call(value, 'constructor') ? value['constructor'] : undefined;
+  if (ctor !== null && typeof ctor === 'object' && Object.prototype.hasOwnProperty.call(ctor, 'prototype')) delete value['constructor'];
+}
+
+/** Parses a big body in pieces (json-pieces.ts); calls `done` once. */
 function parseBig(raw: Buffer, done: Done): void {
   nextTurn(() => {
     let text = raw.toString('utf8');
     if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
     const suspect = MAYBE_POISONED.test(text);
-    nextTurn(() => {
-      let value: unknown;
-      try {
-        value = JSON.parse(text);
-      } catch {
-        return done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY());
-      }
-      if (value === null || typeof value !== 'object' || !suspect) return done(null, value);
-      nextTurn(() => done(null, sjson.scan(value, POISON)));
-    });
+    const scan = suspect ? (piece: unknown): void => void (piece !== null && typeof piece === 'object' && sjson.scan(piece, POISON)) : undefined;
+    parseJsonInPieces(text, scan).then(
+      (value) => {
+        if (suspect && value !== null && typeof value === 'object') {
+          if (Array.isArray(value)) sjson.scan(value, POISON);
+          else dropPoisonedKeys(value as Record<string, unknown>);
+        }
+        done(null, value);
+      },
+      () => done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY()),
+    );
   });
 }
 
