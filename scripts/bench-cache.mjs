@@ -22,6 +22,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { performance } from 'node:perf_hooks';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { startCacheProvider } from './bench/cache-provider.mjs';
