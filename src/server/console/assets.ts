@@ -23,7 +23,7 @@ export function readConsoleAsset(name: string): string {
 }
 
 /** A line `// @include <file>` (any indent) in a page script. */
-const INCLUDE = /^[ \t]*\/\/ @include ([\w.-]+)\n/gm;
+const INCLUDE = /^[ \t]*\/\/ @include ([\w.-]+)\r?\n/gm;
 
 /**
  * A page script as the page inlines it: the file's text with every `// @include <file>`
@@ -32,9 +32,9 @@ const INCLUDE = /^[ \t]*\/\/ @include ([\w.-]+)\n/gm;
  * by its hash.
  * @throws Error when a file is missing or an included file has an include line.
  */
-export function consoleScript(name: string, read: (name: string) => string = readConsoleAsset): string {
-  return read(name).replace(INCLUDE, (_line, file: string) => {
-    const text = read(file);
+export function consoleScript(name: string): string {
+  return readConsoleAsset(name).replace(INCLUDE, (_line, file: string) => {
+    const text = readConsoleAsset(file);
     if (new RegExp(INCLUDE.source, 'm').test(text)) throw new Error(`console asset ${file}: an included file cannot include another`);
     return text;
   });
