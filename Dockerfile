@@ -35,6 +35,9 @@ RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean -
 COPY --from=build /app/dist ./dist
 COPY config ./config
 COPY src/providers/simulator/recordings ./src/providers/simulator/recordings
+# The console's HTML, CSS and browser scripts, read from <package root>/src/server/console/assets
+# at start (src/server/console/assets.ts), like the recordings.
+COPY src/server/console/assets ./src/server/console/assets
 # The node image's unprivileged user (uid 1000). Files stay root-owned: the gateway
 # writes only the ledger's spool, to /var/lib/switchyard (mount a volume there), so the
 # image also runs with a read-only root filesystem.

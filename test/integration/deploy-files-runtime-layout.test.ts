@@ -15,7 +15,8 @@ import { ROOT, copyArgs, dockerInstructions, dockerStages, read } from '../helpe
 
 // ---------------------------------------------------------------------------------------
 // The runtime image's layout, without Docker: package.json + package-lock.json, the
-// compiled JS as dist/, config/ and the recordings, started like the ENTRYPOINT does.
+// compiled JS as dist/, config/, the recordings and the console's files, started like the
+// ENTRYPOINT does.
 
 async function freePort(): Promise<number> {
   const s = createServer();
@@ -65,9 +66,15 @@ describe('runtime layout (the runtime stage rebuilt in a temp dir)', () => {
   });
 
   test('the layout has the files the Dockerfile copies', () => {
-    for (const f of ['package.json', 'package-lock.json', 'dist/main.js', 'config/switchyard.yaml', 'src/providers/simulator/recordings']) {
+    for (const f of ['package.json', 'package-lock.json', 'dist/main.js', 'config/switchyard.yaml', 'src/providers/simulator/recordings', 'src/server/console/assets/page.html']) {
       assert.ok(existsSync(join(dir, f)), f);
     }
+  });
+
+  test('the console pages build from its files (the admin listener reads them at start)', () => {
+    const script = "const { consolePages } = await import('./dist/server/console/page.js'); const p = consolePages(); console.log(p.live.html.length > 0 && p.spend.html.length > 0);";
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: dir, encoding: 'utf8', timeout: 10_000 });
+    assert.equal(r.stdout.trim(), 'true', r.stderr);
   });
 
   test('the HEALTHCHECK command passes against it and fails on a closed port', async () => {

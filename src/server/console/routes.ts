@@ -2,9 +2,10 @@
  * The built-in console, on the admin listener:
  *
  *   GET /console             the live page (static HTML, inline script and style allowed by
- *                            hash in a strict CSP); served WITHOUT the admin key, it holds no data
- *   GET /console/spend       the spend page (spend-page.ts), the same way; its script
- *                            reads GET /admin/spend (server/admin/spend.ts) with the admin key
+ *                            hash in a strict CSP, page.ts from the files in assets/); served
+ *                            WITHOUT the admin key, it holds no data
+ *   GET /console/spend       the spend page, the same way; its script reads GET /admin/spend
+ *                            (server/admin/spend.ts) with the admin key
  *   GET /admin/console.json  everything the page shows, admin key required like every
  *                            /admin route: upstream targets (as /admin/upstreams), totals
  *                            from the metrics registry, the recent finished requests
@@ -16,8 +17,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { AdminPluginOptions, Gateway } from '../gateway.js';
-import { CONSOLE_CSP, CONSOLE_DATA_PATH, CONSOLE_HTML, CONSOLE_SPEND_PATH } from './page.js';
-import { CONSOLE_SPEND_CSP, CONSOLE_SPEND_HTML } from './spend-page.js';
+import { CONSOLE_SPEND_PATH, consolePages } from './page.js';
 import { recentRequests, type RecentRequest } from '../../record/recent.js';
 
 declare module 'fastify' {
@@ -26,6 +26,9 @@ declare module 'fastify' {
     adminPublic?: boolean;
   }
 }
+
+/** Path of the data endpoint the live page polls (`DATA` in assets/live.js). */
+export const CONSOLE_DATA_PATH = '/admin/console.json';
 
 /** Recent requests sent to the page per poll. */
 export const CONSOLE_RECENT_ROWS = 50;
@@ -96,13 +99,14 @@ function sendPage(reply: FastifyReply, html: string, csp: string): FastifyReply 
 }
 
 /**
- * Registers the console pages and the live page's data endpoint on the admin app. The
- * upstream and key views are the admin API's own (`/admin/upstreams`, `/admin/keys`, called in-process), so
+ * Registers the console pages (built from their files now, once: page.ts) and the live
+ * page's data endpoint on the admin app. The upstream and key views are the admin API's own (`/admin/upstreams`, `/admin/keys`, called in-process), so
  * the console always shows what the API does.
  */
 function registerConsole(admin: FastifyInstance, gw: Gateway): void {
-  admin.get('/console', { config: { adminPublic: true } }, async (_req, reply) => sendPage(reply, CONSOLE_HTML, CONSOLE_CSP));
-  admin.get(CONSOLE_SPEND_PATH, { config: { adminPublic: true } }, async (_req, reply) => sendPage(reply, CONSOLE_SPEND_HTML, CONSOLE_SPEND_CSP));
+  const { live, spend } = consolePages();
+  admin.get('/console', { config: { adminPublic: true } }, async (_req, reply) => sendPage(reply, live.html, live.csp));
+  admin.get(CONSOLE_SPEND_PATH, { config: { adminPublic: true } }, async (_req, reply) => sendPage(reply, spend.html, spend.csp));
 
   admin.get(CONSOLE_DATA_PATH, async (req, reply) => {
     const m = gw.metrics;

@@ -1,38 +1,30 @@
-/**
- * The console's spend page script (inlined by `spend-page.ts`, allowed by its hash
- * in the CSP). Signs in like the live page (`common-script.ts`), then for the range,
- * granularity and group chosen asks {@link SPEND_API_PATH} twice, in parallel:
+/*
+ * The console's spend page script (`GET /console/spend`, inlined by page.ts and allowed by
+ * its hash in the page's CSP). Signs in like the live page (common.js), then for the range,
+ * granularity and group chosen asks API twice, in parallel:
  *
  *   ?from&to&granularity=<hour|day|month>&group_by=<key|model|tag:<name>>  -> the chart
  *   ?from&to&granularity=none&group_by=key                                  -> totals, top keys
  *
- * and draws the chart (`spend-chart.ts`), the totals (spend, requests, tokens, shed
- * and fallback shares) and the top keys. A 503 `ledger_unavailable` shows how to configure
- * the ledger instead; a 400 shows the API's message. Group values (tag values come from
- * clients) are only ever written with `textContent`.
+ * and draws the chart (spend-chart.js), the totals (spend, requests, tokens, shed and
+ * fallback shares) and the top keys. A 503 `ledger_unavailable` shows how to configure the
+ * ledger instead; a 400 shows the API's message. Group values (tag values come from
+ * clients) are only ever written with textContent.
  */
-import { CONSOLE_COMMON } from './common-script.js';
-import { SPEND_CHART, SPEND_COLORS } from './spend-chart.js';
-
-/** The admin endpoint the page reads. */
-export const SPEND_API_PATH = '/admin/spend';
-
-/** Series drawn on their own; past this the smaller groups are summed as one "other" series. */
-export const SPEND_MAX_SERIES = 9;
-
-/** Keys listed in the top-keys table (the totals row still counts them all). */
-export const SPEND_TOP_KEYS = 20;
-
-/** The script, exactly as inlined: its SHA-256 is in the page's Content-Security-Policy. */
-export const CONSOLE_SPEND_SCRIPT = `
+/* global $, int, usd, pct, clock, cell, row, emptyRow, fill, setStatus, showMain, adminGet, session, DAY, periods, periodLabel, drawChart */
 (() => {
   'use strict';
-${CONSOLE_COMMON}
-${SPEND_CHART}
-  const API = '${SPEND_API_PATH}';
-  const COLORS = ${JSON.stringify(SPEND_COLORS)};
-  const MAX_SERIES = ${SPEND_MAX_SERIES};
-  const TOP_KEYS = ${SPEND_TOP_KEYS};
+  // @include common.js
+  // @include spend-chart.js
+
+  /** The admin endpoint the page reads (server/admin/spend.ts). */
+  const API = '/admin/spend';
+  /** Series colours, in order (the 10th is the "other" series'). */
+  const COLORS = ["#0b5cad","#d4731a","#1a7f37","#8250df","#cf222e","#0a8a8a","#9a6700","#bf3989","#2f81f7","#8c959f"];
+  /** Series drawn on their own; past this the smaller groups are summed as one "other" series. */
+  const MAX_SERIES = 9;
+  /** Keys listed in the top-keys table (the totals row still counts them all). */
+  const TOP_KEYS = 20;
   const RANGES = { '24h': DAY, '7d': 7 * DAY, '30d': 30 * DAY };
   const SUMS = ['cost_usd', 'requests', 'input_tokens', 'cached_tokens', 'output_tokens', 'reasoning_tokens', 'shed', 'fallback'];
   let seq = 0;
@@ -192,7 +184,7 @@ ${SPEND_CHART}
       return;
     }
     const my = ++seq;
-    setStatus('Loading\\u2026', false);
+    setStatus('Loading\u2026', false);
     try {
       const [s, k] = await Promise.all([adminGet(url(q, q.granularity, q.group), stop), adminGet(url(q, 'none', 'key'), stop)]);
       if (s === null || k === null || my !== seq) return;
@@ -244,4 +236,3 @@ ${SPEND_CHART}
   $('tag-field').hidden = $('group').value !== 'tag';
   session(start, stop);
 })();
-`;

@@ -1,25 +1,19 @@
-/**
- * The console's live page script (inlined by `page.ts`, allowed by its hash in the
- * CSP): asks once for the admin key (kept in sessionStorage for the tab; the session and
- * table helpers are `common-script.ts`), then polls {@link CONSOLE_DATA_PATH} with
- * `Authorization: Bearer <admin key>` and redraws the tables. Every value is written with
- * `textContent`, never as HTML.
+/*
+ * The console's live page script (`GET /console`, inlined by page.ts and allowed by its
+ * hash in the page's CSP): asks once for the admin key (kept in sessionStorage for the tab;
+ * the session and table helpers are common.js), then polls the data endpoint (DATA, the
+ * route in routes.ts) with `Authorization: Bearer <admin key>` and redraws the tables.
+ * Every value is written with textContent, never as HTML.
  */
-import { CONSOLE_COMMON } from './common-script.js';
-
-/** Milliseconds between two polls of the console's data endpoint. */
-export const CONSOLE_POLL_MS = 1500;
-
-/** Path of the data endpoint the page polls. */
-export const CONSOLE_DATA_PATH = '/admin/console.json';
-
-/** The script, exactly as inlined: its SHA-256 is in the page's Content-Security-Policy. */
-export const CONSOLE_SCRIPT = `
+/* global $, dash, int, usd, ms, pct, clock, cell, row, fill, setStatus, showMain, adminGet, session */
 (() => {
   'use strict';
-${CONSOLE_COMMON}
-  const POLL_MS = ${CONSOLE_POLL_MS};
-  const DATA = '${CONSOLE_DATA_PATH}';
+  // @include common.js
+
+  /** Milliseconds between two polls of the data endpoint. */
+  const POLL_MS = 1500;
+  /** The data endpoint: CONSOLE_DATA_PATH in routes.ts. */
+  const DATA = '/admin/console.json';
   let timer = null;
   let running = false;
 
@@ -32,7 +26,7 @@ ${CONSOLE_COMMON}
       s.textContent = text;
       td.appendChild(s);
     };
-    const arrow = (s) => s.split('->').join(' \u2192 ');
+    const arrow = (s) => s.split('->').join(' → ');
     if (r.fallback) add('fallback ' + arrow(r.fallback), 'info');
     if (r.shed) add('shed ' + arrow(r.shed), r.shed === 'rejected' ? 'bad' : 'warn');
     if (r.attempts > 1) add('attempts ' + r.attempts, 'muted');
@@ -148,7 +142,7 @@ ${CONSOLE_COMMON}
 
   function renderReroutes(d) {
     const counts = [
-      ...d.reroutes.fallbacks.map((f) => row([cell('fallback', 'info', 'kind'), cell(f.from + ' \\u2192 ' + f.to, null, 'what'), cell(int(f.count), 'num', 'count')])),
+      ...d.reroutes.fallbacks.map((f) => row([cell('fallback', 'info', 'kind'), cell(f.from + ' \u2192 ' + f.to, null, 'what'), cell(int(f.count), 'num', 'count')])),
       ...d.reroutes.sheds.map((s) => row([cell('shed', 'warn', 'kind'), cell(s.model + ' (' + s.policy + ')', null, 'what'), cell(int(s.count), 'num', 'count')])),
     ];
     fill('reroute-counts', counts, 3, 'No fallbacks or sheds since start.');
@@ -212,4 +206,3 @@ ${CONSOLE_COMMON}
 
   session(start, stop);
 })();
-`;
