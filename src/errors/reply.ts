@@ -27,7 +27,7 @@ function bodyFor(reply: FastifyReply, err: GatewayError): unknown {
 }
 
 /**
- * The headers that tell a client whether and when to retry `err` (errors/codes.ts `Heals`):
+ * The headers that tell a client whether and when to retry `err` (errors/table.ts `Heals`):
  * - `never`: `x-should-retry: false`. A 5xx then carries no `Retry-After`: Codex CLI does not
  *   read `x-should-retry`, retries every 5xx (its request and stream retries, about 30 calls)
  *   and sleeps out each `Retry-After`, so a wait named on a final answer would hold it for

@@ -9,8 +9,10 @@ import { createBudgetMetrics, type BudgetMetrics, type BudgetReading } from './b
 import { createGuardMetrics, type GuardMetrics } from './guards.js';
 import { createWebSocketMetrics, type WebSocketMetrics } from './websocket.js';
 import { createConnectionMetrics, type ConnectionMetrics } from './connections.js';
+import { createCapacityMetrics, type CapacityMetrics, type CapacitySources } from './capacity.js';
 
-export interface Metrics {
+/** Every metric; the routing and capacity ones (metrics/capacity.ts) at the top level too. */
+export interface Metrics extends CapacityMetrics {
   readonly registry: Registry;
   readonly requests: Counter<'model' | 'upstream' | 'status' | 'outcome'>;
   readonly requestDuration: Histogram<'model' | 'upstream' | 'stream'>;
@@ -28,18 +30,6 @@ export interface Metrics {
   readonly fallbacks: Counter<'from' | 'to'>;
   readonly retryBudgetExhausted: Counter;
   readonly queueWait: Histogram<'upstream'>;
-  readonly targetState: Gauge<'target' | 'upstream' | 'state'>;
-  readonly queueDepth: Gauge<'upstream'>;
-  readonly sheds: Counter<'model' | 'policy'>;
-  /** Answers whose rate-limit headers said the account's window is spent (the target cools until it refills). */
-  readonly windowsSpent: Counter<'upstream'>;
-  /** Deep calls in flight per upstream account, across replicas. */
-  readonly deepInFlight: Gauge<'upstream'>;
-  /** The learned capacity for deep calls per upstream account (shared by the replicas). */
-  readonly capacityLimit: Gauge<'upstream'>;
-  /** The learned capacity for calls of every kind per upstream account (shared by the replicas). */
-  readonly callCapacityLimit: Gauge<'upstream'>;
-  readonly storeMode: Gauge<'mode'>;
   /** Requests refused by a per-key limit, by key NAME and reason (requests, tokens, concurrency, budget). */
   readonly limitRejections: Counter<'key' | 'reason'>;
   /** Remaining budget in USD per key NAME, for keys with `limits.budget_usd`. */
@@ -62,11 +52,7 @@ export interface Metrics {
   readonly sources: MetricSources;
 }
 
-export interface MetricSources {
-  targets?: () => { target: string; upstream: string; state: 'healthy' | 'cooling' | 'probing' }[];
-  queues?: () => { upstream: string; depth: number }[];
-  capacities?: () => Promise<{ upstream: string; deep: number; limit: number; callLimit: number }[]>;
-  storeMode?: () => string;
+export interface MetricSources extends CapacitySources {
   ledgerBacklog?: () => number;
   budgets?: () => Promise<BudgetReading[]>;
 }
@@ -80,9 +66,6 @@ export function createMetrics(): Metrics {
   for (const n of ['switchyard_nodejs_active_handles_total', 'switchyard_nodejs_active_requests_total', 'switchyard_nodejs_active_resources_total']) registry.removeSingleMetric(n);
   Object.assign(registry.getSingleMetric('switchyard_process_max_fds') ?? {}, { aggregator: 'max' }); // one limit, not a sum
   const registers = [registry];
-  // With server.workers the primary sums the workers' metrics (server/cluster/metrics.ts); a
-  // gauge every worker reads from the shared store, or a 0/1 state, takes the max instead.
-  const shared = { registers, aggregator: 'max' as const };
   const sources: MetricSources = {};
   return {
     registry,
@@ -172,84 +155,7 @@ export function createMetrics(): Metrics {
       buckets: [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10],
       registers,
     }),
-    targetState: new Gauge({
-      name: 'switchyard_target_state',
-      help: 'Circuit state per target: 1 for the current state (healthy, cooling, probing).',
-      labelNames: ['target', 'upstream', 'state'],
-      ...shared,
-      collect() {
-        if (!sources.targets) return;
-        this.reset();
-        for (const t of sources.targets()) {
-          for (const state of ['healthy', 'cooling', 'probing'] as const) {
-            this.set({ target: t.target, upstream: t.upstream, state }, t.state === state ? 1 : 0);
-          }
-        }
-      },
-    }),
-    queueDepth: new Gauge({
-      name: 'switchyard_queue_depth',
-      help: 'Requests waiting for a concurrency slot, per upstream.',
-      labelNames: ['upstream'],
-      registers,
-      collect() {
-        if (!sources.queues) return;
-        for (const q of sources.queues()) this.set({ upstream: q.upstream }, q.depth);
-      },
-    }),
-    sheds: new Counter({
-      name: 'switchyard_sheds_total',
-      help: 'Deep-reasoning calls shed because every account was hot, by policy (downgrade, queue, reject).',
-      labelNames: ['model', 'policy'],
-      registers,
-    }),
-    windowsSpent: new Counter({
-      name: 'switchyard_rate_window_spent_total',
-      help: "Answers whose rate-limit headers said the account's request or token window is spent; the target cools until it refills.",
-      labelNames: ['upstream'],
-      registers,
-    }),
-    deepInFlight: new Gauge({
-      name: 'switchyard_deep_in_flight',
-      help: 'Deep-reasoning calls in flight per upstream account (across replicas).',
-      labelNames: ['upstream'],
-      ...shared,
-      async collect() {
-        if (!sources.capacities) return;
-        for (const c of await sources.capacities()) this.set({ upstream: c.upstream }, c.deep);
-      },
-    }),
-    capacityLimit: new Gauge({
-      name: 'switchyard_capacity_limit',
-      help: 'Learned capacity for deep calls in flight per upstream account (shared by the replicas; hot at deep_in_flight >= this).',
-      labelNames: ['upstream'],
-      ...shared,
-      async collect() {
-        if (!sources.capacities) return;
-        for (const c of await sources.capacities()) this.set({ upstream: c.upstream }, c.limit);
-      },
-    }),
-    callCapacityLimit: new Gauge({
-      name: 'switchyard_call_capacity_limit',
-      help: 'Learned capacity for calls of every kind in flight per upstream account (shared by the replicas; max_concurrency until the account throttles).',
-      labelNames: ['upstream'],
-      ...shared,
-      async collect() {
-        if (!sources.capacities) return;
-        for (const c of await sources.capacities()) this.set({ upstream: c.upstream }, c.callLimit);
-      },
-    }),
-    storeMode: new Gauge({
-      name: 'switchyard_store_mode',
-      help: 'Shared-state mode: 1 for the current one (memory, redis, degraded).',
-      labelNames: ['mode'],
-      ...shared,
-      collect() {
-        if (!sources.storeMode) return;
-        const cur = sources.storeMode();
-        for (const mode of ['memory', 'redis', 'degraded']) this.set({ mode }, cur === mode ? 1 : 0);
-      },
-    }),
+    ...createCapacityMetrics(registers, sources),
     limitRejections: new Counter({
       name: 'switchyard_key_limit_rejections_total',
       help: 'Requests refused by a per-key limit, by key name and reason (requests, tokens, concurrency, budget).',

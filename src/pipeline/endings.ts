@@ -5,7 +5,8 @@
  */
 import { ClientDisconnected, ShuttingDown } from '../errors/aborts.js';
 import { isCallerFault } from '../errors/classify.js';
-import { GatewayError, type ErrorCode } from '../errors/codes.js';
+import { GatewayError } from '../errors/codes.js';
+import type { ErrorCode } from '../errors/table.js';
 import { sendError } from '../errors/reply.js';
 import type { Strategy } from '../config/schema.js';
 import type { Call } from './call.js';

@@ -17,13 +17,15 @@ import type { Model, Target } from '../config/types.js';
 import type { RoutingConfig } from '../config/schema.js';
 import { GatewayError } from '../errors/codes.js';
 import { classifiedAs, type Classified } from '../errors/classify.js';
-import { isThrottle, makeAttempt, type Attempt, type AttemptResult, type Next, type Taken } from './attempt.js';
+import { makeAttempt, type Attempt, type AttemptResult, type Next, type Taken } from './attempt.js';
 import { fullJitter } from './backoff.js';
-import { answered, STALL_LINGER_MS, stallWatch, windowsSeen, type StallWatch } from './feedback.js';
+import { stallWatch, windowsSeen, type StallWatch } from './feedback.js';
 import type { RateWindows } from '../providers/types.js';
 import { QueueFullError } from './concurrency.js';
 import { isDeep } from './deep.js';
 import type { RouteOptions, RouterState } from './state.js';
+import { settle } from './settle.js';
+import { RouteFailures } from './failures.js';
 import { ShedRun } from './shed-run.js';
 import { budgetStop, cooledStop, queueFullError } from './stops.js';
 import { admissible, takeSlot } from './take.js';
@@ -34,7 +36,10 @@ export type { RouteOptions } from './state.js';
 
 export class RouteRun {
   attempts = 0;
-  lastFailure: { classified: Classified; error: GatewayError } | null = null;
+  /** The last upstream failure (the answer when the route stops), if any. */
+  get lastFailure(): { classified: Classified; error: GatewayError } | null {
+    return this.failures.last;
+  }
   /** `sticky` only: whether the session stayed on its pin, moved, or was pinned afresh. */
   sticky: 'pinned' | 'moved' | 'new' | null = null;
   fallback: string | null = null; // set when a fallback model served (or was tried): `primary->fallback`
@@ -44,18 +49,14 @@ export class RouteRun {
   private readonly tried = new Set<string>();
   private round = 0;
   private roundStartAttempts = 0;
-  private stopNow = false;
-  private retryHintMs = 0;
-  private hintEndsAt = 0; // epoch ms the longest wait a rate-limited upstream named ends (0: none)
   private readonly deadline: number;
   private pinned: string | undefined | null = null; // `sticky`: the session's pin, read once per request (null: not read yet)
   private readonly shedRun: ShedRun; // this request's walk down the shed ladder (router/shed-run.ts)
   private throttled = false; // the last attempt was throttled by its account: the next one is routing, not a retry
   private throttles = 0; // attempts of this request its accounts throttled (they do not count toward max_attempts)
   private given: Promise<void> = Promise.resolve(); // the last throttled attempt's slot back, the queue woken: afterThrottles must not wake on its own call
-  private longWait = false; // an upstream named a wait past retry_after_cap_ms: no new round (the gateway does not sit it out)
   private stallMoved = false; // an attempt of this request was left because it stalled (router/feedback.ts)
-  private failedUpstream: string | undefined; // the account of the last failed attempt
+  private readonly failures = new RouteFailures(); // the last failure and the waits named (router/failures.ts)
   private readonly views: RouteViews; // the views each pass decides on (router/views.ts)
 
   constructor(
@@ -84,9 +85,9 @@ export class RouteRun {
   async next(signal: AbortSignal): Promise<Next> {
     await this.loadPin();
     for (;;) {
-      if (this.stopNow || this.attempts - this.throttles >= this.cfg.max_attempts) return { stop: this.finalError() };
+      if (this.failures.stopNow || this.attempts - this.throttles >= this.cfg.max_attempts) return { stop: this.failures.final() };
       const left = this.deadline - Date.now();
-      if (left <= 0) return { stop: this.lastFailure ? this.finalError() : new GatewayError('GW_ERR_UPSTREAM_TIMEOUT') };
+      if (left <= 0) return { stop: this.failures.last ? this.failures.final() : new GatewayError('GW_ERR_UPSTREAM_TIMEOUT') };
 
       const model = this.chain[this.chainIdx]!;
       if (this.throttles >= this.cfg.max_attempts) {
@@ -126,7 +127,7 @@ export class RouteRun {
       // The first failover to another account that is answering is always allowed (issue 14):
       // not cooling, and most of its calls over the last minute succeeded. Retries beyond it,
       // or onto accounts not known to answer (every account failing at once), draw on the budget.
-      const away = this.attempts === 1 ? pool.filter((t) => t.upstream.id !== this.failedUpstream && this.state.health.answering(t.key, t.upstream.id)) : [];
+      const away = this.attempts === 1 ? pool.filter((t) => t.upstream.id !== this.failures.upstream && this.state.health.answering(t.key, t.upstream.id)) : [];
       if (away.length > 0) pool = away;
       const budget = this.spendRetry(away.length > 0);
       if (budget) return budget;
@@ -148,47 +149,21 @@ export class RouteRun {
   }
 
   /**
-   * Feeds an attempt's outcome back into health, latency, pins, the account's capacity and
-   * the stop decision. A deep call throttled by its account is a routing signal, not a
-   * failure: it cuts the capacity and the request moves on, with no circuit trip or retry draw.
+   * Feeds an attempt's outcome back into the routing state (router/settle.ts) and the stop
+   * decision. A call throttled by its account is a routing signal, not a failure: the
+   * request moves on, with no retry draw and not counted toward max_attempts.
    */
   report(attempt: Attempt, result: AttemptResult): void {
-    const { target } = attempt;
-    const { health } = this.state;
-    if (result.ok === true) {
-      answered(this.state, attempt, result.firstEventMs ?? null);
-      health.success(target.key, target.upstream.id);
-      this.state.latency.observe(target.key, result.latencyMs);
-      if (this.opts.strategy === 'sticky' && this.opts.session) void this.state.store.setPin(this.opts.session, target.key, this.cfg.sticky_ttl_ms);
-      return;
-    }
-    if (result.ok === 'aborted') {
-      attempt.release();
-      health.release(target.key, target.upstream.id);
-      return;
-    }
+    const settled = settle(this.state, this.cfg, this.opts, attempt, result);
+    if (settled === null || result.ok !== false) return;
     const { classified } = result;
-    const throttle = isThrottle(attempt, classified);
-    if (throttle) attempt.signal = 'throttled';
-    // A stalled call just cancelled still counts at the provider until it sees the cancel.
-    const given = attempt.release(classified.class === 'stall' ? STALL_LINGER_MS : 0);
-    if (throttle) {
-      this.given = given;
-      health.release(target.key, target.upstream.id);
+    if (settled.throttle) {
+      this.given = settled.given;
       this.throttled = true;
       this.throttles++;
-    } else {
-      health.failure(target.key, target.upstream.id, classified, result.reason ?? result.error.message, result.retryAfterMs);
     }
     if (classified.class === 'stall') this.stallMoved = true;
-    if (classified.class === 'timeout' || classified.class === 'stall') this.state.latency.observe(target.key, result.latencyMs);
-    const hint = result.retryAfterMs;
-    if (hint !== undefined) this.retryHintMs = Math.max(this.retryHintMs, hint);
-    if (hint !== undefined && classified.class === 'rate_limited') this.hintEndsAt = Math.max(this.hintEndsAt, Date.now() + hint);
-    this.lastFailure = { classified, error: result.error };
-    this.failedUpstream = target.upstream.id;
-    if (!classified.retryable) this.stopNow = true;
-    if (result.beyondCap) this.longWait = true;
+    this.failures.note(attempt.target.upstream.id, result);
   }
 
   /** The stall watch of a running deep attempt (router/feedback.ts), or null. */
@@ -214,12 +189,12 @@ export class RouteRun {
       this.tried.clear();
       return null;
     }
-    if (this.longWait) return { stop: this.finalError() };
+    if (this.failures.longWait) return { stop: this.failures.final() };
     if (this.attempts === this.roundStartAttempts) {
       const { health } = this.state;
       const cooled = this.chain.flatMap((m) => m.targets).map((t) => health.longCooldown(t.key, t.upstream.id));
       // Nothing tried: the accounts passed over for their budget say why, else a long cooldown.
-      return { stop: this.lastFailure ? this.finalError() : (this.opts.spentAccounts?.error() ?? cooledStop(cooled.find((c) => c !== null) ?? null)) };
+      return { stop: this.failures.last ? this.failures.final() : (this.opts.spentAccounts?.error() ?? cooledStop(cooled.find((c) => c !== null) ?? null)) };
     }
     // The next round's first attempt is a retry: with the budget spent, stop now rather than after the backoff.
     if (!this.throttled && this.attempts - this.throttles < this.cfg.max_attempts && !this.state.budgetOf(this.opts.model.name).hasRoom()) return this.spendRetry(false);
@@ -227,9 +202,8 @@ export class RouteRun {
     this.chain = [this.chain[0]!];
     this.chainIdx = 0;
     this.tried.clear();
-    const delay = Math.min(left, Math.max(fullJitter(this.round, this.cfg.backoff_base_ms, this.cfg.backoff_cap_ms), this.retryHintMs));
+    const delay = Math.min(left, Math.max(fullJitter(this.round, this.cfg.backoff_base_ms, this.cfg.backoff_cap_ms), this.failures.takeHintMs()));
     this.round++;
-    this.retryHintMs = 0;
     if (delay > 0) await sleep(delay, undefined, { signal });
     return null;
   }
@@ -244,19 +218,20 @@ export class RouteRun {
     this.throttled = false;
     if (throttled || free || this.attempts === 0 || this.state.budgetOf(this.opts.model.name).tryRetry()) return null;
     this.state.onBudgetExhausted?.();
-    return { stop: budgetStop(this.lastFailure?.error, this.hintEndsAt > 0 ? Math.max(0, this.hintEndsAt - Date.now()) : null, this.cfg) };
+    return { stop: budgetStop(this.failures.last?.error, this.failures.hintLeftMs(), this.cfg) };
   }
 
   /** Takes a slot (router/take.ts); a full queue becomes this route's last failure. */
   private async take(model: Model, pool: Target[], views: Views, deep: boolean, signal: AbortSignal, look: { fresh: boolean; extra: Target[] }): Promise<Taken | 'hot' | 'full' | 'recheck'> {
-    const got = await takeSlot(this.state, { strategy: this.opts.strategy, pinned: this.pinned ?? undefined }, pool, views, deep, signal, look, this.throttles > 0);
+    const route = { strategy: this.opts.strategy, pinned: this.pinned ?? undefined };
+    const got = await takeSlot(this.state, route, pool, views, deep, signal, look, this.throttles > 0);
     if (typeof got === 'object' && 'recheck' in got) {
       // Every target refused on cached views: the next pass decides on the views the admission read.
       this.views.use(got.recheck);
       return 'recheck';
     }
     if (got instanceof QueueFullError) {
-      this.lastFailure = { classified: classifiedAs('server'), error: queueFullError(model.name, got.reason) };
+      this.failures.last = { classified: classifiedAs('server'), error: queueFullError(model.name, got.reason) };
       return 'full';
     }
     return got;
@@ -295,6 +270,4 @@ export class RouteRun {
     this.tried.clear();
     return null;
   }
-
-  private finalError = (): GatewayError => this.lastFailure?.error ?? new GatewayError('GW_ERR_NO_TARGET');
 }

@@ -2,7 +2,7 @@
  * The errors a route stops with when it is not the last upstream failure itself: a spent
  * retry budget, a full queue, a deep call with no place and no rung left, and a model whose
  * every target sits in a long cooldown. Each says whether a client's retry can heal it
- * (errors/codes.ts `Heals`) and names only a wait the gateway expects to be over by then.
+ * (errors/table.ts `Heals`) and names only a wait the gateway expects to be over by then.
  */
 import type { RoutingConfig } from '../config/schema.js';
 import { GatewayError } from '../errors/codes.js';

@@ -5,7 +5,8 @@
  * key material here, so no translator can relay a credential.
  */
 import { classifiedAs, classifyFailure, isCallerFault, type Classified, type FailureFacts } from '../errors/classify.js';
-import { GatewayError, type Heals } from '../errors/codes.js';
+import { GatewayError } from '../errors/codes.js';
+import type { Heals } from '../errors/table.js';
 import { relayedWait } from '../errors/wait.js';
 import { redactSecrets } from '../util/redact.js';
 import type { Failure, TranslatorContext } from './types.js';
@@ -37,7 +38,7 @@ function scrub(v: string | undefined, secrets: readonly (string | undefined)[]):
 /**
  * Whether a client's retry can heal a relayed upstream failure: never for the caller's own
  * request, an empty account or a model the upstream does not have; after the upstream's
- * wait for a rate limit; otherwise it depends (errors/codes.ts `Heals`).
+ * wait for a rate limit; otherwise it depends (errors/table.ts `Heals`).
  */
 function healsOf(c: Classified): Heals {
   if (isCallerFault(c) || c.class === 'quota' || c.class === 'not_found') return 'never';

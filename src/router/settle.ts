@@ -1,0 +1,47 @@
+/**
+ * What an attempt's outcome tells its replica's routing state: target health, latency, the
+ * session's pin, and the slot back with its capacity signal. A call its account throttled
+ * is a routing signal, not a failure: its slot goes back with no circuit trip (the route
+ * then moves on without a retry draw: router/run.ts).
+ */
+import type { RoutingConfig } from '../config/schema.js';
+import { isThrottle, type Attempt, type AttemptResult } from './attempt.js';
+import { answered, STALL_LINGER_MS } from './feedback.js';
+import type { RouteOptions, RouterState } from './state.js';
+
+/** A failed attempt, settled: whether its account throttled it, and its slot back (resolves once the queue is woken). */
+export interface Settled {
+  readonly throttle: boolean;
+  readonly given: Promise<void>;
+}
+
+/**
+ * Feeds `attempt`'s outcome back into health, latency, the session's pin and the account's
+ * capacity, and gives its slot back.
+ * @returns for a failure, whether it was a throttle and its slot back; null for a success or an abort.
+ */
+export function settle(state: RouterState, cfg: RoutingConfig, opts: RouteOptions, attempt: Attempt, result: AttemptResult): Settled | null {
+  const { target } = attempt;
+  const { health } = state;
+  if (result.ok === true) {
+    answered(state, attempt, result.firstEventMs ?? null);
+    health.success(target.key, target.upstream.id);
+    state.latency.observe(target.key, result.latencyMs);
+    if (opts.strategy === 'sticky' && opts.session) void state.store.setPin(opts.session, target.key, cfg.sticky_ttl_ms);
+    return null;
+  }
+  if (result.ok === 'aborted') {
+    attempt.release();
+    health.release(target.key, target.upstream.id);
+    return null;
+  }
+  const { classified } = result;
+  const throttle = isThrottle(attempt, classified);
+  if (throttle) attempt.signal = 'throttled';
+  // A stalled call just cancelled still counts at the provider until it sees the cancel.
+  const given = attempt.release(classified.class === 'stall' ? STALL_LINGER_MS : 0);
+  if (throttle) health.release(target.key, target.upstream.id);
+  else health.failure(target.key, target.upstream.id, classified, result.reason ?? result.error.message, result.retryAfterMs);
+  if (classified.class === 'timeout' || classified.class === 'stall') state.latency.observe(target.key, result.latencyMs);
+  return { throttle, given };
+}
