@@ -60,6 +60,21 @@ export const RoutingSchema = Type.Object(
     max_event_bytes: Type.Integer({ minimum: 65_536, maximum: 512 * 1024 * 1024, default: 32 * 1024 * 1024 }),
     /** Largest non-streamed upstream answer taken; a larger one is 502 `upstream_bad_response`. */
     max_answer_bytes: Type.Integer({ minimum: 65_536, maximum: 512 * 1024 * 1024, default: 64 * 1024 * 1024 }),
+    /**
+     * Cache affinity for session traffic under every strategy but `sticky` (router/affinity.ts,
+     * docs/routing.md): a session's turns stay on the account that holds its prompt cache while
+     * it has room; when it is full, a turn waits for it up to `max_wait_ms` when the wait it can
+     * expect is within that, else moves; pins last `ttl_ms` after a session's last turn (the
+     * providers' default cache lifetime: 5 minutes, refreshed on use).
+     */
+    cache_affinity: Type.Object(
+      {
+        enabled: Type.Boolean({ default: true }),
+        ttl_ms: Type.Integer({ minimum: 1_000, default: 300_000 }),
+        max_wait_ms: Type.Integer({ minimum: 0, maximum: 60_000, default: 2_000 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
     /** How long a sticky session stays pinned to its target after its last request. */
     sticky_ttl_ms: Type.Integer({ minimum: 1, default: 3_600_000 }),
     /** Time constant of the latency estimate used by `fast`. */

@@ -32,6 +32,7 @@ export function recordRequest(m: Metrics, r: RequestRecord): void {
     m.tokens.inc({ model, upstream, kind }, n);
     m.keyTokens.inc({ key, kind }, n);
   }
+  if (r.cache) m.cacheAffinity.inc({ model, decision: r.cache });
   if (r.costUsd > 0) {
     m.cost.inc({ model, upstream }, r.costUsd);
     m.spend.inc({ key, model }, r.costUsd);

@@ -28,6 +28,7 @@ export interface Metrics extends CapacityMetrics {
   readonly attempts: Counter<'upstream' | 'outcome'>;
   readonly retries: Counter<'model'>;
   readonly fallbacks: Counter<'from' | 'to'>;
+  readonly cacheAffinity: Counter<'model' | 'decision'>;
   readonly retryBudgetExhausted: Counter;
   readonly queueWait: Histogram<'upstream'>;
   /** Requests refused by a per-key limit, by key NAME and reason (requests, tokens, concurrency, budget). */
@@ -141,6 +142,12 @@ export function createMetrics(): Metrics {
       name: 'switchyard_fallbacks_total',
       help: 'Requests that moved to a fallback model.',
       labelNames: ['from', 'to'],
+      registers,
+    }),
+    cacheAffinity: new Counter({
+      name: 'switchyard_cache_affinity_total',
+      help: "Session requests by cache affinity decision: warm (served on the account holding the session's prompt cache), moved (served elsewhere), cold (the session's first).",
+      labelNames: ['model', 'decision'],
       registers,
     }),
     retryBudgetExhausted: new Counter({

@@ -38,6 +38,7 @@ function make(p: Progress, c: Counted, status: number, outcome: Ending['outcome'
     attempts: a?.number ?? 0,
     fallback: p.route?.fallback ?? null,
     shed: p.route?.shed ?? null,
+    ...(p.route?.cache ? { cache: p.route.cache } : {}),
     price: a?.target.price ?? p.model?.price ?? null,
   };
 }

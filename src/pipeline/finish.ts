@@ -71,6 +71,7 @@ function emit(sinks: RecordSinks, log: FastifyBaseLogger, rec: RequestRecord, ta
       // Only when the burst shedder or a fallback acted: which calls were shed, and how.
       ...(rec.shed !== null ? { shed: rec.shed } : {}),
       ...(rec.fallback !== null ? { fallback: rec.fallback } : {}),
+      ...(rec.cache ? { cache: rec.cache } : {}),
       ...(Object.keys(rec.tags).length > 0 ? { tags: rec.tags } : {}),
       ...(rec.transport === 'websocket' ? { transport: 'websocket' } : {}),
     },
@@ -109,6 +110,7 @@ export async function finish(deps: PipelineDeps, call: Call, admission: Admissio
     attempts: end.attempts,
     fallback: end.fallback,
     shed: end.shed,
+    ...(end.cache ? { cache: end.cache } : {}),
     tags: call.tags,
     transport: req.transport,
   };

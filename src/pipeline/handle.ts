@@ -20,7 +20,7 @@ import type { Ending, Progress } from './outcome.js';
 import { Continuation, inputItems, recordResponse } from './continuation.js';
 import { requestTags } from '../record/tags.js';
 import type { AttemptEnd } from '../tracing/index.js';
-import { allowedModel, forApi, pickStrategy, servedOn, sessionKey, wireOf } from './select.js';
+import { allowedModel, forApi, pickStrategy, promptBytes, servedOn, sessionKey, wireOf } from './select.js';
 import { answerWarmup, isWarmup } from './warmup.js';
 
 export type { PipelineDeps } from './call.js';
@@ -78,11 +78,13 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
   if (isWarmup(call)) return answerWarmup(call, model);
   const strategy = continuation?.owner !== undefined ? 'sticky' : pickStrategy(req, body, model);
   const session = sessionKey(req, api, body);
+  const bytes = promptBytes(req);
   const images = api.hasImages(body);
   const route = router.begin({
     model,
     strategy,
     ...(session ? { session } : {}),
+    ...(bytes !== undefined ? { promptBytes: bytes } : {}),
     effort: api.effort(body),
     ...(req.caller?.priority ? { priority: req.caller.priority } : {}),
     ...(continuation?.owner !== undefined ? { pinned: continuation.owner } : {}),

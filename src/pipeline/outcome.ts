@@ -66,6 +66,8 @@ export interface Ending {
   readonly attempts: number;
   readonly fallback: string | null;
   readonly shed: string | null;
+  /** Cache affinity's decision for a session's request (router/affinity.ts). */
+  readonly cache?: 'warm' | 'moved' | 'cold';
   /** USD per 1M tokens of the target that served, for the cost. */
   readonly price: Required<PriceConfig> | null;
 }

@@ -115,6 +115,12 @@ export function sessionKey(req: FastifyRequest, api: InboundApi, body: Record<st
   return key ? createHash('sha256').update(`${req.caller?.name ?? ''}\n${key}`).digest('base64url') : undefined;
 }
 
+/** The request body's declared size, bytes (`content-length`); undefined when not declared (chunked). */
+export function promptBytes(req: FastifyRequest): number | undefined {
+  const n = Number(req.headers['content-length']);
+  return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
+}
+
 /** Response headers saying where the call went and how it was routed. */
 export function routeHeaders(requestId: string, route: RouteRun, strategy: Strategy, target: Target | null): Record<string, string> {
   const h: Record<string, string> = {
@@ -127,6 +133,7 @@ export function routeHeaders(requestId: string, route: RouteRun, strategy: Strat
     h['x-switchyard-model'] = target.model;
   }
   if (route.sticky) h['x-switchyard-sticky'] = route.sticky;
+  if (route.cache) h['x-switchyard-cache'] = route.cache;
   if (route.fallback) h['x-switchyard-fallback'] = route.fallback;
   if (route.shed) h['x-switchyard-shed'] = route.shed;
   return h;

@@ -65,6 +65,8 @@ export interface RequestRecord {
   readonly shed: string | null;
   /** Who and why (record/tags.ts): the key's metadata and the `x-switchyard-tags` header. */
   readonly tags: Tags;
+  /** Cache affinity (router/affinity.ts): the session's turn served on its account, moved off it, or its first; absent without a session. */
+  readonly cache?: 'warm' | 'moved' | 'cold';
   /** `websocket` for a turn of a Responses WebSocket (routes/responses-ws.ts); else an HTTP request. */
   readonly transport?: 'http' | 'websocket';
 }

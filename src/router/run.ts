@@ -19,6 +19,7 @@ import { GatewayError } from '../errors/codes.js';
 import { classifiedAs, type Classified } from '../errors/classify.js';
 import { makeAttempt, type Attempt, type AttemptResult, type Next, type Taken } from './attempt.js';
 import { fullJitter } from './backoff.js';
+import { usesAffinity, waitForWarm, type CacheMark } from './affinity.js';
 import { stallWatch, windowsSeen, type StallWatch } from './feedback.js';
 import type { RateWindows } from '../providers/types.js';
 import { QueueFullError } from './concurrency.js';
@@ -42,6 +43,8 @@ export class RouteRun {
   }
   /** `sticky` only: whether the session stayed on its pin, moved, or was pinned afresh. */
   sticky: 'pinned' | 'moved' | 'new' | null = null;
+  /** Cache affinity (router/affinity.ts): the session served on its account, moved off it, or new. */
+  cache: CacheMark | null = null;
   fallback: string | null = null; // set when a fallback model served (or was tried): `primary->fallback`
 
   private chain: Model[];
@@ -49,6 +52,7 @@ export class RouteRun {
   private readonly tried = new Set<string>();
   private round = 0;
   private roundStartAttempts = 0;
+  private roundFailures = 0; // failures of this round that were not throttles
   private readonly deadline: number;
   private pinned: string | undefined | null = null; // `sticky`: the session's pin, read once per request (null: not read yet)
   private readonly shedRun: ShedRun; // this request's walk down the shed ladder (router/shed-run.ts)
@@ -58,6 +62,7 @@ export class RouteRun {
   private stallMoved = false; // an attempt of this request was left because it stalled (router/feedback.ts)
   private readonly failures = new RouteFailures(); // the last failure and the waits named (router/failures.ts)
   private readonly views: RouteViews; // the views each pass decides on (router/views.ts)
+  private readonly affinity: boolean; // cache affinity applies (router/affinity.ts)
 
   constructor(
     private readonly state: RouterState,
@@ -70,6 +75,7 @@ export class RouteRun {
     this.deadline = Date.now() + cfg.deadline_ms;
     this.shedRun = new ShedRun(state, opts, cfg.retry_after_cap_ms);
     this.views = new RouteViews(state.store);
+    this.affinity = usesAffinity(cfg, opts);
   }
 
   /** Set when the burst shedder acted: `model->fallback`, `queued:<ms>ms`, `effort:<a>-><b>` or `rejected`. */
@@ -131,6 +137,9 @@ export class RouteRun {
       if (away.length > 0) pool = away;
       const budget = this.spendRetry(away.length > 0);
       if (budget) return budget;
+      // Cache affinity: the session's account is full; a short wait for it may beat rebuilding its cache elsewhere.
+      const warm = this.affinity && this.attempts === 0 ? await waitForWarm(this.state, this.cfg, this.opts, this.pinned, admitted, views, deep, signal) : null;
+      if (warm) return { attempt: this.open(model, warm, deep) };
       const taken = await this.take(model, pool, views, deep, signal, { fresh: seen.fresh, extra: remaining.filter((t) => !pool.includes(t)) });
       if (taken === 'recheck') continue;
       if (taken === 'hot') {
@@ -161,7 +170,7 @@ export class RouteRun {
       this.given = settled.given;
       this.throttled = true;
       this.throttles++;
-    }
+    } else this.roundFailures++;
     if (classified.class === 'stall') this.stallMoved = true;
     this.failures.note(attempt.target.upstream.id, result);
   }
@@ -171,10 +180,10 @@ export class RouteRun {
 
   rateWindows = (attempt: Attempt, w: RateWindows): void => windowsSeen(this.state, attempt, w, this.cfg.retry_after_cap_ms); // an answer's rate-limit headers (router/feedback.ts)
 
-  /** `sticky`: reads the session's pin once per request. */
+  /** `sticky` and cache affinity: reads the session's pin once per request. */
   private async loadPin(): Promise<void> {
     if (this.pinned !== null) return;
-    this.pinned = this.opts.pinned ?? (this.opts.strategy === 'sticky' && this.opts.session ? await this.state.store.getPin(this.opts.session) : undefined);
+    this.pinned = this.opts.pinned ?? ((this.opts.strategy === 'sticky' || this.affinity) && this.opts.session ? await this.state.store.getPin(this.opts.session) : undefined);
   }
 
   /**
@@ -198,12 +207,21 @@ export class RouteRun {
     }
     // The next round's first attempt is a retry: with the budget spent, stop now rather than after the backoff.
     if (!this.throttled && this.attempts - this.throttles < this.cfg.max_attempts && !this.state.budgetOf(this.opts.model.name).hasRoom()) return this.spendRetry(false);
+    const onlyThrottled = this.roundFailures === 0 && this.throttles > 0;
     this.roundStartAttempts = this.attempts;
+    this.roundFailures = 0;
     this.chain = [this.chain[0]!];
     this.chainIdx = 0;
     this.tried.clear();
     const delay = Math.min(left, Math.max(fullJitter(this.round, this.cfg.backoff_base_ms, this.cfg.backoff_cap_ms), this.failures.takeHintMs()));
     this.round++;
+    // Every account of the round refused for load alone: a call ending on one of them (its
+    // place, under the limit just learned) is a better signal than the generic wait they named.
+    if (onlyThrottled && delay > 0) {
+      const model = this.chain[0]!;
+      const got = await this.shedRun.placeWithin(model, isDeep(model, this.effort), delay, signal);
+      return got ? { attempt: this.open(model, got, isDeep(model, this.effort)) } : null;
+    }
     if (delay > 0) await sleep(delay, undefined, { signal });
     return null;
   }
@@ -223,7 +241,7 @@ export class RouteRun {
 
   /** Takes a slot (router/take.ts); a full queue becomes this route's last failure. */
   private async take(model: Model, pool: Target[], views: Views, deep: boolean, signal: AbortSignal, look: { fresh: boolean; extra: Target[] }): Promise<Taken | 'hot' | 'full' | 'recheck'> {
-    const route = { strategy: this.opts.strategy, pinned: this.pinned ?? undefined };
+    const route = { strategy: this.opts.strategy, pinned: this.pinned ?? undefined, affinity: this.affinity };
     const got = await takeSlot(this.state, route, pool, views, deep, signal, look, this.throttles > 0);
     if (typeof got === 'object' && 'recheck' in got) {
       // Every target refused on cached views: the next pass decides on the views the admission read.
@@ -248,7 +266,7 @@ export class RouteRun {
     this.shedRun.opened();
     if (this.opts.strategy === 'sticky' && this.opts.session) {
       this.sticky = this.pinned == null ? 'new' : this.pinned === target.key ? 'pinned' : 'moved';
-    }
+    } else if (this.affinity) this.cache = this.pinned == null ? 'cold' : this.pinned === target.key ? 'warm' : 'moved';
     const fallbackFrom = firstOfFallback ? this.opts.model.name : undefined;
     const effort = this.shedRun.effort ?? undefined;
     return makeAttempt(taken, { model, number: this.attempts, deep, ...(fallbackFrom ? { fallbackFrom } : {}), ...(effort ? { effort } : {}) }, this.state);

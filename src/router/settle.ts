@@ -6,6 +6,7 @@
  */
 import type { RoutingConfig } from '../config/schema.js';
 import { isThrottle, type Attempt, type AttemptResult } from './attempt.js';
+import { usesAffinity } from './affinity.js';
 import { answered, STALL_LINGER_MS } from './feedback.js';
 import type { RouteOptions, RouterState } from './state.js';
 
@@ -28,6 +29,7 @@ export function settle(state: RouterState, cfg: RoutingConfig, opts: RouteOption
     health.success(target.key, target.upstream.id);
     state.latency.observe(target.key, result.latencyMs);
     if (opts.strategy === 'sticky' && opts.session) void state.store.setPin(opts.session, target.key, cfg.sticky_ttl_ms);
+    else if (usesAffinity(cfg, opts)) void state.store.setPin(opts.session!, target.key, cfg.cache_affinity.ttl_ms);
     return null;
   }
   if (result.ok === 'aborted') {

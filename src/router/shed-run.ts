@@ -65,6 +65,23 @@ export class ShedRun {
   }
 
   /**
+   * Within `ms`, a place on one of `model`'s admissible targets once a call there ends (first
+   * come first served, at the head of the line): what a request whose every account refused it
+   * for load waits for instead of the wait the refusals named (router/run.ts endOfModel).
+   * @returns the slot, or null when none freed in time.
+   * @throws the abort reason when `signal` fires while waiting.
+   */
+  async placeWithin(model: Model, deep: boolean, ms: number, signal: AbortSignal): Promise<Taken | null> {
+    const { health } = this.state;
+    const targets = model.targets.filter((t) => !this.opts.spentAccounts?.has(t.upstream.id) && health.canAdmit(t.key, t.upstream.id));
+    if (targets.length === 0) return null;
+    const until = Date.now() + ms;
+    await this.state.queue.released(targets.map((t) => t.upstream.id), ms, signal);
+    const left = until - Date.now();
+    return left > 0 ? waitForPlace(this.state, targets, left, signal, deep, true) : null;
+  }
+
+  /**
    * The next rung for a deep call to `model` whose every account is hot.
    * @param later the models after `model` in the route's chain.
    * @param hot the model's admissible (hot) targets, for the wait rung.

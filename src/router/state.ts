@@ -36,8 +36,10 @@ export interface RouterState {
 export interface RouteOptions {
   readonly model: Model;
   readonly strategy: Strategy;
-  /** Session key for `sticky`. */
+  /** Session key, for `sticky` and cache affinity (router/affinity.ts). */
   readonly session?: string;
+  /** The request body's size, bytes, when known: a prompt too short to cache is not held for its account. */
+  readonly promptBytes?: number;
   /** The request's `reasoning_effort`, for deep detection. */
   readonly effort?: string | null;
   /** Resolves fallback model names to served models. */

@@ -7,6 +7,7 @@
 import type { Strategy } from '../config/schema.js';
 import type { Target } from '../config/types.js';
 import type { TargetView } from '../store/types.js';
+import { warmFirst } from './affinity.js';
 import { candidate, targetRef, type Taken } from './attempt.js';
 import { QueueFullError } from './concurrency.js';
 import type { HealthBoard } from './health.js';
@@ -29,7 +30,7 @@ export interface Recheck {
  */
 export async function takeSlot(
   state: RouterState,
-  route: { readonly strategy: Strategy; readonly pinned: string | undefined },
+  route: { readonly strategy: Strategy; readonly pinned: string | undefined; readonly affinity?: boolean },
   pool: readonly Target[],
   views: ReadonlyMap<Target, TargetView>,
   deep: boolean,
@@ -38,7 +39,9 @@ export async function takeSlot(
   front = false,
 ): Promise<Taken | 'hot' | QueueFullError | Recheck> {
   const candidates = pool.map((t) => ({ target: t, inFlight: views.get(t)!.inFlight, capacity: views.get(t)!.callLimit, latencyMs: state.latency.estimate(t.key) }));
-  const all = STRATEGIES[route.strategy](candidates, { random: state.random, tick: state.nextTick(), ...(route.pinned ? { pinned: route.pinned } : {}) });
+  const ranked = STRATEGIES[route.strategy](candidates, { random: state.random, tick: state.nextTick(), ...(route.pinned ? { pinned: route.pinned } : {}) });
+  // Cache affinity: the session's account first while it has room (router/affinity.ts).
+  const all = route.affinity ? warmFirst(ranked, route.pinned) : ranked;
   // A place someone here already waits for is theirs: a new request takes only the others,
   // and joins the line when none is left (first come, first served).
   // (The waiters are this replica's own: a fact, whether the views are cached or not.)

@@ -1,0 +1,138 @@
+/**
+ * Cache affinity (router/affinity.ts), end to end under the default strategy (`balanced`): a
+ * session's turns stay on the account that holds its prompt cache; when that account is full a
+ * turn waits for it briefly rather than rebuild the cache elsewhere; a turn that could not wait
+ * moves, and the session stays where it went. `x-switchyard-cache` says which.
+ *
+ * The real gateway on port 0 in front of real fake upstreams on loopback (one per target,
+ * test/helpers/routing-cluster.ts), driven with fetch.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { BASE_ROUTING, chat, ok, sleep, startCluster, type Cluster, type Result } from '../helpers/routing-cluster.js';
+
+/** A prompt long enough to be cached (over 1,024 tokens). */
+const LONG = { messages: [{ role: 'user', content: 'the history of a long agent session '.repeat(200) }] };
+const cacheOf = (rs: Result[]) => rs.map((r) => r.headers.get('x-switchyard-cache'));
+
+/** A new session whose first turn landed on `upstream` (new sessions alternate between idle accounts). */
+async function sessionOn(gw: Cluster['gw'], upstream: string): Promise<string> {
+  for (let i = 0; i < 20; i++) {
+    const r = await chat(gw, LONG, { 'x-session-id': `neighbour-${i}` });
+    if (r.upstream === upstream) return `neighbour-${i}`;
+  }
+  throw new Error(`no new session landed on ${upstream}`);
+}
+
+describe('cache affinity (default strategy)', () => {
+  test('a session stays on one account (cold, then warm); session-less calls still spread, with no header', async () => {
+    const c = await startCluster([{ id: 'a' }, { id: 'b' }, { id: 'c' }], BASE_ROUTING);
+    try {
+      const turns: Result[] = [];
+      for (let i = 0; i < 10; i++) turns.push(await chat(c.gw, { ...LONG, user: 'agent-session-1' }));
+      assert.ok(turns.every((r) => r.status === 200 && r.headers.get('x-switchyard-strategy') === 'balanced'));
+      assert.deepEqual(cacheOf(turns), ['cold', ...Array<string>(9).fill('warm')]);
+      const home = turns[0]!.upstream!;
+      assert.ok(turns.every((r) => r.upstream === home), `all on ${home}: ${turns.map((r) => r.upstream).join(',')}`);
+      const metrics = await (await fetch(`${c.gw.url}/metrics`)).text();
+      assert.match(metrics, /switchyard_cache_affinity_total\{model="gpt-test",decision="warm"\} 9\n/);
+      assert.match(metrics, /switchyard_cache_affinity_total\{model="gpt-test",decision="cold"\} 1\n/);
+
+      const loose: Result[] = [];
+      for (let i = 0; i < 6; i++) loose.push(await chat(c.gw, LONG));
+      assert.ok(loose.every((r) => r.status === 200 && r.headers.get('x-switchyard-cache') === null));
+      assert.ok(new Set(loose.map((r) => r.upstream)).size >= 2, 'session-less requests spread over targets');
+    } finally {
+      await c.close();
+    }
+  });
+
+  test('many sessions spread over the accounts, each staying on its own', async () => {
+    const c = await startCluster([{ id: 'a' }, { id: 'b' }, { id: 'c' }], BASE_ROUTING);
+    try {
+      const homes = new Map<string, Set<string>>();
+      for (let round = 0; round < 4; round++) {
+        for (let s = 0; s < 6; s++) {
+          const r = await chat(c.gw, LONG, { 'x-session-id': `s-${s}` });
+          assert.equal(r.status, 200);
+          if (!homes.has(`s-${s}`)) homes.set(`s-${s}`, new Set());
+          homes.get(`s-${s}`)!.add(r.upstream!);
+        }
+      }
+      assert.ok([...homes.values()].every((h) => h.size === 1), 'each session on one account');
+      assert.ok(new Set([...homes.values()].map((h) => [...h][0])).size >= 2, 'sessions spread over accounts');
+    } finally {
+      await c.close();
+    }
+  });
+
+  test('cache_affinity.enabled: false — a session is spread like any call', async () => {
+    const c = await startCluster([{ id: 'a' }, { id: 'b' }, { id: 'c' }], `${BASE_ROUTING}\n  cache_affinity: { enabled: false }`);
+    try {
+      const turns: Result[] = [];
+      for (let i = 0; i < 6; i++) turns.push(await chat(c.gw, LONG, { 'x-session-id': 'spread-me' }));
+      assert.ok(turns.every((r) => r.status === 200 && r.headers.get('x-switchyard-cache') === null));
+      assert.ok(new Set(turns.map((r) => r.upstream)).size >= 2, 'turns spread over targets');
+    } finally {
+      await c.close();
+    }
+  });
+
+  test('a full account: the session waits for it (warm) when it may, else moves and stays moved', async () => {
+    for (const [maxWait, expect] of [
+      [3000, 'wait'],
+      [0, 'move'],
+    ] as const) {
+      const c = await startCluster([{ id: 'a', maxConcurrency: 1 }, { id: 'b', maxConcurrency: 1 }], `${BASE_ROUTING}\n  cache_affinity: { max_wait_ms: ${maxWait} }`);
+      try {
+        const first = await chat(c.gw, LONG, { 'x-session-id': 'busy' });
+        const home = first.upstream!;
+        const other = home === 'a' ? 'b' : 'a';
+        // Another session on the same account holds its only place for 600 ms with a slow turn.
+        const neighbour = await sessionOn(c.gw, home);
+        c.fakes[home]!.on(() => ok(600));
+        const holder = chat(c.gw, LONG, { 'x-session-id': neighbour });
+        await sleep(150);
+        c.fakes[home]!.on(() => ok());
+        const began = Date.now();
+        const turn = await chat(c.gw, LONG, { 'x-session-id': 'busy' });
+        const took = Date.now() - began;
+        const held = await holder;
+        assert.equal(held.status, 200);
+        assert.equal(turn.status, 200);
+        assert.equal(held.upstream, home, 'the slow turn went to the session account');
+        if (expect === 'wait') {
+          assert.equal(turn.upstream, home, 'waited for the account holding its cache');
+          assert.equal(turn.headers.get('x-switchyard-cache'), 'warm');
+          assert.ok(took >= 250, `it waited for the place (${took} ms)`);
+        } else {
+          assert.equal(turn.upstream, other, 'moved off the full account');
+          assert.equal(turn.headers.get('x-switchyard-cache'), 'moved');
+          const next = await chat(c.gw, LONG, { 'x-session-id': 'busy' });
+          assert.equal(next.upstream, other, 'the session stays where it moved');
+          assert.equal(next.headers.get('x-switchyard-cache'), 'warm');
+        }
+      } finally {
+        await c.close();
+      }
+    }
+  });
+
+  test('a prompt too short to be cached is never held for its account', async () => {
+    const c = await startCluster([{ id: 'a', maxConcurrency: 1 }, { id: 'b', maxConcurrency: 1 }], `${BASE_ROUTING}\n  cache_affinity: { max_wait_ms: 3000 }`);
+    try {
+      const first = await chat(c.gw, {}, { 'x-session-id': 'short' });
+      const home = first.upstream!;
+      c.fakes[home]!.on(() => ok(600));
+      const holder = chat(c.gw, {}, { 'x-session-id': 'short' });
+      await sleep(150);
+      const turn = await chat(c.gw, {}, { 'x-session-id': 'short' });
+      const held = await holder;
+      assert.equal(held.upstream, home, 'the slow turn went to the session account');
+      assert.notEqual(turn.upstream, home, 'a short prompt moves at once');
+      assert.equal(turn.headers.get('x-switchyard-cache'), 'moved');
+    } finally {
+      await c.close();
+    }
+  });
+});
