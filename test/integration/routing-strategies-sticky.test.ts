@@ -1,6 +1,6 @@
 /**
- * Routing strategy `sticky`, end to end: it keeps a session (x-session-id, then
- * prompt_cache_key, then user) on one target, and moves it (for good) when that target goes
+ * Routing strategy `sticky`, end to end: it keeps a session (prompt_cache_key, then
+ * x-session-id, then user; the agents' own headers in routing-sessions.test.ts) on one target, and moves it (for good) when that target goes
  * into cooldown.
  *
  * The real gateway on port 0 in front of several real fake upstreams on loopback (one per
@@ -38,7 +38,7 @@ describe('routing strategies', () => {
     }
   });
 
-  test('sticky: prompt_cache_key, then user, key the session when there is no x-session-id', async () => {
+  test('sticky: prompt_cache_key, x-session-id and user each key a session, in that order', async () => {
     const c = await startCluster([{ id: 'a' }, { id: 'b' }, { id: 'c' }], `  strategy: sticky\n${BASE_ROUTING}`);
     try {
       const run = async (n: number, body: Record<string, unknown>, headers: Record<string, string> = {}) => {
@@ -60,17 +60,18 @@ describe('routing strategies', () => {
       const byHeader = await run(3, {}, { 'x-session-id': 'hdr-1' });
       assert.deepEqual(stickyOf(byHeader), ['new', 'pinned', 'pinned']);
 
-      // Precedence: x-session-id over prompt_cache_key over user. A known session plus a
-      // never-seen lower-precedence key stays `pinned` (a lower key would have been `new`).
-      const hdrWins = await run(1, { prompt_cache_key: 'pck-never-seen', user: 'user-never-seen' }, { 'x-session-id': 'hdr-1' });
-      assert.deepEqual(stickyOf(hdrWins), ['pinned']);
-      assert.equal(hdrWins[0]!.upstream, byHeader[0]!.upstream);
-      const pckWins = await run(1, { prompt_cache_key: 'pck-1', user: 'user-never-seen-2' });
+      // Precedence (src/pipeline/session.ts): prompt_cache_key over x-session-id over user. A
+      // known session plus a never-seen lower-precedence key stays `pinned` (a lower key would
+      // have been `new`).
+      const pckWins = await run(1, { prompt_cache_key: 'pck-1', user: 'user-never-seen' }, { 'x-session-id': 'hdr-never-seen' });
       assert.deepEqual(stickyOf(pckWins), ['pinned']);
       assert.equal(pckWins[0]!.upstream, byCacheKey[0]!.upstream);
-      // And a new header session is new even with a known prompt_cache_key in the body.
-      const newHdr = await run(1, { prompt_cache_key: 'pck-1' }, { 'x-session-id': 'hdr-fresh' });
-      assert.deepEqual(stickyOf(newHdr), ['new']);
+      const hdrWins = await run(1, { user: 'user-never-seen-2' }, { 'x-session-id': 'hdr-1' });
+      assert.deepEqual(stickyOf(hdrWins), ['pinned']);
+      assert.equal(hdrWins[0]!.upstream, byHeader[0]!.upstream);
+      // And a new cache key is new even with a known x-session-id.
+      const newPck = await run(1, { prompt_cache_key: 'pck-fresh' }, { 'x-session-id': 'hdr-1' });
+      assert.deepEqual(stickyOf(newPck), ['new']);
     } finally {
       await c.close();
     }
