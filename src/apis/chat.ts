@@ -82,7 +82,7 @@ export const chatApi: InboundApi = {
   effort: (body) => str(body['reasoning_effort']) ?? null,
   withEffort: (body, effort) => ({ ...body, reasoning_effort: effort }),
   wantsUsage: (body) => body['stream'] === true && (body['stream_options'] as { include_usage?: unknown } | null | undefined)?.include_usage === true,
-  sessionHint: (body) => str(body['prompt_cache_key']) ?? str(body['user']),
+  sessionHints: (body) => ({ cacheKey: str(body['prompt_cache_key']), user: str(body['user']) }),
   hasImages: (body) => hasImages(body['messages']),
   prompt: (body) => ({ messages: Array.isArray(body['messages']) ? body['messages'] : [], tools: body['tools'] ?? body['functions'] }),
   maxOutputTokens: (body) => int(body['max_completion_tokens']) ?? int(body['max_tokens']),

@@ -170,7 +170,7 @@ export const messagesApi: InboundApi = {
   effort,
   withEffort,
   wantsUsage: () => true,
-  sessionHint: (body) => str((body['metadata'] as { user_id?: unknown } | null | undefined)?.user_id),
+  sessionHints: (body) => ({ user: str((body['metadata'] as { user_id?: unknown } | null | undefined)?.user_id) }),
   hasImages: (body) => hasImages(body['messages']),
   prompt,
   maxOutputTokens: (body) => (typeof body['max_tokens'] === 'number' ? body['max_tokens'] : undefined),

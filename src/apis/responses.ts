@@ -48,7 +48,7 @@ export const responsesApi: InboundApi = {
   effort: (body) => str((body['reasoning'] as { effort?: unknown } | null | undefined)?.effort) ?? null,
   withEffort: (body, effort) => ({ ...body, reasoning: { ...((body['reasoning'] as Record<string, unknown> | null | undefined) ?? {}), effort } }),
   wantsUsage: () => true,
-  sessionHint: (body) => str(body['prompt_cache_key']) ?? str(body['previous_response_id']) ?? str(body['user']),
+  sessionHints: (body) => ({ cacheKey: str(body['prompt_cache_key']), user: str(body['user']) }),
   hasImages: (body) => Array.isArray(body['input']) && hasImages(body['input']),
   prompt,
   maxOutputTokens: (body) => (typeof body['max_output_tokens'] === 'number' ? body['max_output_tokens'] : undefined),

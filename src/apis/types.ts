@@ -17,6 +17,14 @@ export interface PreparedBody {
   readonly dropped: readonly string[];
 }
 
+/** A body's session hints, each absent when not a non-empty string. */
+export interface SessionHints {
+  /** The client's own prompt-cache key (chat's and Responses' `prompt_cache_key`). */
+  readonly cacheKey?: string | undefined;
+  /** The end user (`user`; Messages' `metadata.user_id`). */
+  readonly user?: string | undefined;
+}
+
 /** An operation of a client API other than asking for an answer: `compact` (Responses, `POST /v1/responses/compact`). */
 export type ApiOperation = 'compact';
 
@@ -40,8 +48,11 @@ export interface InboundApi {
   withEffort(body: Record<string, unknown>, effort: string): Record<string, unknown>;
   /** Whether the client asked to receive the usage event (chat's `stream_options.include_usage`). */
   wantsUsage(body: Record<string, unknown>): boolean;
-  /** Client-supplied session hint for `sticky` routing (before hashing), if any. */
-  sessionHint(body: Record<string, unknown>): string | undefined;
+  /**
+   * What the body says about the `sticky` session (before hashing; pipeline/session.ts
+   * ranks them among the headers): the client's prompt-cache key, and the end user.
+   */
+  sessionHints(body: Record<string, unknown>): SessionHints;
   /** Whether the prompt holds image parts (models without `vision` are then left out of fallbacks). */
   hasImages(body: Record<string, unknown>): boolean;
   /**

@@ -133,6 +133,7 @@ export function buildModels(
         deepEffort: m.deep_effort,
         defaultEffort: m.default_effort,
         shed: Object.freeze(shed),
+        cacheBreakpoints: m.cache_breakpoints,
         targets: Object.freeze(
           chosen.map((t) =>
             Object.freeze({

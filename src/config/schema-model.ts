@@ -39,6 +39,9 @@ export const TargetSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/** A model's `cache_breakpoints` (see ModelSchema). */
+export const CacheBreakpointsSchema = Type.Union([Type.Literal('auto'), Type.Literal('off')], { default: 'auto' });
+
 export const StrategySchema = Type.Union([Type.Literal('fast'), Type.Literal('balanced'), Type.Literal('cheap'), Type.Literal('sticky')]);
 
 /** Reasoning effort levels, lowest first (OpenAI API reference, `reasoning_effort`; xhigh for the Codex models). */
@@ -139,6 +142,13 @@ export const ModelSchema = Type.Object(
     strategy: Type.Optional(StrategySchema),
     /** Models tried, in order, once this model's targets are exhausted. */
     fallbacks: Type.Array(Id, { default: [] }),
+    /**
+     * Prompt-cache breakpoints on requests sent to this model's Anthropic Messages accounts:
+     * `auto` marks the tools, the system prompt and the last stable turn of a request that
+     * carries no `cache_control` of its own (translate/messages-cache.ts); `off` sends
+     * requests as translated.
+     */
+    cache_breakpoints: CacheBreakpointsSchema,
     targets: Type.Array(TargetSchema, { minItems: 1 }),
   },
   { additionalProperties: false },

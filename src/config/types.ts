@@ -69,6 +69,8 @@ export interface Model {
   readonly defaultEffort: Effort;
   /** What happens to a deep call when every target's window is hot. */
   readonly shed: ShedConfig;
+  /** Prompt-cache breakpoints added on its Anthropic Messages accounts (`auto`) or not (`off`). */
+  readonly cacheBreakpoints: 'auto' | 'off';
   /** Live targets, in config order (standby ones only when nothing else is live). */
   readonly targets: readonly Target[];
 }

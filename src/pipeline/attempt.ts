@@ -75,6 +75,7 @@ function shape(env: AttemptEnv, attempt: Attempt, wireApi: ApiName, estimate: nu
       retryAfterCapMs: call.gen.config.routing.retry_after_cap_ms,
       options: target.upstream.options,
       maxTokensField: attempt.model.capabilities.max_tokens_field,
+      cacheBreakpoints: attempt.model.cacheBreakpoints,
       ...(estimate !== undefined ? { promptTokens: estimate } : {}),
       ...(call.forwardHeaders ? { forwardHeaders: call.forwardHeaders } : {}),
     });

@@ -51,6 +51,8 @@ interface JournalEntry {
   readonly key?: string | null;
   /** Epoch seconds it was made. */
   readonly createdAt?: number;
+  /** The `sticky` session it was made in (hashed: pipeline/session.ts); absent in entries of earlier versions. */
+  readonly session?: string;
   /** Every input item of the conversation up to this response (the previous ones expanded). */
   readonly input: readonly unknown[];
   readonly output: readonly unknown[];
@@ -162,6 +164,14 @@ export class Continuation {
     return { body: { ...rest, input: [...history, ...itemsOf(body['input'])] }, mark: this.entry.wire === 'responses' && !same ? 'migrated' : 'rebuilt' };
   }
 
+  /**
+   * The session the continued response was made in, when the gateway journalled it and the
+   * same client key (`keyName`) made it; undefined otherwise (pipeline/session.ts).
+   */
+  sessionFor(keyName: string | null): string | undefined {
+    return this.entry && (this.entry.key ?? null) === keyName ? this.entry.session : undefined;
+  }
+
   /** The whole conversation's input as this request sends it (for its own journal entry). */
   expandedInput(body: Readonly<Obj>): unknown[] {
     return this.entry ? [...this.entry.input, ...this.entry.output, ...itemsOf(body['input'])] : itemsOf(body['input']);
@@ -171,12 +181,12 @@ export class Continuation {
 /**
  * Pins an answered response to its target and journals it, off the response path (the
  * store calls never reject). `input`: the conversation's input items (`Continuation.expandedInput`,
- * or the request's own).
+ * or the request's own); `session`: the session its follow-ups belong to (pipeline/session.ts).
  */
-export function recordResponse(store: StateStore, ttlMs: number, made: { answer: ResponseAnswer; target: Target; wire: ApiName; input: readonly unknown[]; key: string | null }): void {
-  const { answer, target, wire, input, key } = made;
+export function recordResponse(store: StateStore, ttlMs: number, made: { answer: ResponseAnswer; target: Target; wire: ApiName; input: readonly unknown[]; key: string | null; session: string }): void {
+  const { answer, target, wire, input, key, session } = made;
   void store.setPin(pinKey(answer.id), target.key, ttlMs);
-  const entry: JournalEntry = { v: 1, target: target.key, wire, key, createdAt: Math.floor(Date.now() / 1000), input, output: answer.output };
+  const entry: JournalEntry = { v: 1, target: target.key, wire, key, createdAt: Math.floor(Date.now() / 1000), session, input, output: answer.output };
   const text = JSON.stringify(entry);
   if (text.length <= JOURNAL_ENTRY_MAX) void store.putJournal(answer.id, text, ttlMs);
 }
@@ -185,8 +195,8 @@ export function recordResponse(store: StateStore, ttlMs: number, made: { answer:
  * Journals a warmup (`generate: false`) as `id`, with no owner and no output, off the
  * response path: a follow-up naming it is rebuilt from `input` for any account.
  */
-export function recordWarmup(store: StateStore, ttlMs: number, made: { id: string; input: readonly unknown[]; key: string | null }): void {
-  const entry: JournalEntry = { v: 1, target: null, wire: null, key: made.key, createdAt: Math.floor(Date.now() / 1000), input: made.input, output: [] };
+export function recordWarmup(store: StateStore, ttlMs: number, made: { id: string; input: readonly unknown[]; key: string | null; session: string }): void {
+  const entry: JournalEntry = { v: 1, target: null, wire: null, key: made.key, createdAt: Math.floor(Date.now() / 1000), session: made.session, input: made.input, output: [] };
   const text = JSON.stringify(entry);
   if (text.length <= JOURNAL_ENTRY_MAX) void store.putJournal(made.id, text, ttlMs);
 }

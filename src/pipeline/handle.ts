@@ -20,7 +20,8 @@ import type { Ending, Progress } from './outcome.js';
 import { Continuation, inputItems, recordResponse } from './continuation.js';
 import { requestTags } from '../record/tags.js';
 import type { AttemptEnd } from '../tracing/index.js';
-import { allowedModel, forApi, pickStrategy, promptBytes, servedOn, sessionKey, wireOf } from './select.js';
+import { allowedModel, forApi, pickStrategy, promptBytes, servedOn, wireOf } from './select.js';
+import { sessionKey, sessionOfResponse } from './session.js';
 import { answerWarmup, isWarmup } from './warmup.js';
 
 export type { PipelineDeps } from './call.js';
@@ -74,10 +75,10 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
   );
   const spentAccounts = progress.admission.spentAccounts;
   call.limitHeaders = progress.admission.headers;
+  const session = sessionKey(req, api, body, continuation);
   // A Responses warmup (`generate: false`) is answered here; no upstream is called.
-  if (isWarmup(call)) return answerWarmup(call, model);
+  if (isWarmup(call)) return answerWarmup(call, model, session);
   const strategy = continuation?.owner !== undefined ? 'sticky' : pickStrategy(req, body, model);
-  const session = sessionKey(req, api, body);
   const bytes = promptBytes(req);
   const images = api.hasImages(body);
   const route = router.begin({
@@ -133,7 +134,8 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
     // A response is journalled for its follow-ups; a compaction's output goes back as the client's input instead.
     if (outcome.kind === 'answered' && !outcome.relayed.failure && outcome.answer && outcome.wire && !api.operation) {
       const input = continuation ? continuation.expandedInput(body) : inputItems(body['input']);
-      recordResponse(call.gen.router.store, config.store.journal_ttl_ms, { answer: outcome.answer, target: attempt.target, wire: outcome.wire, input, key: req.caller?.name ?? null });
+      const made = { answer: outcome.answer, target: attempt.target, wire: outcome.wire, input, key: req.caller?.name ?? null, session: sessionOfResponse(req, session, outcome.answer.id) };
+      recordResponse(call.gen.router.store, config.store.journal_ttl_ms, made);
     }
     return ended(call, progress, outcome);
   }

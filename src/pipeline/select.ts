@@ -1,9 +1,8 @@
 /**
  * What a request asks of routing, read from the request: the model as its client API can
- * reach it (targets narrowed by the support matrix), the strategy, the sticky session key,
- * and the response headers that say where the call went.
+ * reach it (targets narrowed by the support matrix), the strategy, and the response headers
+ * that say where the call went. The `sticky` session is read by pipeline/session.ts.
  */
-import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { ApiName } from '../apis/names.js';
 import type { InboundApi } from '../apis/types.js';
@@ -105,14 +104,6 @@ export function pickStrategy(req: FastifyRequest, body: Record<string, unknown>,
     });
   }
   return value as Strategy;
-}
-
-/** The `sticky` session key: `x-session-id`, then the API's own hint (`prompt_cache_key`, `user` …), hashed with the key name. */
-export function sessionKey(req: FastifyRequest, api: InboundApi, body: Record<string, unknown>): string | undefined {
-  const header = req.headers['x-session-id'];
-  const key = (typeof header === 'string' && header) || api.sessionHint(body);
-  // Hashed: bounded length, and no client text stored in the shared store.
-  return key ? createHash('sha256').update(`${req.caller?.name ?? ''}\n${key}`).digest('base64url') : undefined;
 }
 
 /** The request body's declared size, bytes (`content-length`); undefined when not declared (chunked). */

@@ -18,6 +18,7 @@ import { messagesToMessages } from './passthrough/messages.js';
 import { responsesToResponses } from './passthrough/responses.js';
 import { responsesToChat } from './responses-chat/index.js';
 import { responsesToMessages } from './responses-messages/index.js';
+import { withCacheBreakpoints } from './messages-cache.js';
 import type { Translator, TranslatorContext, TranslatorFactory } from './types.js';
 
 /** `TRANSLATORS[client][wire]`, in preference order within each row. */
@@ -37,13 +38,21 @@ export function wireFor(client: ApiName, wires: ReadonlySet<ApiName>): ApiName |
 }
 
 /**
- * The translator for one attempt.
+ * The translator for one attempt. Every Messages wire request it makes gets prompt-cache
+ * breakpoints when it carries none, unless `ctx.cacheBreakpoints` is `off` (messages-cache.ts).
  * @throws Error when the pair is not in the table (callers check `wireFor` first).
  */
 export function translator(client: ApiName, wire: ApiName, ctx: TranslatorContext): Translator {
   const make = TRANSLATORS[client][wire];
   if (!make) throw new Error(`no translator from ${client} to ${wire}`);
-  return make(ctx);
+  const tr = make(ctx);
+  if (wire !== 'messages' || ctx.cacheBreakpoints === 'off') return tr;
+  const request = tr.request;
+  tr.request = (body) => {
+    const wired = request(body);
+    return { ...wired, body: withCacheBreakpoints(wired.body) };
+  };
+  return tr;
 }
 
 /** Every supported (client, wire) pair, in table order, with whether it is a passthrough. */

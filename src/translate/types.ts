@@ -135,6 +135,11 @@ export interface TranslatorContext {
   readonly promptTokens?: number;
   /** The field the target model takes its output cap in (its `capabilities.max_tokens_field`), for translators that write one. */
   readonly maxTokensField?: 'max_tokens' | 'max_completion_tokens' | undefined;
+  /**
+   * Prompt-cache breakpoints on a Messages wire request (the target model's
+   * `cache_breakpoints`; translate/messages-cache.ts): `auto` (also when absent) or `off`.
+   */
+  readonly cacheBreakpoints?: 'auto' | 'off';
 }
 
 export type TranslatorFactory = (ctx: TranslatorContext) => Translator;

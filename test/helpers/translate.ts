@@ -22,9 +22,13 @@ export interface Driven {
   readonly reasoning: string;
 }
 
-/** A translator for `client` over `wire` with test defaults. */
+/**
+ * A translator for `client` over `wire` with test defaults: no prompt-cache breakpoints
+ * (`cacheBreakpoints: 'off'`), so a test sees the translation alone; the breakpoints have
+ * their own tests (messages-cache.test.ts, cache-breakpoints.test.ts).
+ */
 export function makeTranslator(client: ApiName, wire: ApiName, ctx: Partial<TranslatorContext> = {}): Translator {
-  return translator(client, wire, { stream: true, wantsUsage: true, secrets: [], retryAfterCapMs: 60_000, options: {}, ...ctx });
+  return translator(client, wire, { stream: true, wantsUsage: true, secrets: [], retryAfterCapMs: 60_000, options: {}, cacheBreakpoints: 'off', ...ctx });
 }
 
 /** Feeds `pieces` (any split of an SSE body) through `tr` as the relay would. */

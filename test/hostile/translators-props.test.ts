@@ -49,6 +49,8 @@ const SCHEMAS = { chat: ChatRequestSchema, responses: ResponsesRequestSchema, me
 const ctxFor = (wire: ApiName, over: { stream?: boolean; wantsUsage?: boolean } = {}) => ({
   secrets: [UPSTREAM_SECRET],
   options: CONFIG.upstreams.get(ON_WIRE[wire].upstream)!.options as Record<string, unknown>,
+  // As the pipeline makes them: Messages wire requests get prompt-cache breakpoints (translate/messages-cache.ts).
+  cacheBreakpoints: 'auto' as const,
   ...over,
 });
 

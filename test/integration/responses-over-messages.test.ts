@@ -65,7 +65,8 @@ describe('Responses clients on an Anthropic account, through the openai SDK', ()
     assert.deepEqual([fc.name, fc.call_id, JSON.parse(fc.arguments)], ['get_exchange_rate', 'toolu_01EFn5wTNBYA8Reni8rbmnHT', { from_currency: 'USD', to_currency: 'EUR' }]);
     const sent1 = upstream.requests[0]!;
     assert.equal(sent1.url, '/v1/messages');
-    assert.deepEqual([sent1.json?.['system'], sent1.json?.['stream'], sent1.json?.['max_tokens']], ['Be exact.', true, 1000]);
+    // The instructions as one text block, marked as a prompt-cache breakpoint (translate/messages-cache.ts).
+    assert.deepEqual([sent1.json?.['system'], sent1.json?.['stream'], sent1.json?.['max_tokens']], [[{ type: 'text', text: 'Be exact.', cache_control: { type: 'ephemeral' } }], true, 1000]);
     assert.deepEqual((sent1.json?.['tools'] as Obj[])[0]!['name'], 'get_exchange_rate');
 
     const s2 = await client.responses.create({ model: 'claude-test', previous_response_id: r1.id, input: [{ type: 'function_call_output', call_id: fc.call_id, output: '0.92' }], tools, stream: true }).withResponse();
@@ -75,7 +76,8 @@ describe('Responses clients on an Anthropic account, through the openai SDK', ()
     assert.equal(text, recordedText(TEXT_STREAM));
     const turns = messagesOf(upstream, 1);
     assert.deepEqual(turns.map((m) => m['role']), ['user', 'assistant', 'user']);
-    assert.deepEqual((turns[1]!['content'] as Obj[]).at(-1), { type: 'tool_use', id: fc.call_id, name: 'get_exchange_rate', input: { from_currency: 'USD', to_currency: 'EUR' } });
+    // The turn before the final user turn ends in a prompt-cache breakpoint.
+    assert.deepEqual((turns[1]!['content'] as Obj[]).at(-1), { type: 'tool_use', id: fc.call_id, name: 'get_exchange_rate', input: { from_currency: 'USD', to_currency: 'EUR' }, cache_control: { type: 'ephemeral' } });
     assert.deepEqual(turns[2]!['content'], [{ type: 'tool_result', tool_use_id: fc.call_id, content: '0.92' }]);
   });
 
@@ -120,7 +122,7 @@ describe('Responses clients on an Anthropic account, through the openai SDK', ()
     const sent = upstream.requests[0]!.json!;
     assert.deepEqual((sent['tools'] as Obj[]).map((t) => t['name']), ['exec', 'wait', 'clock__sleep']);
     assert.deepEqual(sent['tool_choice'], { type: 'auto', disable_parallel_tool_use: true });
-    assert.equal(sent['system'], 'You are Codex.');
+    assert.deepEqual(sent['system'], [{ type: 'text', text: 'You are Codex.', cache_control: { type: 'ephemeral' } }]);
     assert.ok(!JSON.stringify(sent['messages']).includes('additional_tools'));
   });
 

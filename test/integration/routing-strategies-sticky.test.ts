@@ -1,6 +1,6 @@
 /**
  * Routing strategy `sticky`, end to end: it keeps a session (x-session-id, then
- * prompt_cache_key, then user) on one target, and moves it (for good) when that target goes
+ * prompt_cache_key, then user; the agents' own headers in routing-sessions.test.ts) on one target, and moves it (for good) when that target goes
  * into cooldown.
  *
  * The real gateway on port 0 in front of several real fake upstreams on loopback (one per

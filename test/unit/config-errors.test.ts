@@ -46,6 +46,17 @@ describe('parseConfig: errors name the bad path and value', () => {
     assert.ok(msg.includes('price'), msg);
   });
 
+  test('a model cache_breakpoints other than auto or off names the path and both values; the default is auto', () => {
+    const bad = mini().replace('    price: { input: 1, output: 2 }', '    price: { input: 1, output: 2 }\n    cache_breakpoints: always');
+    const msg = configError(() => parseTestConfig(bad, { UP_KEY: 'k' }));
+    assert.ok(msg.includes('/models/0/cache_breakpoints'), msg);
+    assert.ok(msg.includes('always'), msg);
+    assert.ok(msg.includes('auto') && msg.includes('off'), msg);
+    assert.equal(parseTestConfig(mini(), { UP_KEY: 'k' }).models.get('m1')!.cacheBreakpoints, 'auto');
+    const off = mini().replace('    price: { input: 1, output: 2 }', '    price: { input: 1, output: 2 }\n    cache_breakpoints: off');
+    assert.equal(parseTestConfig(off, { UP_KEY: 'k' }).models.get('m1')!.cacheBreakpoints, 'off');
+  });
+
   test('an unknown provider kind', () => {
     const yaml = mini({ upstream: `  - id: sim\n    provider: anthropic-native` });
     const msg = configError(() => parseTestConfig(yaml, {}));

@@ -156,6 +156,6 @@ describe('what the gateway reads of a Messages body', () => {
     const prompt = messagesApi.prompt(CAPTURE.body);
     assert.deepEqual((prompt.messages as Obj[]).map((m) => m['role']), ['system', 'user', 'system']);
     assert.ok(JSON.stringify(prompt.tools).includes('ToolSearch'));
-    assert.equal(messagesApi.sessionHint(CAPTURE.body), (CAPTURE.body['metadata'] as Obj)['user_id']);
+    assert.deepEqual(messagesApi.sessionHints(CAPTURE.body), { user: (CAPTURE.body['metadata'] as Obj)['user_id'] });
   });
 });
