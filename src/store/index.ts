@@ -19,7 +19,9 @@ import { createRedisClient, RedisStore } from './redis.js';
 import { TurnBatch } from './batch.js';
 import { OnceClaims, type Claim } from './claims.js';
 import { SpendCounters, type SpendAdd, type ViaStore } from './spend.js';
-import type { AdmitResult, Candidate, KeyAdmission, KeyAdmitted, Lease, SharedStore, SlotRequest, SlotResult, TargetRef, TargetView } from './types.js';
+import type { AdmitResult, Candidate, KeyAdmission, KeyAdmitted, KeyWindows, Lease, SharedStore, SlotRequest, SlotResult, TargetRef, TargetView } from './types.js';
+import { StoreKeyWindows, type KeyWindowsHost } from './key-windows.js';
+import { RedisKeyWindows } from './redis-windows.js';
 import { ViewCache } from './view-cache.js';
 import { RedisLink, type StoreLog, type StoreMode } from './link.js';
 
@@ -39,6 +41,9 @@ export class StateStore {
   private readonly heartbeat: LeaseHeartbeat;
   private readonly spendCounters: SpendCounters;
   private readonly claims: OnceClaims;
+  private readonly redisWindows: RedisKeyWindows | null = null;
+  /** The client keys' slots and rate windows (store/key-windows.ts). */
+  readonly keyWindows: KeyWindows;
 
   constructor(
     private readonly cfg: StoreConfig,
@@ -50,11 +55,13 @@ export class StateStore {
     const via: ViaStore = (viaRedis, viaLocal) => this.attempt(() => viaRedis(), viaLocal);
     const link = { online: () => this.mode === 'redis', failed: (err: Error) => this.degrade(err) };
     const hooks = { changed: () => this.views.clear(), back: () => this.onBack() };
+    const host: KeyWindowsHost = { via, replicas: cfg.replicas, held: (lease) => this.heartbeat.add(lease), release: (lease) => this.release(lease) };
     const url = cfg.redis_url ?? env['REDIS_URL'] ?? '';
     if (!url && cfg.cluster_nodes.length === 0) {
       this.link = new RedisLink(null, log, cfg.replicas, hooks);
       this.spendCounters = new SpendCounters(via, link, null, this.keyPrefix);
       this.claims = new OnceClaims(via, null, this.keyPrefix);
+      this.keyWindows = new StoreKeyWindows(this.local, null, host);
       log.info({ store: 'memory' }, 'shared store: in-memory (single replica); set store.redis_url or REDIS_URL to share state across replicas');
       return;
     }
@@ -72,6 +79,8 @@ export class StateStore {
     this.claims = new OnceClaims(via, client, this.keyPrefix);
     this.spendCounters.onFlushed = (counters) => log.info({ store: 'redis', counters }, 'shared store: counts made during the outage added to Redis');
     this.redis = new RedisStore(client, { prefix: cfg.key_prefix, leaseMs: cfg.lease_ms }, batch);
+    this.redisWindows = new RedisKeyWindows(client, { prefix: cfg.key_prefix, leaseMs: cfg.lease_ms }, batch, this.redis, this.spendCounters);
+    this.keyWindows = new StoreKeyWindows(this.local, this.redisWindows, host);
     this.link = new RedisLink(client, log, cfg.replicas, hooks);
   }
 
@@ -191,15 +200,12 @@ export class StateStore {
     return got;
   }
 
-  /**
-   * A client key's slot and rate windows in one Redis op, all or nothing (see RedisStore.admitKey);
-   * its lease is renewed by the heartbeat until released. null when not on Redis (or the call
-   * failed, which degrades the store): the caller takes them locally (limits/key-limits.ts).
-   */
+  /** `keyWindows.admitKey` on Redis, windows named by their Redis keys; null when not on Redis (the caller takes them locally). */
   async admitKey(req: KeyAdmission): Promise<KeyAdmitted | null> {
-    const redis = this.redis;
+    const redis = this.redisWindows;
     if (!redis) return null;
-    const got = await this.attempt(() => redis.admitKey(req), async () => null);
+    const id = (key: string) => key.slice(`${this.keyPrefix}:rl:`.length);
+    const got = await this.attempt(() => redis.admitKey({ ...req, windows: req.windows.map((w) => ({ ...w, key: id(w.key) })) }), async () => null);
     if (got?.lease) this.heartbeat.add(got.lease);
     return got;
   }
