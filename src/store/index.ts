@@ -19,7 +19,7 @@ import { createRedisClient, RedisStore } from './redis.js';
 import { TurnBatch } from './batch.js';
 import { OnceClaims, type Claim } from './claims.js';
 import { SpendCounters, type SpendAdd, type ViaStore } from './spend.js';
-import type { AdmitResult, Candidate, KeyAdmission, KeyAdmitted, KeyWindows, Lease, SharedStore, SlotRequest, SlotResult, TargetRef, TargetView } from './types.js';
+import type { AdmitResult, Candidate, KeyWindows, Lease, SharedStore, SlotRequest, SlotResult, TargetRef, TargetView } from './types.js';
 import { StoreKeyWindows, type KeyWindowsHost } from './key-windows.js';
 import { RedisKeyWindows } from './redis-windows.js';
 import { ViewCache } from './view-cache.js';
@@ -33,7 +33,6 @@ export class StateStore {
   private readonly link: RedisLink;
   private readonly local: MemoryStore;
   private readonly redis: RedisStore | null = null;
-  private readonly client: ReturnType<typeof createRedisClient> | null = null;
   private readonly pending: Lease[] = [];
   /** The last views read from Redis (store/view-cache.ts). */
   private readonly views = new ViewCache();
@@ -41,7 +40,6 @@ export class StateStore {
   private readonly heartbeat: LeaseHeartbeat;
   private readonly spendCounters: SpendCounters;
   private readonly claims: OnceClaims;
-  private readonly redisWindows: RedisKeyWindows | null = null;
   /** The client keys' slots and rate windows (store/key-windows.ts). */
   readonly keyWindows: KeyWindows;
 
@@ -73,14 +71,13 @@ export class StateStore {
       commandTimeoutMs: cfg.command_timeout_ms,
       leaseMs: cfg.lease_ms,
     });
-    this.client = client;
     const batch = new TurnBatch(client);
     this.spendCounters = new SpendCounters(via, link, client, this.keyPrefix, batch);
     this.claims = new OnceClaims(via, client, this.keyPrefix);
     this.spendCounters.onFlushed = (counters) => log.info({ store: 'redis', counters }, 'shared store: counts made during the outage added to Redis');
     this.redis = new RedisStore(client, { prefix: cfg.key_prefix, leaseMs: cfg.lease_ms }, batch);
-    this.redisWindows = new RedisKeyWindows(client, { prefix: cfg.key_prefix, leaseMs: cfg.lease_ms }, batch, this.redis, this.spendCounters);
-    this.keyWindows = new StoreKeyWindows(this.local, this.redisWindows, host);
+    const windows = new RedisKeyWindows(client, { prefix: cfg.key_prefix, leaseMs: cfg.lease_ms }, batch, this.redis, this.spendCounters);
+    this.keyWindows = new StoreKeyWindows(this.local, windows, host);
     this.link = new RedisLink(client, log, cfg.replicas, hooks);
   }
 
@@ -88,18 +85,8 @@ export class StateStore {
     return this.link.mode;
   }
 
-  /** The ioredis client (null in memory mode), for limiters that keep their own keys in Redis. */
-  get redisClient(): ReturnType<typeof createRedisClient> | null {
-    return this.client;
-  }
-
-  /** Replicas sharing the limits (each enforces limit / replicas while degraded). */
-  get replicas(): number {
-    return this.cfg.replicas;
-  }
-
-  /** The key prefix (with its hash tag) for keys kept by other modules. */
-  get keyPrefix(): string {
+  /** The key prefix with its hash tag (`{switchyard}`), for the counters and claims. */
+  private get keyPrefix(): string {
     return `{${this.cfg.key_prefix}}`;
   }
 
@@ -116,21 +103,6 @@ export class StateStore {
   /** The claim `name` until `untilMs` if this caller is the one across replicas that gets it, else null (store/claims.ts). */
   claimOnce(name: string, untilMs: number): Promise<Claim | null> {
     return this.claims.claim(name, untilMs);
-  }
-
-  /**
-   * Records points a rate window took (negative: gave back) on its local insurance limiter
-   * while Redis was away, added to the shared window `counter` once back (store/spend.ts);
-   * a call made while the store thought it was on Redis also degrades it.
-   */
-  outagePoints(counter: string, points: number, windowS: number): void {
-    if (this.mode === 'redis') this.degrade(null);
-    this.spendCounters.outagePoints(counter, points, windowS);
-  }
-
-  /** A rate window's settlement on Redis, exactly once (store/spend.ts); false when not on Redis. */
-  windowAdd(counter: string, points: number, windowS: number): Promise<boolean> {
-    return this.spendCounters.windowAdd(counter, points, windowS);
   }
 
   /** Counters with outage amounts not yet added to Redis (`/readyz`, metrics). */
@@ -197,16 +169,6 @@ export class StateStore {
       () => this.local.acquire(this.mode === 'degraded' ? replicaShare(req, this.cfg.replicas) : req),
     );
     if (got.ok) this.heartbeat.add(got.lease);
-    return got;
-  }
-
-  /** `keyWindows.admitKey` on Redis, windows named by their Redis keys; null when not on Redis (the caller takes them locally). */
-  async admitKey(req: KeyAdmission): Promise<KeyAdmitted | null> {
-    const redis = this.redisWindows;
-    if (!redis) return null;
-    const id = (key: string) => key.slice(`${this.keyPrefix}:rl:`.length);
-    const got = await this.attempt(() => redis.admitKey({ ...req, windows: req.windows.map((w) => ({ ...w, key: id(w.key) })) }), async () => null);
-    if (got?.lease) this.heartbeat.add(got.lease);
     return got;
   }
 
