@@ -57,7 +57,7 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
   const { api, body, req } = call;
   call.tags = requestTags(req.headers, req.caller?.metadata, config.tags.headers);
   // A Responses follow-up goes where its conversation is (pipeline/continuation.ts).
-  call.continuation = api.name === 'responses' ? await Continuation.open(call.gen.router.store, body) : null;
+  call.continuation = api.name === 'responses' ? await Continuation.open(deps.journal, body) : null;
   const continuation = call.continuation;
   const wireOfTarget = (t: Target): ApiName | null => wireOf(api, providers.get(t.upstream.id)?.wireApis ?? new Set());
   const named = allowedModel(config, req, body.model);
@@ -75,7 +75,7 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
   const spentAccounts = progress.admission.spentAccounts;
   call.limitHeaders = progress.admission.headers;
   // A Responses warmup (`generate: false`) is answered here; no upstream is called.
-  if (isWarmup(call)) return answerWarmup(call, model);
+  if (isWarmup(call)) return answerWarmup(call, model, deps.journal);
   const strategy = continuation?.owner !== undefined ? 'sticky' : pickStrategy(req, body, model);
   const session = sessionKey(req, api, body);
   const images = api.hasImages(body);
@@ -131,7 +131,7 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
     // A response is journalled for its follow-ups; a compaction's output goes back as the client's input instead.
     if (outcome.kind === 'answered' && !outcome.relayed.failure && outcome.answer && outcome.wire && !api.operation) {
       const input = continuation ? continuation.expandedInput(body) : inputItems(body['input']);
-      recordResponse(call.gen.router.store, config.store.journal_ttl_ms, { answer: outcome.answer, target: attempt.target, wire: outcome.wire, input, key: req.caller?.name ?? null });
+      recordResponse(deps.journal, config.store.journal_ttl_ms, { answer: outcome.answer, target: attempt.target, wire: outcome.wire, input, key: req.caller?.name ?? null });
     }
     return ended(call, progress, outcome);
   }

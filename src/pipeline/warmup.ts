@@ -14,6 +14,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Model } from '../config/types.js';
+import type { ResponseJournal } from '../store/types.js';
 import type { Call } from './call.js';
 import { inputItems, recordWarmup } from './continuation.js';
 import type { Ending } from './outcome.js';
@@ -32,14 +33,14 @@ function sse(type: string, seq: number, response: Record<string, unknown>): stri
 }
 
 /**
- * Answers a warmup of `model` (the call already admitted) and journals it.
+ * Answers a warmup of `model` (the call already admitted) and journals it in `journal`.
  * @returns the call's ending: 200 `ok`, no attempt, zero usage (nothing is charged).
  */
-export function answerWarmup(call: Call, model: Model): Ending {
+export function answerWarmup(call: Call, model: Model, journal: ResponseJournal): Ending {
   const { body, req, reply } = call;
   const id = `resp_${randomBytes(24).toString('hex')}`;
   const input = call.continuation ? call.continuation.expandedInput(body) : inputItems(body['input']);
-  recordWarmup(call.gen.router.store, call.gen.config.store.journal_ttl_ms, { id, input, key: req.caller?.name ?? null });
+  recordWarmup(journal, call.gen.config.store.journal_ttl_ms, { id, input, key: req.caller?.name ?? null });
   const previous = typeof body['previous_response_id'] === 'string' ? body['previous_response_id'] : null;
   const response = (status: string, usage: unknown): Record<string, unknown> => ({
     id,

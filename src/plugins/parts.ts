@@ -73,7 +73,7 @@ export async function openParts(app: FastifyInstance, config: GatewayConfig, opt
   // Off (and no OpenTelemetry module loaded) unless an OTLP endpoint is set: tracing/index.ts.
   const tracing = await startTracing(env, logger, packageVersion());
   const { live } = generations;
-  const deps: PipelineDeps = { hold: () => live.hold(), metrics, limits, drain, tracing, ...(ledger ? { ledger } : {}) };
+  const deps: PipelineDeps = { hold: () => live.hold(), metrics, limits, drain, tracing, journal: store, ...(ledger ? { ledger } : {}) };
   const sockets = webSockets(app, { config, drain, metrics: metrics.websocket });
   return { config, worker: opts.worker, logger, metrics, store, generations, authThrottle, alerts, limits, drain, ledger, tracing, sockets, deps };
 }

@@ -155,7 +155,22 @@ export interface KeyWindows {
   readWindow(w: WindowRef): Promise<number>;
 }
 
-export interface SharedStore {
+/**
+ * The journal of relayed Responses conversations (pipeline/continuation.ts): each answered
+ * response's entry and its owner's pin (`resp:<id>`, kept among the session pins), both
+ * expiring. StateStore serves it (Redis, else this replica's memory); the pipeline and the
+ * `/v1/responses/{id}` routes get it as a dependency of their own (pipeline/call.ts PipelineDeps).
+ */
+export interface ResponseJournal {
+  getPin(session: string): Promise<string | undefined>;
+  setPin(session: string, target: string, ttlMs: number): Promise<void>;
+  /** A journal entry (the JSON text of one relayed response and its conversation), or undefined. */
+  getJournal(id: string): Promise<string | undefined>;
+  /** Keeps a journal entry for `ttlMs`. */
+  putJournal(id: string, value: string, ttlMs: number): Promise<void>;
+}
+
+export interface SharedStore extends ResponseJournal {
   readonly kind: 'memory' | 'redis';
   /** One view per target, in order, read in one round trip. */
   view(targets: readonly TargetRef[]): Promise<TargetView[]>;
@@ -195,11 +210,5 @@ export interface SharedStore {
   feedback(upstream: string, feedback: CapacityFeedback, bounds: CapacityBounds): Promise<void>;
   /** Records that a target cools until `untilMs` (epoch ms); replicas see it in `view`. */
   setCooldown(targetKey: string, untilMs: number): Promise<void>;
-  getPin(session: string): Promise<string | undefined>;
-  setPin(session: string, target: string, ttlMs: number): Promise<void>;
-  /** A journal entry (the JSON text of one relayed response and its conversation: pipeline/continuation.ts), or undefined. */
-  getJournal(id: string): Promise<string | undefined>;
-  /** Keeps a journal entry for `ttlMs`. */
-  putJournal(id: string, value: string, ttlMs: number): Promise<void>;
   close(): Promise<void>;
 }
