@@ -16,8 +16,7 @@ import type { Caller } from '../auth/keys.js';
 import { GatewayError } from '../errors/codes.js';
 import { recordBudgetRemaining, recordLimitRejection } from '../metrics/record.js';
 import type { Metrics } from '../metrics/registry.js';
-import type { StateStore } from '../store/index.js';
-import type { KeyWindows } from '../store/types.js';
+import type { KeyWindows, SpendStore } from '../store/roles.js';
 import type { Prompt } from '../usage/prompt-parts.js';
 import type { BudgetAlerts } from './budget-alerts.js';
 import { keyLine } from './budget-lines.js';
@@ -48,10 +47,18 @@ type AdmitBody = { prompt?: Prompt; max_tokens?: unknown; max_completion_tokens?
 const HOLDS_NOTHING: Held = { headers: {}, release: async () => {} };
 const NOWHERE: Served = { upstream: null, model: null };
 
+/** The stores the key limits use (StateStore's `keyWindows`, and StateStore as the spend store). */
+export interface KeyLimitStores {
+  /** The keys' slots and rate windows. */
+  readonly windows: KeyWindows;
+  /** Budget and daily spend counters (and the alerts' claims). */
+  readonly spend: SpendStore;
+}
+
 /** Per-key limits and budgets of the client keys, shared across replicas through the store. */
 export class KeyLimits {
-  /** The keys' slots and rate windows (StateStore's `keyWindows`). */
   private readonly windows: KeyWindows;
+  private readonly spend: SpendStore;
   /** Key, tag and account budgets (budgets.ts). */
   readonly budgets: Budgets;
 
@@ -62,13 +69,14 @@ export class KeyLimits {
    * @param alerts the budget webhook sender (absent: no alerts).
    */
   constructor(
-    private readonly store: StateStore,
+    stores: KeyLimitStores,
     private readonly metrics: Metrics,
     private readonly countPromptTokens: PromptTokenCounter,
     alerts?: BudgetAlerts,
   ) {
-    this.windows = store.keyWindows;
-    this.budgets = new Budgets(store, metrics, alerts ?? null);
+    this.windows = stores.windows;
+    this.spend = stores.spend;
+    this.budgets = new Budgets(stores.spend, metrics, alerts ?? null);
   }
 
   private reject(caller: Caller, reason: LimitReason | 'budget', err: GatewayError): never {
@@ -83,7 +91,7 @@ export class KeyLimits {
     const out: Record<string, unknown> = {};
     if (limits.budget_usd) {
       const { counter, endMs } = keyLine(caller.name, limits.budget_usd);
-      const [spent = 0] = await this.store.getSpend([counter]);
+      const [spent = 0] = await this.spend.getSpend([counter]);
       out['budget'] = {
         amount_usd: limits.budget_usd.amount,
         period: limits.budget_usd.period,

@@ -9,7 +9,8 @@
 import type { Caller } from '../auth/keys.js';
 import { GatewayError } from '../errors/codes.js';
 import { waitHeaders } from '../errors/wait.js';
-import type { KeyWindow, KeyWindows } from '../store/types.js';
+import type { KeyWindows } from '../store/roles.js';
+import type { KeyWindow } from '../store/types.js';
 import { keyWindow, setRateHeaders, type Limits } from './rate.js';
 
 /** Completion tokens reserved for a `tpm` check when the request sets no output cap. */

@@ -12,7 +12,7 @@ import type { KeyLimits } from '../limits/index.js';
 import type { Provider } from '../providers/types.js';
 import type { Router } from '../router/index.js';
 import type { RecordSink } from '../record/request.js';
-import type { ResponseJournal } from '../store/types.js';
+import type { ResponseJournal } from '../store/roles.js';
 import type { CallSpan, Tracing } from '../tracing/index.js';
 import { NO_TAGS, type Tags } from '../record/tags.js';
 import type { Continuation } from './continuation.js';

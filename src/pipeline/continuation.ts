@@ -29,7 +29,7 @@
 import type { ApiName } from '../apis/names.js';
 import type { Model, Target } from '../config/types.js';
 import { GatewayError } from '../errors/codes.js';
-import type { ResponseJournal } from '../store/types.js';
+import type { ResponseJournal } from '../store/roles.js';
 import type { ResponseAnswer } from '../translate/types.js';
 
 /** How long a follow-up whose previous response is not on record yet waits for it once, ms. */

@@ -14,7 +14,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Model } from '../config/types.js';
-import type { ResponseJournal } from '../store/types.js';
+import type { ResponseJournal } from '../store/roles.js';
 import type { Call } from './call.js';
 import { inputItems, recordWarmup } from './continuation.js';
 import type { Ending } from './outcome.js';

@@ -1,6 +1,9 @@
 /**
- * The store the router uses: Redis when configured and reachable, else the local
- * in-memory store, with an explicit degraded mode in between.
+ * The shared state of the gateway: Redis when configured and reachable, else the local
+ * in-memory store, with an explicit degraded mode in between. It serves each consumer its own
+ * interface (store/roles.ts): the router's slots (RouterSlots), the client keys' windows
+ * (`keyWindows`: KeyWindows, store/key-windows.ts), spend counters (SpendStore) and the
+ * Responses journal (ResponseJournal); the app hands each consumer only its part.
  *
  * - No Redis configured: `memory` mode, exact for one replica (start-up says so).
  * - Redis configured: `redis` mode while it answers. A failed or slow call (every call has
@@ -18,6 +21,7 @@ import { MemoryStore } from './memory.js';
 import { createRedisClient, RedisStore } from './redis.js';
 import { TurnBatch } from './batch.js';
 import { OnceClaims, type Claim } from './claims.js';
+import type { ResponseJournal, RouterSlots, SpendStore } from './roles.js';
 import { SpendCounters, type SpendAdd, type ViaStore } from './spend.js';
 import type { AdmitResult, Candidate, KeyWindows, Lease, SharedStore, SlotRequest, SlotResult, TargetRef, TargetView } from './types.js';
 import { StoreKeyWindows, type KeyWindowsHost } from './key-windows.js';
@@ -29,7 +33,7 @@ export type { StoreLog, StoreMode } from './link.js';
 
 const MAX_PENDING_RELEASES = 10_000;
 
-export class StateStore {
+export class StateStore implements RouterSlots, SpendStore, ResponseJournal {
   private readonly link: RedisLink;
   private readonly local: MemoryStore;
   private readonly redis: RedisStore | null = null;
