@@ -23,7 +23,7 @@ import { fetch } from 'undici';
 import type { BudgetAlertSettings } from '../config/types.js';
 import { recordBudgetWebhook } from '../metrics/record.js';
 import type { Metrics } from '../metrics/registry.js';
-import type { StateStore } from '../store/index.js';
+import type { SpendStore } from '../store/roles.js';
 import type { BudgetLine } from './budget-lines.js';
 
 /** Where failures are logged (the gateway's pino logger). */
@@ -60,7 +60,7 @@ export class BudgetAlerts {
   private readonly stop = new AbortController();
 
   constructor(
-    private readonly store: StateStore,
+    private readonly store: SpendStore,
     private readonly metrics: Metrics,
     private readonly log: AlertLog,
   ) {}

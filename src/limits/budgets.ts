@@ -21,7 +21,7 @@ import type { GatewayError } from '../errors/codes.js';
 import { recordBudgetRefusal, recordBudgetRemaining, recordLimitRejection } from '../metrics/record.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { Tags } from '../record/tags.js';
-import type { StateStore } from '../store/index.js';
+import type { SpendStore } from '../store/roles.js';
 import type { SpendAdd } from '../store/spend.js';
 import type { BudgetAlerts } from './budget-alerts.js';
 import { accountsSpentError, configuredLine, keyLine, spentError, tagsMatch, type BudgetLine, type BudgetScope } from './budget-lines.js';
@@ -106,7 +106,7 @@ export class Budgets {
    * @param alerts the webhook sender (null: no alerts are ever sent).
    */
   constructor(
-    private readonly store: StateStore,
+    private readonly store: SpendStore,
     private readonly metrics: Metrics,
     private readonly alerts: BudgetAlerts | null,
   ) {}

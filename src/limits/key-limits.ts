@@ -1,13 +1,13 @@
 /**
  * Per-key limits and budgets, shared across replicas through the store:
  *
- * - `rpm` / `tpm`: one-minute windows (`rate.ts`). Tokens are reserved up front (prompt
- *   tokens from the counter the app hands in, plus `max_completion_tokens` / `max_tokens`,
- *   else {@link DEFAULT_COMPLETION_TOKENS}) and settled to the real usage afterwards
- *   (reward or penalty of the difference).
+ * - `rpm` / `tpm`: fixed one-minute windows in the store (`rate.ts`; store/types.ts
+ *   KeyWindows). Tokens are reserved up front (prompt tokens from the counter the app hands
+ *   in, plus `max_completion_tokens` / `max_tokens`, else {@link DEFAULT_COMPLETION_TOKENS})
+ *   and settled to the real usage afterwards (the difference charged or given back).
  * - `max_concurrency`: an in-flight slot in the store (the same leases as upstream
  *   concurrency, under `key:<name>`), released on every outcome.
- *   The slot and both windows are taken all or nothing, on Redis in one op (key-take.ts).
+ *   The slot and both windows are taken all or nothing, in one store call (key-take.ts).
  * - `budget_usd`: spend per key per UTC day / month kept in the store (INCRBYFLOAT with
  *   expiry at the period end), checked before the request and added after it, in the same
  *   store calls as the tag and account budgets (budgets.ts).
@@ -16,13 +16,13 @@ import type { Caller } from '../auth/keys.js';
 import { GatewayError } from '../errors/codes.js';
 import { recordBudgetRemaining, recordLimitRejection } from '../metrics/record.js';
 import type { Metrics } from '../metrics/registry.js';
-import type { StateStore } from '../store/index.js';
+import type { KeyWindows, SpendStore } from '../store/roles.js';
 import type { Prompt } from '../usage/prompt-parts.js';
 import type { BudgetAlerts } from './budget-alerts.js';
 import { keyLine } from './budget-lines.js';
 import { Budgets, type BudgetContext, type Served, type SpentAccounts } from './budgets.js';
 import { takeKeyLimits, DEFAULT_COMPLETION_TOKENS, type Held, type LimitReason, type SettledTokens } from './key-take.js';
-import { RateLimiters, type Limits } from './rate.js';
+import { keyWindow, type Limits } from './rate.js';
 
 export { DEFAULT_COMPLETION_TOKENS, type SettledTokens } from './key-take.js';
 
@@ -47,9 +47,18 @@ type AdmitBody = { prompt?: Prompt; max_tokens?: unknown; max_completion_tokens?
 const HOLDS_NOTHING: Held = { headers: {}, release: async () => {} };
 const NOWHERE: Served = { upstream: null, model: null };
 
+/** The stores the key limits use (StateStore's `keyWindows`, and StateStore as the spend store). */
+export interface KeyLimitStores {
+  /** The keys' slots and rate windows. */
+  readonly windows: KeyWindows;
+  /** Budget and daily spend counters (and the alerts' claims). */
+  readonly spend: SpendStore;
+}
+
 /** Per-key limits and budgets of the client keys, shared across replicas through the store. */
 export class KeyLimits {
-  private readonly limiters: RateLimiters;
+  private readonly windows: KeyWindows;
+  private readonly spend: SpendStore;
   /** Key, tag and account budgets (budgets.ts). */
   readonly budgets: Budgets;
 
@@ -60,13 +69,14 @@ export class KeyLimits {
    * @param alerts the budget webhook sender (absent: no alerts).
    */
   constructor(
-    private readonly store: StateStore,
+    stores: KeyLimitStores,
     private readonly metrics: Metrics,
     private readonly countPromptTokens: PromptTokenCounter,
     alerts?: BudgetAlerts,
   ) {
-    this.limiters = new RateLimiters(store);
-    this.budgets = new Budgets(store, metrics, alerts ?? null);
+    this.windows = stores.windows;
+    this.spend = stores.spend;
+    this.budgets = new Budgets(stores.spend, metrics, alerts ?? null);
   }
 
   private reject(caller: Caller, reason: LimitReason | 'budget', err: GatewayError): never {
@@ -81,7 +91,7 @@ export class KeyLimits {
     const out: Record<string, unknown> = {};
     if (limits.budget_usd) {
       const { counter, endMs } = keyLine(caller.name, limits.budget_usd);
-      const [spent = 0] = await this.store.getSpend([counter]);
+      const [spent = 0] = await this.spend.getSpend([counter]);
       out['budget'] = {
         amount_usd: limits.budget_usd.amount,
         period: limits.budget_usd.period,
@@ -91,14 +101,13 @@ export class KeyLimits {
       };
       recordBudgetRemaining(this.metrics, caller.name, Math.max(0, limits.budget_usd.amount - spent));
     }
-    const l = this.limiters.for(caller, limits);
-    for (const [kind, lim, max] of [
-      ['requests', l.rpm, limits.rpm],
-      ['tokens', l.tpm, limits.tpm],
+    for (const [kind, max] of [
+      ['rpm', limits.rpm],
+      ['tpm', limits.tpm],
     ] as const) {
-      if (!lim || !max) continue;
-      const r = await lim.get(caller.name).catch(() => null);
-      out[kind === 'requests' ? 'rpm' : 'tpm'] = { limit: max, used: r?.consumedPoints ?? 0, remaining: Math.max(0, max - (r?.consumedPoints ?? 0)) };
+      if (!max) continue;
+      const used = await this.windows.readWindow(keyWindow(kind, caller.name));
+      out[kind] = { limit: max, used, remaining: Math.max(0, max - used) };
     }
     if (limits.max_concurrency) out['max_concurrency'] = limits.max_concurrency;
     return out;
@@ -129,14 +138,13 @@ export class KeyLimits {
 
   /** Takes the key's concurrency slot, rpm point and tpm reservation (key-take.ts); throws 429 (nothing kept) when one is refused. */
   private async take(caller: Caller, limits: Limits, body: AdmitBody): Promise<Held> {
-    const limiters = this.limiters.for(caller, limits);
     let tokens = 0;
-    if (limiters.tpm && limits.tpm) {
+    if (limits.tpm) {
       const max = typeof body.max_completion_tokens === 'number' ? body.max_completion_tokens : typeof body.max_tokens === 'number' ? body.max_tokens : DEFAULT_COMPLETION_TOKENS;
       const prompt = body.prompt ? await this.countPromptTokens(body.prompt) : 0;
       tokens = Math.max(1, prompt + Math.max(0, Math.floor(max)));
     }
-    return takeKeyLimits({ store: this.store, caller, limits, limiters, tokens, reject: (reason, err) => this.reject(caller, reason, err) });
+    return takeKeyLimits({ windows: this.windows, caller, limits, tokens, reject: (reason, err) => this.reject(caller, reason, err) });
   }
 
   /** Today's (UTC) spend of a key or a model, USD (the daily counters budgets.ts adds to). */

@@ -12,6 +12,7 @@ import type { KeyLimits } from '../limits/index.js';
 import type { Provider } from '../providers/types.js';
 import type { Router } from '../router/index.js';
 import type { RecordSink } from '../record/request.js';
+import type { ResponseJournal } from '../store/roles.js';
 import type { CallSpan, Tracing } from '../tracing/index.js';
 import { NO_TAGS, type Tags } from '../record/tags.js';
 import type { Continuation } from './continuation.js';
@@ -45,6 +46,8 @@ export interface PipelineDeps {
   readonly ledger?: RecordSink;
   /** Spans of model calls and their attempts (`TRACING_OFF` unless an OTLP endpoint is set). */
   readonly tracing: Tracing;
+  /** The journal of relayed Responses conversations (pipeline/continuation.ts). */
+  readonly journal: ResponseJournal;
 }
 
 export interface Call {

@@ -29,7 +29,7 @@
 import type { ApiName } from '../apis/names.js';
 import type { Model, Target } from '../config/types.js';
 import { GatewayError } from '../errors/codes.js';
-import type { StateStore } from '../store/index.js';
+import type { ResponseJournal } from '../store/roles.js';
 import type { ResponseAnswer } from '../translate/types.js';
 
 /** How long a follow-up whose previous response is not on record yet waits for it once, ms. */
@@ -89,12 +89,12 @@ function parseEntry(text: string | undefined): JournalEntry | undefined {
 }
 
 /** A journalled response as `GET /v1/responses/{id}` shows it (routes/responses-store.ts), or undefined. */
-export async function readJournal(store: StateStore, id: string): Promise<JournalEntry | undefined> {
+export async function readJournal(store: ResponseJournal, id: string): Promise<JournalEntry | undefined> {
   return parseEntry(await store.getJournal(id));
 }
 
 /** Forgets a response: its journal entry and its owner pin (`DELETE /v1/responses/{id}`). */
-export async function forgetResponse(store: StateStore, id: string): Promise<void> {
+export async function forgetResponse(store: ResponseJournal, id: string): Promise<void> {
   await Promise.all([store.putJournal(id, '', 1), store.setPin(pinKey(id), '', 1)]);
 }
 
@@ -112,7 +112,7 @@ export class Continuation {
    * Reads the pin and the journal of `body.previous_response_id` (one of each, in parallel).
    * @returns null when the request continues nothing.
    */
-  static async open(store: StateStore, body: Readonly<Obj>): Promise<Continuation | null> {
+  static async open(store: ResponseJournal, body: Readonly<Obj>): Promise<Continuation | null> {
     const id = body['previous_response_id'];
     if (typeof id !== 'string' || id === '') return null;
     const read = (): Promise<[string | undefined, string | undefined]> => Promise.all([store.getPin(pinKey(id)), store.getJournal(id)]);
@@ -183,7 +183,7 @@ export class Continuation {
  * store calls never reject). `input`: the conversation's input items (`Continuation.expandedInput`,
  * or the request's own); `session`: the session its follow-ups belong to (pipeline/session.ts).
  */
-export function recordResponse(store: StateStore, ttlMs: number, made: { answer: ResponseAnswer; target: Target; wire: ApiName; input: readonly unknown[]; key: string | null; session: string }): void {
+export function recordResponse(store: ResponseJournal, ttlMs: number, made: { answer: ResponseAnswer; target: Target; wire: ApiName; input: readonly unknown[]; key: string | null; session: string }): void {
   const { answer, target, wire, input, key, session } = made;
   void store.setPin(pinKey(answer.id), target.key, ttlMs);
   const entry: JournalEntry = { v: 1, target: target.key, wire, key, createdAt: Math.floor(Date.now() / 1000), session, input, output: answer.output };
@@ -195,7 +195,7 @@ export function recordResponse(store: StateStore, ttlMs: number, made: { answer:
  * Journals a warmup (`generate: false`) as `id`, with no owner and no output, off the
  * response path: a follow-up naming it is rebuilt from `input` for any account.
  */
-export function recordWarmup(store: StateStore, ttlMs: number, made: { id: string; input: readonly unknown[]; key: string | null; session: string }): void {
+export function recordWarmup(store: ResponseJournal, ttlMs: number, made: { id: string; input: readonly unknown[]; key: string | null; session: string }): void {
   const entry: JournalEntry = { v: 1, target: null, wire: null, key: made.key, createdAt: Math.floor(Date.now() / 1000), session: made.session, input: made.input, output: [] };
   const text = JSON.stringify(entry);
   if (text.length <= JOURNAL_ENTRY_MAX) void store.putJournal(made.id, text, ttlMs);

@@ -58,7 +58,7 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
   const { api, body, req } = call;
   call.tags = requestTags(req.headers, req.caller?.metadata, config.tags.headers);
   // A Responses follow-up goes where its conversation is (pipeline/continuation.ts).
-  call.continuation = api.name === 'responses' ? await Continuation.open(call.gen.router.store, body) : null;
+  call.continuation = api.name === 'responses' ? await Continuation.open(deps.journal, body) : null;
   const continuation = call.continuation;
   const wireOfTarget = (t: Target): ApiName | null => wireOf(api, providers.get(t.upstream.id)?.wireApis ?? new Set());
   const named = allowedModel(config, req, body.model);
@@ -77,7 +77,7 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
   call.limitHeaders = progress.admission.headers;
   const session = sessionKey(req, api, body, continuation);
   // A Responses warmup (`generate: false`) is answered here; no upstream is called.
-  if (isWarmup(call)) return answerWarmup(call, model, session);
+  if (isWarmup(call)) return answerWarmup(call, model, deps.journal, session);
   const strategy = continuation?.owner !== undefined ? 'sticky' : pickStrategy(req, body, model);
   const bytes = promptBytes(req);
   const images = api.hasImages(body);
@@ -135,7 +135,7 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
     if (outcome.kind === 'answered' && !outcome.relayed.failure && outcome.answer && outcome.wire && !api.operation) {
       const input = continuation ? continuation.expandedInput(body) : inputItems(body['input']);
       const made = { answer: outcome.answer, target: attempt.target, wire: outcome.wire, input, key: req.caller?.name ?? null, session: sessionOfResponse(req, session, outcome.answer.id) };
-      recordResponse(call.gen.router.store, config.store.journal_ttl_ms, made);
+      recordResponse(deps.journal, config.store.journal_ttl_ms, made);
     }
     return ended(call, progress, outcome);
   }

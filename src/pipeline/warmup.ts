@@ -14,6 +14,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Model } from '../config/types.js';
+import type { ResponseJournal } from '../store/roles.js';
 import type { Call } from './call.js';
 import { inputItems, recordWarmup } from './continuation.js';
 import { sessionOfResponse } from './session.js';
@@ -33,15 +34,15 @@ function sse(type: string, seq: number, response: Record<string, unknown>): stri
 }
 
 /**
- * Answers a warmup of `model` (the call already admitted) and journals it, in `session`
- * (the request's `sticky` session, pipeline/session.ts) when it has one.
+ * Answers a warmup of `model` (the call already admitted) and journals it in `journal`, in
+ * `session` (the request's session, pipeline/session.ts) when it has one.
  * @returns the call's ending: 200 `ok`, no attempt, zero usage (nothing is charged).
  */
-export function answerWarmup(call: Call, model: Model, session: string | undefined): Ending {
+export function answerWarmup(call: Call, model: Model, journal: ResponseJournal, session: string | undefined): Ending {
   const { body, req, reply } = call;
   const id = `resp_${randomBytes(24).toString('hex')}`;
   const input = call.continuation ? call.continuation.expandedInput(body) : inputItems(body['input']);
-  recordWarmup(call.gen.router.store, call.gen.config.store.journal_ttl_ms, { id, input, key: req.caller?.name ?? null, session: sessionOfResponse(req, session, id) });
+  recordWarmup(journal, call.gen.config.store.journal_ttl_ms, { id, input, key: req.caller?.name ?? null, session: sessionOfResponse(req, session, id) });
   const previous = typeof body['previous_response_id'] === 'string' ? body['previous_response_id'] : null;
   const response = (status: string, usage: unknown): Record<string, unknown> => ({
     id,

@@ -67,13 +67,13 @@ export async function openParts(app: FastifyInstance, config: GatewayConfig, opt
   const authThrottle = new AuthThrottle(10);
   const generations = new Reloader(config, { store, metrics, logger, authThrottle, env: opts.env });
   const alerts = new BudgetAlerts(store, metrics, logger);
-  const limits = new KeyLimits(store, metrics, countPromptTokens, alerts);
+  const limits = new KeyLimits({ windows: store.keyWindows, spend: store }, metrics, countPromptTokens, alerts);
   const drain = new Drain();
   const ledger = openLedger(config, env, logger, metrics, opts.worker?.slot);
   // Off (and no OpenTelemetry module loaded) unless an OTLP endpoint is set: tracing/index.ts.
   const tracing = await startTracing(env, logger, packageVersion());
   const { live } = generations;
-  const deps: PipelineDeps = { hold: () => live.hold(), metrics, limits, drain, tracing, ...(ledger ? { ledger } : {}) };
+  const deps: PipelineDeps = { hold: () => live.hold(), metrics, limits, drain, tracing, journal: store, ...(ledger ? { ledger } : {}) };
   const sockets = webSockets(app, { config, drain, metrics: metrics.websocket });
   return { config, worker: opts.worker, logger, metrics, store, generations, authThrottle, alerts, limits, drain, ledger, tracing, sockets, deps };
 }

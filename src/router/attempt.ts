@@ -8,7 +8,7 @@ import type { GatewayError } from '../errors/codes.js';
 import type { CapacityFeedback } from '../store/capacity.js';
 import type { Candidate, Lease, SlotRequest, TargetRef } from '../store/types.js';
 import type { SlotQueue } from './concurrency.js';
-import type { StateStore } from '../store/index.js';
+import type { RouterSlots } from '../store/roles.js';
 import type { DeepTimes } from './deep.js';
 
 export interface Attempt {
@@ -74,7 +74,7 @@ export interface Taken {
 export function makeAttempt(
   taken: Taken,
   fields: { model: Model; number: number; deep: boolean; fallbackFrom?: string; effort?: string },
-  state: { store: StateStore; queue: SlotQueue; deepTimes?: DeepTimes },
+  state: { store: RouterSlots; queue: SlotQueue; deepTimes?: DeepTimes },
 ): Attempt {
   const { target, lease, queuedMs } = taken;
   let released = false;

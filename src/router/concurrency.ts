@@ -4,7 +4,7 @@
  * that found every suitable upstream full. A waiter retries the store when a slot is
  * released on this replica, and every `pollMs` (slots released by other replicas).
  */
-import type { StateStore } from '../store/index.js';
+import type { RouterSlots } from '../store/roles.js';
 import type { Candidate, Lease } from '../store/types.js';
 
 export class QueueFullError extends Error {
@@ -23,7 +23,7 @@ export class SlotQueue {
   private readonly endings = new Map<string, Set<() => void>>();
 
   constructor(
-    private readonly store: StateStore,
+    private readonly store: RouterSlots,
     private readonly queueMax: number,
     private readonly queueTimeoutMs: number,
     private readonly pollMs = 25,

@@ -4,7 +4,7 @@
  * cooldowns, pins), and `begin()`, which starts the route of one request (see run.ts).
  */
 import type { RoutingConfig } from '../config/schema.js';
-import type { StateStore } from '../store/index.js';
+import type { RouterSlots } from '../store/roles.js';
 import { SlotQueue } from './concurrency.js';
 import { HealthBoard } from './health.js';
 import { LatencyBoard } from './latency.js';
@@ -31,7 +31,7 @@ export class Router implements RouterState {
 
   constructor(
     private readonly cfg: RoutingConfig,
-    readonly store: StateStore,
+    readonly store: RouterSlots,
     readonly random: () => number = Math.random,
   ) {
     this.health = new HealthBoard(cfg.cooldown);

@@ -6,7 +6,7 @@
 import type { Model } from '../config/types.js';
 import type { SpentAccounts } from '../limits/index.js';
 import type { Strategy } from '../config/schema.js';
-import type { StateStore } from '../store/index.js';
+import type { RouterSlots } from '../store/roles.js';
 import type { SlotQueue } from './concurrency.js';
 import type { HealthBoard } from './health.js';
 import type { LatencyBoard } from './latency.js';
@@ -23,7 +23,7 @@ export interface RouterState {
   /** The retry budget of requests for a model (by name). */
   budgetOf(model: string): RetryBudget;
   readonly queue: SlotQueue;
-  readonly store: StateStore;
+  readonly store: RouterSlots;
   readonly random: () => number;
   nextTick(): number;
   onBudgetExhausted?: () => void;

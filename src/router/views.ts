@@ -8,7 +8,7 @@
  * (router/take.ts), and retries always read (their decisions draw on the retry budget).
  */
 import type { Target } from '../config/types.js';
-import type { StateStore } from '../store/index.js';
+import type { RouterSlots } from '../store/roles.js';
 import type { TargetView } from '../store/types.js';
 import { VIEW_FRESH_MS } from '../store/view-cache.js';
 import { targetRef } from './attempt.js';
@@ -21,7 +21,7 @@ export class RouteViews {
   /** The next pass reads from the store, whatever the cache holds. */
   private read = false;
 
-  constructor(private readonly store: StateStore) {}
+  constructor(private readonly store: RouterSlots) {}
 
   /**
    * The views of `targets`, and whether they were read for this decision (`fresh`) or come

@@ -31,13 +31,8 @@ const CompactSchema = Type.Object(
 
 /** The entry of `id` when the caller's key made it, else the 404 OpenAI answers for an unknown id. */
 async function entryOf(deps: PipelineDeps, id: string, key: string | undefined): Promise<JournalEntry> {
-  const gen = deps.hold();
-  try {
-    const entry = await readJournal(gen.router.store, id);
-    if (entry && (entry.key ?? null) === (key ?? null)) return entry;
-  } finally {
-    gen.release();
-  }
+  const entry = await readJournal(deps.journal, id);
+  if (entry && (entry.key ?? null) === (key ?? null)) return entry;
   throw new GatewayError('GW_ERR_RESPONSE_NOT_FOUND', { message: `Response with id '${id.slice(0, 128)}' not found.` });
 }
 
@@ -82,12 +77,7 @@ export function registerResponsesStore(app: FastifyInstance, deps: PipelineDeps)
   });
   app.delete<Params>('/v1/responses/:id', async (req) => {
     await entryOf(deps, req.params.id, req.caller?.name);
-    const gen = deps.hold();
-    try {
-      await forgetResponse(gen.router.store, req.params.id);
-    } finally {
-      gen.release();
-    }
+    await forgetResponse(deps.journal, req.params.id);
     return { id: req.params.id, object: 'response', deleted: true };
   });
 }

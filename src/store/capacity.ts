@@ -156,13 +156,18 @@ export function applyFeedback(s: CapacityState, f: CapacityFeedback, b: Capacity
   return s;
 }
 
+/** One replica's share of `limit` (`replicas` sharing it): at least 1; the whole of it for one replica. */
+export function shareOf(limit: number, replicas: number): number {
+  return replicas <= 1 ? limit : Math.max(1, Math.floor(limit / replicas));
+}
+
 /**
  * A slot request with its limits cut to one replica's share (`replicas` sharing them), for
  * the local store while Redis is away; unchanged for one replica.
  */
 export function replicaShare<R extends { limit: number; capacity: CapacityBounds; calls: CapacityBounds }>(req: R, replicas: number): R {
   if (replicas <= 1) return req;
-  const share = (n: number) => Math.max(1, Math.floor(n / replicas));
+  const share = (n: number) => shareOf(n, replicas);
   const part = (b: CapacityBounds): CapacityBounds => ({ start: share(b.start), ceiling: share(b.ceiling), min: Math.min(b.min, share(b.ceiling)) });
   return { ...req, limit: share(req.limit), capacity: part(req.capacity), calls: part(req.calls) };
 }

@@ -1,6 +1,9 @@
 /**
- * The store the router uses: Redis when configured and reachable, else the local
- * in-memory store, with an explicit degraded mode in between.
+ * The shared state of the gateway: Redis when configured and reachable, else the local
+ * in-memory store, with an explicit degraded mode in between. It serves each consumer its own
+ * interface (store/roles.ts): the router's slots (RouterSlots), the client keys' windows
+ * (`keyWindows`: KeyWindows, store/key-windows.ts), spend counters (SpendStore) and the
+ * Responses journal (ResponseJournal); the app hands each consumer only its part.
  *
  * - No Redis configured: `memory` mode, exact for one replica (start-up says so).
  * - Redis configured: `redis` mode while it answers. A failed or slow call (every call has
@@ -18,8 +21,11 @@ import { MemoryStore } from './memory.js';
 import { createRedisClient, RedisStore } from './redis.js';
 import { TurnBatch } from './batch.js';
 import { OnceClaims, type Claim } from './claims.js';
+import type { ResponseJournal, RouterSlots, SpendStore } from './roles.js';
 import { SpendCounters, type SpendAdd, type ViaStore } from './spend.js';
-import type { AdmitResult, Candidate, KeyAdmission, KeyAdmitted, Lease, SharedStore, SlotRequest, SlotResult, TargetRef, TargetView } from './types.js';
+import type { AdmitResult, Candidate, KeyWindows, Lease, SharedStore, SlotRequest, SlotResult, TargetRef, TargetView } from './types.js';
+import { StoreKeyWindows, type KeyWindowsHost } from './key-windows.js';
+import { RedisKeyWindows } from './redis-windows.js';
 import { ViewCache } from './view-cache.js';
 import { RedisLink, type StoreLog, type StoreMode } from './link.js';
 
@@ -27,11 +33,10 @@ export type { StoreLog, StoreMode } from './link.js';
 
 const MAX_PENDING_RELEASES = 10_000;
 
-export class StateStore {
+export class StateStore implements RouterSlots, SpendStore, ResponseJournal {
   private readonly link: RedisLink;
   private readonly local: MemoryStore;
   private readonly redis: RedisStore | null = null;
-  private readonly client: ReturnType<typeof createRedisClient> | null = null;
   private readonly pending: Lease[] = [];
   /** The last views read from Redis (store/view-cache.ts). */
   private readonly views = new ViewCache();
@@ -39,6 +44,8 @@ export class StateStore {
   private readonly heartbeat: LeaseHeartbeat;
   private readonly spendCounters: SpendCounters;
   private readonly claims: OnceClaims;
+  /** The client keys' slots and rate windows (store/key-windows.ts). */
+  readonly keyWindows: KeyWindows;
 
   constructor(
     private readonly cfg: StoreConfig,
@@ -50,11 +57,13 @@ export class StateStore {
     const via: ViaStore = (viaRedis, viaLocal) => this.attempt(() => viaRedis(), viaLocal);
     const link = { online: () => this.mode === 'redis', failed: (err: Error) => this.degrade(err) };
     const hooks = { changed: () => this.views.clear(), back: () => this.onBack() };
+    const host: KeyWindowsHost = { via, replicas: cfg.replicas, held: (lease) => this.heartbeat.add(lease), release: (lease) => this.release(lease) };
     const url = cfg.redis_url ?? env['REDIS_URL'] ?? '';
     if (!url && cfg.cluster_nodes.length === 0) {
       this.link = new RedisLink(null, log, cfg.replicas, hooks);
       this.spendCounters = new SpendCounters(via, link, null, this.keyPrefix);
       this.claims = new OnceClaims(via, null, this.keyPrefix);
+      this.keyWindows = new StoreKeyWindows(this.local, null, host);
       log.info({ store: 'memory' }, 'shared store: in-memory (single replica); set store.redis_url or REDIS_URL to share state across replicas');
       return;
     }
@@ -66,12 +75,13 @@ export class StateStore {
       commandTimeoutMs: cfg.command_timeout_ms,
       leaseMs: cfg.lease_ms,
     });
-    this.client = client;
     const batch = new TurnBatch(client);
     this.spendCounters = new SpendCounters(via, link, client, this.keyPrefix, batch);
     this.claims = new OnceClaims(via, client, this.keyPrefix);
     this.spendCounters.onFlushed = (counters) => log.info({ store: 'redis', counters }, 'shared store: counts made during the outage added to Redis');
     this.redis = new RedisStore(client, { prefix: cfg.key_prefix, leaseMs: cfg.lease_ms }, batch);
+    const windows = new RedisKeyWindows(client, { prefix: cfg.key_prefix, leaseMs: cfg.lease_ms }, batch, this.redis, this.spendCounters);
+    this.keyWindows = new StoreKeyWindows(this.local, windows, host);
     this.link = new RedisLink(client, log, cfg.replicas, hooks);
   }
 
@@ -79,18 +89,8 @@ export class StateStore {
     return this.link.mode;
   }
 
-  /** The ioredis client (null in memory mode), for limiters that keep their own keys in Redis. */
-  get redisClient(): ReturnType<typeof createRedisClient> | null {
-    return this.client;
-  }
-
-  /** Replicas sharing the limits (each enforces limit / replicas while degraded). */
-  get replicas(): number {
-    return this.cfg.replicas;
-  }
-
-  /** The key prefix (with its hash tag) for keys kept by other modules. */
-  get keyPrefix(): string {
+  /** The key prefix with its hash tag (`{switchyard}`), for the counters and claims. */
+  private get keyPrefix(): string {
     return `{${this.cfg.key_prefix}}`;
   }
 
@@ -107,21 +107,6 @@ export class StateStore {
   /** The claim `name` until `untilMs` if this caller is the one across replicas that gets it, else null (store/claims.ts). */
   claimOnce(name: string, untilMs: number): Promise<Claim | null> {
     return this.claims.claim(name, untilMs);
-  }
-
-  /**
-   * Records points a rate window took (negative: gave back) on its local insurance limiter
-   * while Redis was away, added to the shared window `counter` once back (store/spend.ts);
-   * a call made while the store thought it was on Redis also degrades it.
-   */
-  outagePoints(counter: string, points: number, windowS: number): void {
-    if (this.mode === 'redis') this.degrade(null);
-    this.spendCounters.outagePoints(counter, points, windowS);
-  }
-
-  /** A rate window's settlement on Redis, exactly once (store/spend.ts); false when not on Redis. */
-  windowAdd(counter: string, points: number, windowS: number): Promise<boolean> {
-    return this.spendCounters.windowAdd(counter, points, windowS);
   }
 
   /** Counters with outage amounts not yet added to Redis (`/readyz`, metrics). */
@@ -188,19 +173,6 @@ export class StateStore {
       () => this.local.acquire(this.mode === 'degraded' ? replicaShare(req, this.cfg.replicas) : req),
     );
     if (got.ok) this.heartbeat.add(got.lease);
-    return got;
-  }
-
-  /**
-   * A client key's slot and rate windows in one Redis op, all or nothing (see RedisStore.admitKey);
-   * its lease is renewed by the heartbeat until released. null when not on Redis (or the call
-   * failed, which degrades the store): the caller takes them locally (limits/key-limits.ts).
-   */
-  async admitKey(req: KeyAdmission): Promise<KeyAdmitted | null> {
-    const redis = this.redis;
-    if (!redis) return null;
-    const got = await this.attempt(() => redis.admitKey(req), async () => null);
-    if (got?.lease) this.heartbeat.add(got.lease);
     return got;
   }
 

@@ -8,12 +8,13 @@ import { applyFeedback, initialCapacity, type CapacityBounds, type CapacityFeedb
 import { BlobMap } from './blobs.js';
 import { SessionPins } from './pins.js';
 import { admitProbe, probeAnswered, probeEnded } from './probe-gate.js';
-import type { AdmitResult, Candidate, Lease, Refusal, SharedStore, SlotRequest, SlotResult, TargetRef, TargetView } from './types.js';
+import type { AdmitResult, Candidate, KeyAdmission, KeyAdmitted, KeyWindows, Lease, Refusal, SharedStore, SlotRequest, SlotResult, TargetRef, TargetView, WindowRef } from './types.js';
+import { MemoryWindows } from './windows.js';
 
 /** The most journal text one replica keeps in memory (characters), oldest entries dropped first. */
 export const JOURNAL_MAX_BYTES = 64 * 1024 * 1024;
 
-export class MemoryStore implements SharedStore {
+export class MemoryStore implements SharedStore, KeyWindows {
   readonly kind = 'memory' as const;
   /** upstream -> lease id -> expiry (epoch ms), every call. */
   private readonly inflight = new Map<string, Map<string, number>>();
@@ -26,6 +27,8 @@ export class MemoryStore implements SharedStore {
   private readonly pins: SessionPins;
   /** The journal, at most JOURNAL_MAX_BYTES of JSON text. */
   private readonly journal: BlobMap;
+  /** The client keys' rate windows. */
+  private readonly windows: MemoryWindows;
 
   constructor(
     private readonly leaseMs: number,
@@ -33,6 +36,7 @@ export class MemoryStore implements SharedStore {
   ) {
     this.pins = new SessionPins(Number.MAX_SAFE_INTEGER, 100_000, now);
     this.journal = new BlobMap(JOURNAL_MAX_BYTES, now);
+    this.windows = new MemoryWindows(now);
   }
 
   /** The live (unexpired) leases of `upstream` in `map`. */
@@ -113,6 +117,34 @@ export class MemoryStore implements SharedStore {
     all.set(id, expires);
     if (req.deep) deep.set(id, expires);
     return { ok: true, lease: { id, upstream: req.upstream, deep: req.deep, from: 'memory', inFlight: all.size, deepInFlight: req.deep ? deep.size : 0, probe: gate === 'probe' } };
+  }
+
+  /**
+   * A client key's slot and windows, all or nothing, in one synchronous step (see
+   * KeyWindows.admitKey; the checks and their order are KEY_ADMIT_BODY's, store/redis-scripts.ts):
+   * the slot first, then each window; only when every one admits is anything counted.
+   */
+  async admitKey(req: KeyAdmission): Promise<KeyAdmitted> {
+    const slot = req.slot.limit > 0 ? this.live(this.inflight, req.slot.upstream) : null;
+    const now = req.windows.map((w) => this.windows.peek(w.key, w.windowS));
+    const full = req.windows.findIndex((w, i) => now[i]!.consumedPoints + w.points > w.limit);
+    const refused = slot && slot.size >= req.slot.limit ? 'concurrency' : full >= 0 ? full : null;
+    if (refused !== null) return { refused, lease: null, windows: now, from: 'memory' };
+    let lease: Lease | null = null;
+    if (slot) {
+      const id = randomUUID();
+      slot.set(id, this.now() + this.leaseMs);
+      lease = { id, upstream: req.slot.upstream, deep: false, from: 'memory', inFlight: slot.size, deepInFlight: 0, probe: false };
+    }
+    return { refused: null, lease, windows: req.windows.map((w) => this.windows.add(w.key, w.points, w.windowS)), from: 'memory' };
+  }
+
+  async settleWindow(_from: Lease['from'], w: WindowRef, points: number): Promise<void> {
+    if (points !== 0) this.windows.add(w.key, points, w.windowS);
+  }
+
+  async readWindow(w: WindowRef): Promise<number> {
+    return this.windows.peek(w.key, w.windowS).consumedPoints;
   }
 
   async renew(leases: readonly Lease[]): Promise<void> {

@@ -12,8 +12,9 @@
  * (store/batch.ts), so under load a command serves several requests. The router orders on the
  * views the last admission read while they are fresh (store/view-cache.ts), else it reads
  * them first (`view`: one more round trip). Budgets add one `MGET` before the upstream; a key
- * with limits adds its own admission before (`admitKey`: its slot and its `rpm` / `tpm`
- * windows in one op), and its slot release and `tpm` settlement ride the call after.
+ * with limits adds its own admission before (store/redis-windows.ts `admitKey`: its slot and
+ * its `rpm` / `tpm` windows in one op), and its slot release and `tpm` settlement ride the
+ * call after.
  *
  * Keys (all under one hash tag, `{prefix}`, so a Redis Cluster keeps each script on one slot):
  *   {prefix}:inflight:<upstream>  ZSET lease id -> expiry ms   (every call: global max_concurrency)
@@ -26,7 +27,7 @@
  *   {prefix}:spend:<counter>      STRING USD or points         (spend and rate-window counters: store/spend.ts)
  *   {prefix}:applied:<replica>    HASH counter -> last seq     (exactly-once adds: store/spend.ts)
  *   {prefix}:once:<name>          STRING                       (claims: store/claims.ts)
- *   {prefix}:rl:<kind>:<key>      STRING points, EX window   (rpm / tpm windows, named as rate-limiter-flexible does: limits/rate.ts)
+ *   {prefix}:rl:<kind>:<name>:<name> STRING points, EX window (rpm / tpm windows, named as rate-limiter-flexible did: store/redis-windows.ts)
  * Leases expire by score unless renewed, so a replica that dies mid-request leaks nothing:
  * its places lapse within `lease_ms`.
  *
@@ -38,7 +39,7 @@ import { Redis, Cluster, type RedisOptions } from 'ioredis';
 import type { CapacityBounds, CapacityFeedback } from './capacity.js';
 import { TurnBatch } from './batch.js';
 import { ANSWERED, COOL, FEEDBACK, RENEW } from './redis-scripts.js';
-import type { AdmitResult, Candidate, KeyAdmission, KeyAdmitted, Lease, Refusal, SharedStore, SlotRequest, SlotResult, TargetRef, TargetView } from './types.js';
+import type { AdmitResult, Candidate, Lease, Refusal, SharedStore, SlotRequest, SlotResult, TargetRef, TargetView } from './types.js';
 
 type Client = Redis | Cluster;
 
@@ -148,28 +149,6 @@ export class RedisStore implements SharedStore {
     const c = candidates[index]!;
     const lease: Lease = { id, upstream: c.upstream, deep: c.deep, from: 'redis', inFlight: Number(out[3]), deepInFlight: Number(out[1]), probe: Number(out[2]) === 1 };
     return { taken: { index, lease }, refused, views };
-  }
-
-  /**
-   * A client key's admission, all or nothing (TURN's `keyadmit` op, store/redis-scripts.ts):
-   * its slot under `slot.upstream` (the same inflight set `acquire` uses) and its windows.
-   * Batched with the other calls of its turn. @throws when Redis does not answer.
-   */
-  async admitKey(req: KeyAdmission): Promise<KeyAdmitted> {
-    const id = randomUUID();
-    const keys = req.slot.limit > 0 ? [this.key('inflight', req.slot.upstream)] : [];
-    const args: (string | number)[] = [this.o.leaseMs, id, req.slot.limit];
-    for (const w of req.windows) {
-      keys.push(w.key);
-      args.push(w.limit, w.points, w.windowS);
-    }
-    const out = await this.batch.send<(number | string)[]>('keyadmit', keys, args);
-    const r = String(out[0]);
-    const refused = r === '' ? null : r === 'concurrency' ? 'concurrency' : Number(r) - 1;
-    const windows = req.windows.map((_w, i) => ({ consumedPoints: Number(out[2 + 2 * i]), msBeforeNext: Math.max(0, Number(out[3 + 2 * i])) }));
-    const lease: Lease | null =
-      refused === null && req.slot.limit > 0 ? { id, upstream: req.slot.upstream, deep: false, from: 'redis', inFlight: Number(out[1]), deepInFlight: 0, probe: false } : null;
-    return { refused, lease, windows };
   }
 
   async renew(leases: readonly Lease[]): Promise<void> {

@@ -1,7 +1,7 @@
 /**
  * Counters kept in the shared store that must not lose what was counted while Redis was
  * away: spend (USD, `INCRBYFLOAT` with an expiry at the period end) and the points the
- * `rpm` / `tpm` windows took on their local insurance limiter during an outage.
+ * `rpm` / `tpm` windows counted locally during an outage (store/key-windows.ts).
  *
  * While Redis answers, a request's spend adds are one script call for all its counters
  * (store/redis-scripts.ts COUNTER_ADD), sent in one script call with the request's slot release
@@ -210,7 +210,7 @@ export class SpendCounters {
    * Adds `points` (negative: gives back) to the shared rate window at `counter` (`windowS`
    * long) while on Redis, numbered like a spend add, so a call that times out and lands
    * anyway is not counted twice when re-sent. Returns false when the store is not on Redis
-   * (the caller then counts on its local insurance limiter).
+   * (the caller then counts locally: store/key-windows.ts).
    */
   async windowAdd(counter: string, points: number, windowS: number): Promise<boolean> {
     if (!this.client || !this.link.online()) return false;
@@ -232,7 +232,7 @@ export class SpendCounters {
   }
 
   /**
-   * Records `points` taken (negative: given back) on a local insurance limiter while Redis
+   * Records `points` taken (negative: given back) on a local window while Redis
    * was away, for the rate window stored at `counter` (`windowS` long), to be added once back.
    */
   outagePoints(counter: string, points: number, windowS: number): void {

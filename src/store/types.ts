@@ -89,7 +89,11 @@ export interface AdmitResult {
 
 /** One fixed window a key admission takes points from (a key's `rpm` or `tpm`, limits/rate.ts). */
 export interface KeyWindow {
-  /** The window's counter key, as rate-limiter-flexible names it (so its `get` and the outage catch-up read the same counter). */
+  /**
+   * The window's id (`<kind>:<key name>:<key name>`, limits/rate.ts). On Redis its counter is
+   * `{prefix}:rl:<id>` (store/redis-windows.ts), the key rate-limiter-flexible's
+   * RateLimiterRedis gave it, so replicas of every version count in one window.
+   */
   readonly key: string;
   /** Points the window holds. */
   readonly limit: number;
@@ -99,11 +103,20 @@ export interface KeyWindow {
   readonly windowS: number;
 }
 
-/** A key's admission (`StateStore.admitKey`): its concurrency slot (`limit` 0: none) and its windows, all or nothing. */
+/** A window named for a settlement or a read: its id and its length (s). */
+export type WindowRef = Pick<KeyWindow, 'key' | 'windowS'>;
+
+/** A key's admission (`KeyWindows.admitKey`): its concurrency slot (`limit` 0: none) and its windows, all or nothing. */
 export interface KeyAdmission {
   /** The slot's pseudo-upstream (`key:<name>`) and the key's `max_concurrency` (0: the key takes no slot). */
   readonly slot: { readonly upstream: string; readonly limit: number };
   readonly windows: readonly KeyWindow[];
+}
+
+/** What a window holds: points counted and ms until it ends (its whole length when none runs). */
+export interface WindowCount {
+  readonly consumedPoints: number;
+  readonly msBeforeNext: number;
 }
 
 /** What a key admission did: nothing is taken unless `refused` is null. */
@@ -113,10 +126,51 @@ export interface KeyAdmitted {
   /** The slot taken (null when refused or when the key takes none). */
   readonly lease: Lease | null;
   /** Per window: points counted (this request's included when admitted) and ms until it resets. */
-  readonly windows: readonly { readonly consumedPoints: number; readonly msBeforeNext: number }[];
+  readonly windows: readonly WindowCount[];
+  /** Which store counted it (settle its windows with this: `KeyWindows.settleWindow`). */
+  readonly from: Lease['from'];
 }
 
-export interface SharedStore {
+/**
+ * A client key's limits in the store (limits/key-take.ts): its concurrency slot and its fixed
+ * `rpm` / `tpm` windows. One contract (test/redis/store-contract-key-windows.test.ts), three
+ * implementations: MemoryStore, RedisKeyWindows (store/redis-windows.ts) and StateStore's
+ * `keyWindows` (store/key-windows.ts: Redis while it answers, else the local store).
+ *
+ * A window starts at the first point counted in it and ends `windowS` later; a take is
+ * counted only when it fits (a refusal counts nothing); a settlement starts a window when
+ * none runs and never takes one below 0.
+ */
+export interface KeyWindows {
+  /** Takes the slot and every window's points, all or nothing. @throws (RedisKeyWindows only) when Redis does not answer. */
+  admitKey(req: KeyAdmission): Promise<KeyAdmitted>;
+  /** Returns a key's slot (its lease from `admitKey`). Idempotent. */
+  release(lease: Lease): Promise<void>;
+  /**
+   * Adds `points` to window `w` (negative: gives back), after a take that `from` counted (a
+   * single store ignores `from`). @throws (RedisKeyWindows only) when Redis is not the store.
+   */
+  settleWindow(from: Lease['from'], w: WindowRef, points: number): Promise<void>;
+  /** Points counted in window `w` now (0 when none runs). */
+  readWindow(w: WindowRef): Promise<number>;
+}
+
+/**
+ * The journal of relayed Responses conversations (pipeline/continuation.ts): each answered
+ * response's entry and its owner's pin (`resp:<id>`, kept among the session pins), both
+ * expiring. StateStore serves it (Redis, else this replica's memory); the pipeline and the
+ * `/v1/responses/{id}` routes get it as a dependency of their own (pipeline/call.ts PipelineDeps).
+ */
+export interface ResponseJournal {
+  getPin(session: string): Promise<string | undefined>;
+  setPin(session: string, target: string, ttlMs: number): Promise<void>;
+  /** A journal entry (the JSON text of one relayed response and its conversation), or undefined. */
+  getJournal(id: string): Promise<string | undefined>;
+  /** Keeps a journal entry for `ttlMs`. */
+  putJournal(id: string, value: string, ttlMs: number): Promise<void>;
+}
+
+export interface SharedStore extends ResponseJournal {
   readonly kind: 'memory' | 'redis';
   /** One view per target, in order, read in one round trip. */
   view(targets: readonly TargetRef[]): Promise<TargetView[]>;
@@ -156,11 +210,5 @@ export interface SharedStore {
   feedback(upstream: string, feedback: CapacityFeedback, bounds: CapacityBounds): Promise<void>;
   /** Records that a target cools until `untilMs` (epoch ms); replicas see it in `view`. */
   setCooldown(targetKey: string, untilMs: number): Promise<void>;
-  getPin(session: string): Promise<string | undefined>;
-  setPin(session: string, target: string, ttlMs: number): Promise<void>;
-  /** A journal entry (the JSON text of one relayed response and its conversation: pipeline/continuation.ts), or undefined. */
-  getJournal(id: string): Promise<string | undefined>;
-  /** Keeps a journal entry for `ttlMs`. */
-  putJournal(id: string, value: string, ttlMs: number): Promise<void>;
   close(): Promise<void>;
 }

@@ -13,7 +13,7 @@ import { Account } from '../helpers/accounts.js';
 import { RedisServer } from '../helpers/redis-server.js';
 import { startGateway, waitFor } from '../helpers/gateway.js';
 import { chat, storeConfigText, waitMode, withStoreOn } from '../helpers/shared-store.js';
-import { RateLimiters } from '../../src/limits/rate.js';
+import { keyWindow } from '../../src/limits/rate.js';
 import type { StateStore } from '../../src/store/index.js';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -100,16 +100,17 @@ describe('a key whose limits are a budget only', () => {
 
 describe('StateStore: key admissions', () => {
   test('a rate window give-back and a key admission made after it in the same turn ride one call, in order: the admission sees the points returned', async () => {
-    await withStore(`give-${randomUUID()}`, async (s) => {
-      const lim = new RateLimiters(s).for({ name: 'k' } as Parameters<RateLimiters['for']>[0], { tpm: 100 }).tpm!;
-      const key = lim.sharedKey('k')!;
-      const take = () => s.admitKey({ slot: { upstream: 'key:k', limit: 0 }, windows: [{ key, limit: 100, points: 100, windowS: 60 }] });
-      assert.equal((await take())?.refused, null, 'the window is full');
+    const prefix = `give-${randomUUID()}`;
+    await withStore(prefix, async (s) => {
+      const tpm = keyWindow('tpm', 'k');
+      const key = `{${prefix}}:rl:tpm:k:k`;
+      const take = () => s.keyWindows.admitKey({ slot: { upstream: 'key:k', limit: 0 }, windows: [{ ...tpm, limit: 100, points: 100 }] });
+      assert.equal((await take()).refused, null, 'the window is full');
       await sleep(100); // MONITOR reports on its own connection: let it catch up
       // Request A gives its 100 back, then request B reserves 100, in one turn.
       const c0 = seen.length;
-      const [, b] = await Promise.all([lim.settle('k', -100), take()]);
-      assert.equal(b?.refused, null, 'B fits in what A gave back');
+      const [, b] = await Promise.all([s.keyWindows.settleWindow('redis', tpm, -100), take()]);
+      assert.equal(b.refused, null, 'B fits in what A gave back');
       await sleep(100);
       assert.equal(seen.length - c0, 1, `one command for both: ${names(c0).join(', ')}`);
       assert.equal(Number(await base.get(key)), 100);
@@ -119,19 +120,21 @@ describe('StateStore: key admissions', () => {
   test('a tpm settlement made while Redis is away is added to the shared window once it is back, not to the local insurance; a give-back never takes a window below 0', async () => {
     const own = await RedisServer.start();
     try {
-      await withStoreOn(own.url, `away-${randomUUID()}`, async (s) => {
-        const lim = new RateLimiters(s).for({ name: 'k' } as Parameters<RateLimiters['for']>[0], { tpm: 100 }).tpm!;
-        const key = lim.sharedKey('k')!;
-        const take = (points: number) => s.admitKey({ slot: { upstream: 'key:k', limit: 0 }, windows: [{ key, limit: 100, points, windowS: 60 }] });
-        assert.equal((await take(100))?.refused, null);
+      const prefix = `away-${randomUUID()}`;
+      await withStoreOn(own.url, prefix, async (s) => {
+        const tpm = keyWindow('tpm', 'k');
+        const key = `{${prefix}}:rl:tpm:k:k`;
+        const got = await s.keyWindows.admitKey({ slot: { upstream: 'key:k', limit: 0 }, windows: [{ ...tpm, limit: 100, points: 100 }] });
+        assert.equal(got.refused, null);
+        assert.equal(got.from, 'redis');
         own.freeze();
         try {
           // A read that times out degrades the store (and does nothing when it lands after the thaw).
           await s.getPin('nobody');
           assert.equal(s.mode, 'degraded');
           // The request used 20 of its 100 reserved tokens.
-          await lim.settleShared('k', -80);
-          assert.equal((await lim.get('k'))?.consumedPoints ?? 0, 0, 'the local insurance, which never held the 100, is not credited 80');
+          await s.keyWindows.settleWindow(got.from, tpm, -80);
+          assert.equal(await s.keyWindows.readWindow(tpm), 0, 'the local window, which never held the 100, is not credited 80');
         } finally {
           own.thaw();
         }
@@ -139,7 +142,7 @@ describe('StateStore: key admissions', () => {
         const c = own.client();
         try {
           assert.equal(Number(await c.get(key)), 20, 'the shared window holds what the request used');
-          await lim.settleShared('k', -50);
+          await s.keyWindows.settleWindow(got.from, tpm, -50);
           assert.equal(Number(await c.get(key)), 0, 'a give-back larger than the window leaves it at 0, not -30');
         } finally {
           c.disconnect();
@@ -154,24 +157,23 @@ describe('StateStore: key admissions', () => {
     const prefix = `keyadmit-${randomUUID()}`;
     await withStore(prefix, async (s) => {
       const rpm = `{${prefix}}:rl:rpm:k:k`;
-      const tpm = `{${prefix}}:rl:tpm:k:k`;
-      const req = (tokens: number) => ({ slot: { upstream: 'key:k', limit: 2 }, windows: [{ key: rpm, limit: 5, points: 1, windowS: 60 }, { key: tpm, limit: 100, points: tokens, windowS: 60 }] });
-      const first = await s.admitKey(req(60));
-      assert.equal(first?.refused, null);
-      assert.deepEqual(first?.windows.map((w) => w.consumedPoints), [1, 60]);
-      assert.ok(first!.windows.every((w) => w.msBeforeNext > 55_000 && w.msBeforeNext <= 60_000), JSON.stringify(first!.windows));
-      assert.equal(first?.lease?.inFlight, 1);
-      const refused = await s.admitKey(req(50));
-      assert.equal(refused?.refused, 1, 'the tpm window (index 1) is full');
-      assert.equal(refused?.lease, null);
-      assert.deepEqual(refused?.windows.map((w) => w.consumedPoints), [1, 60], 'nothing counted');
+      const req = (tokens: number) => ({ slot: { upstream: 'key:k', limit: 2 }, windows: [{ ...keyWindow('rpm', 'k'), limit: 5, points: 1 }, { ...keyWindow('tpm', 'k'), limit: 100, points: tokens }] });
+      const first = await s.keyWindows.admitKey(req(60));
+      assert.equal(first.refused, null);
+      assert.deepEqual(first.windows.map((w) => w.consumedPoints), [1, 60]);
+      assert.ok(first.windows.every((w) => w.msBeforeNext > 55_000 && w.msBeforeNext <= 60_000), JSON.stringify(first.windows));
+      assert.equal(first.lease?.inFlight, 1);
+      const refused = await s.keyWindows.admitKey(req(50));
+      assert.equal(refused.refused, 1, 'the tpm window (index 1) is full');
+      assert.equal(refused.lease, null);
+      assert.deepEqual(refused.windows.map((w) => w.consumedPoints), [1, 60], 'nothing counted');
       assert.equal(await base.zcard(`{${prefix}}:inflight:key:k`), 1, 'no slot taken');
-      const second = await s.admitKey(req(40));
-      assert.equal(second?.refused, null);
-      assert.equal(second?.lease?.inFlight, 2);
-      assert.equal((await s.admitKey(req(0)))?.refused, 'concurrency', 'both slots held');
+      const second = await s.keyWindows.admitKey(req(40));
+      assert.equal(second.refused, null);
+      assert.equal(second.lease?.inFlight, 2);
+      assert.equal((await s.keyWindows.admitKey(req(0))).refused, 'concurrency', 'both slots held');
       assert.equal(Number(await base.get(rpm)), 2, 'the refusals took no rpm point');
-      await Promise.all([first!.lease!, second!.lease!].map((l) => s.release(l)));
+      await Promise.all([first.lease!, second.lease!].map((l) => s.release(l)));
       assert.equal(await base.zcard(`{${prefix}}:inflight:key:k`), 0, 'both released');
     });
   });
@@ -181,8 +183,8 @@ describe('StateStore: key admissions', () => {
     await withStore(prefix, async (s) => {
       const rpm = `{${prefix}}:rl:rpm:k:k`;
       await base.set(rpm, '5');
-      const got = await s.admitKey({ slot: { upstream: 'key:k', limit: 0 }, windows: [{ key: rpm, limit: 5, points: 1, windowS: 60 }] });
-      assert.equal(got?.refused, 0);
+      const got = await s.keyWindows.admitKey({ slot: { upstream: 'key:k', limit: 0 }, windows: [{ ...keyWindow('rpm', 'k'), limit: 5, points: 1 }] });
+      assert.equal(got.refused, 0);
       const ttl = await base.pttl(rpm);
       assert.ok(ttl > 55_000 && ttl <= 60_000, `PTTL ${ttl}`);
     });
