@@ -102,7 +102,7 @@ return out`;
  * its `rpm` / `tpm` fixed windows are checked first, and only when every one admits is the
  * slot taken and the points counted (so a refusal leaves nothing to give back). A window is
  * counted as rate-limiter-flexible's RateLimiterRedis counts it (`SET 0 EX NX`, `INCRBY`,
- * `PTTL`), on its key, so its `get` and the outage catch-up (store/spend.ts) read the same.
+ * `PTTL`), on its key, so its `get` and the outage catch-up (store/outage-counts.ts) read the same.
  * KEYS: the slot's inflight set when ARGV[3] > 0, then one counter per window. ARGV: lease ms,
  * lease id, max_concurrency (0: no slot), then per window (limit, points, window s).
  * Returns {refusal ('' none, 'concurrency', or the window's 1-based index as text), in
