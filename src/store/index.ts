@@ -16,7 +16,7 @@
  */
 import type { StoreConfig } from '../config/schema.js';
 import { replicaShare, type CapacityBounds, type CapacityFeedback } from './capacity.js';
-import { LeaseHeartbeat } from './heartbeat.js';
+import { Leases } from './leases.js';
 import { MemoryStore } from './memory.js';
 import { createRedisClient, RedisStore } from './redis.js';
 import { TurnBatch } from './batch.js';
@@ -31,17 +31,14 @@ import { RedisLink, type StoreLog, type StoreMode } from './link.js';
 
 export type { StoreLog, StoreMode } from './link.js';
 
-const MAX_PENDING_RELEASES = 10_000;
-
 export class StateStore implements RouterSlots, SpendStore, ResponseJournal {
   private readonly link: RedisLink;
   private readonly local: MemoryStore;
   private readonly redis: RedisStore | null = null;
-  private readonly pending: Lease[] = [];
   /** The last views read from Redis (store/view-cache.ts). */
   private readonly views = new ViewCache();
-  /** Renews the leases of calls still running (short leases: a dead replica frees its places fast). */
-  private readonly heartbeat: LeaseHeartbeat;
+  /** The leases of calls still running: renewed until released, failed releases re-sent (store/leases.ts). */
+  private readonly leases: Leases;
   private readonly spendCounters: SpendCounters;
   private readonly claims: OnceClaims;
   /** The client keys' slots and rate windows (store/key-windows.ts). */
@@ -53,11 +50,12 @@ export class StateStore implements RouterSlots, SpendStore, ResponseJournal {
     env: NodeJS.ProcessEnv = process.env,
   ) {
     this.local = new MemoryStore(cfg.lease_ms);
-    this.heartbeat = new LeaseHeartbeat(cfg.lease_ms, (from, leases) => this.renewFrom(from, leases));
+    const online = (): RedisStore | null => (this.mode === 'redis' ? this.redis : null);
+    this.leases = new Leases(cfg.lease_ms, this.local, this.views, { online, failed: (err) => this.degrade(err) });
     const via: ViaStore = (viaRedis, viaLocal) => this.attempt(() => viaRedis(), viaLocal);
     const link = { online: () => this.mode === 'redis', failed: (err: Error) => this.degrade(err) };
     const hooks = { changed: () => this.views.clear(), back: () => this.onBack() };
-    const host: KeyWindowsHost = { via, replicas: cfg.replicas, held: (lease) => this.heartbeat.add(lease), release: (lease) => this.release(lease) };
+    const host: KeyWindowsHost = { via, replicas: cfg.replicas, held: (lease) => this.leases.hold(lease), release: (lease) => this.release(lease) };
     const url = cfg.redis_url ?? env['REDIS_URL'] ?? '';
     if (!url && cfg.cluster_nodes.length === 0) {
       this.link = new RedisLink(null, log, cfg.replicas, hooks);
@@ -116,8 +114,7 @@ export class StateStore implements RouterSlots, SpendStore, ResponseJournal {
 
   /** Back on Redis: re-sends the releases that failed meanwhile, and adds the outage's counts. */
   private onBack(): void {
-    const again = this.pending.splice(0);
-    for (const lease of again) void this.release(lease);
+    this.leases.resend();
     void this.spendCounters.flush();
   }
 
@@ -162,7 +159,7 @@ export class StateStore implements RouterSlots, SpendStore, ResponseJournal {
       (r) => r.admit(candidates, extra).then((a) => (this.views.put([...candidates, ...extra], a.views), a)),
       () => this.local.admit(this.mode === 'degraded' ? candidates.map((c) => replicaShare(c, this.cfg.replicas)) : candidates, extra),
     );
-    if (got.taken) this.heartbeat.add(got.taken.lease);
+    if (got.taken) this.leases.hold(got.taken.lease);
     return got;
   }
 
@@ -172,26 +169,16 @@ export class StateStore implements RouterSlots, SpendStore, ResponseJournal {
       (r) => r.acquire(req),
       () => this.local.acquire(this.mode === 'degraded' ? replicaShare(req, this.cfg.replicas) : req),
     );
-    if (got.ok) this.heartbeat.add(got.lease);
+    if (got.ok) this.leases.hold(got.lease);
     return got;
   }
 
   /**
    * Returns a slot to the store that issued it, with its capacity feedback; a Redis release
-   * that fails is re-sent (without the feedback) on reconnect.
+   * that fails is re-sent (without the feedback) on reconnect (store/leases.ts).
    */
-  async release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds): Promise<void> {
-    this.heartbeat.delete(lease);
-    if (lease.from === 'memory') return this.local.release(lease, feedback, bounds);
-    this.views.released(lease.upstream, lease.deep);
-    if (this.mode === 'redis' && this.redis) {
-      try {
-        return await this.redis.release(lease, feedback, bounds);
-      } catch (err) {
-        this.degrade(err as NodeJS.ErrnoException);
-      }
-    }
-    if (this.pending.length < MAX_PENDING_RELEASES) this.pending.push(lease);
+  release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds): Promise<void> {
+    return this.leases.release(lease, feedback, bounds);
   }
 
   /** A probe answered on time (see SharedStore.answered), in the store that issued its lease. */
@@ -200,21 +187,8 @@ export class StateStore implements RouterSlots, SpendStore, ResponseJournal {
   }
 
   /** Renews leases now (the heartbeat does it on its own; see SharedStore.renew). */
-  async renew(leases: readonly Lease[]): Promise<void> {
-    await this.renewFrom('memory', leases.filter((l) => l.from === 'memory'));
-    await this.renewFrom('redis', leases.filter((l) => l.from === 'redis'));
-  }
-
-  private async renewFrom(from: Lease['from'], leases: Lease[]): Promise<void> {
-    if (leases.length === 0) return;
-    if (from === 'memory') return this.local.renew(leases);
-    if (this.mode === 'redis' && this.redis) {
-      try {
-        await this.redis.renew(leases);
-      } catch (err) {
-        this.degrade(err as NodeJS.ErrnoException);
-      }
-    }
+  renew(leases: readonly Lease[]): Promise<void> {
+    return this.leases.renew(leases);
   }
 
   /** An account's capacity feedback now (see SharedStore.feedback). */
@@ -256,7 +230,7 @@ export class StateStore implements RouterSlots, SpendStore, ResponseJournal {
 
   async close(): Promise<void> {
     this.link.close();
-    this.heartbeat.stop();
+    this.leases.stop();
     this.spendCounters.stop();
     await this.redis?.close();
   }

@@ -103,7 +103,7 @@ return out`;
  * slot taken and the points counted (so a refusal leaves nothing to give back). A window is
  * counted as rate-limiter-flexible's RateLimiterRedis counted it (`SET 0 EX NX`, `INCRBY`,
  * `PTTL`), on its key (store/redis-windows.ts), so replicas of older versions, the reads and
- * the outage catch-up (store/spend.ts) see the same counter; MemoryStore counts the same way.
+ * the outage catch-up (store/outage-counts.ts) see the same counter; MemoryStore counts the same way.
  * KEYS: the slot's inflight set when ARGV[3] > 0, then one counter per window. ARGV: lease ms,
  * lease id, max_concurrency (0: no slot), then per window (limit, points, window s).
  * Returns {refusal ('' none, 'concurrency', or the window's 1-based index as text), in

@@ -25,7 +25,7 @@
  *   {prefix}:pin:<session>        STRING target key            (sticky pin, PX-expiring)
  *   {prefix}:journal:<id>         STRING JSON text             (a relayed response's conversation, PX-expiring)
  *   {prefix}:spend:<counter>      STRING USD or points         (spend and rate-window counters: store/spend.ts)
- *   {prefix}:applied:<replica>    HASH counter -> last seq     (exactly-once adds: store/spend.ts)
+ *   {prefix}:applied:<replica>    HASH counter -> last seq     (exactly-once adds: store/outage-counts.ts)
  *   {prefix}:once:<name>          STRING                       (claims: store/claims.ts)
  *   {prefix}:rl:<kind>:<name>:<name> STRING points, EX window (rpm / tpm windows, named as rate-limiter-flexible did: store/redis-windows.ts)
  * Leases expire by score unless renewed, so a replica that dies mid-request leaks nothing:
