@@ -38,6 +38,15 @@ export function usesAffinity(cfg: RoutingConfig, opts: RouteOptions): boolean {
   return cfg.cache_affinity.enabled && opts.session !== undefined && opts.strategy !== 'sticky';
 }
 
+/**
+ * The pin a route starts from, read once per request: a continued response's owner (`opts.pinned`),
+ * else, under `sticky` or cache affinity, the session's pin in the shared store; undefined for none.
+ */
+export async function readPin(state: RouterState, opts: RouteOptions, affinity: boolean): Promise<string | undefined> {
+  if (opts.pinned !== undefined) return opts.pinned;
+  return (opts.strategy === 'sticky' || affinity) && opts.session ? state.store.getPin(opts.session) : undefined;
+}
+
 /** Whether `view` has room for one more call (a deep call: under the learned deep limit too). */
 export function hasRoom(view: TargetView, deep: boolean): boolean {
   return view.inFlight < view.callLimit && (!deep || view.deep < view.limit);

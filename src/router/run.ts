@@ -19,7 +19,7 @@ import { GatewayError } from '../errors/codes.js';
 import { classifiedAs, type Classified } from '../errors/classify.js';
 import { makeAttempt, type Attempt, type AttemptResult, type Next, type Taken } from './attempt.js';
 import { fullJitter } from './backoff.js';
-import { usesAffinity, waitForWarm, type CacheMark } from './affinity.js';
+import { readPin, usesAffinity, waitForWarm, type CacheMark } from './affinity.js';
 import { stallWatch, windowsSeen, type StallWatch } from './feedback.js';
 import type { RateWindows } from '../providers/types.js';
 import { QueueFullError } from './concurrency.js';
@@ -31,6 +31,9 @@ import { ShedRun } from './shed-run.js';
 import { budgetStop, cooledStop, queueFullError } from './stops.js';
 import { admissible, takeSlot } from './take.js';
 import { RouteViews, type Views } from './views.js';
+
+/** What a pass read besides its pool: whether its views are fresh, and the route's other targets (router/take.ts). */
+type Look = { fresh: boolean; extra: Target[] };
 
 export type { Attempt, AttemptResult, Next } from './attempt.js';
 export type { RouteOptions } from './state.js';
@@ -180,10 +183,9 @@ export class RouteRun {
 
   rateWindows = (attempt: Attempt, w: RateWindows): void => windowsSeen(this.state, attempt, w, this.cfg.retry_after_cap_ms); // an answer's rate-limit headers (router/feedback.ts)
 
-  /** `sticky` and cache affinity: reads the session's pin once per request. */
+  /** `sticky` and cache affinity: reads the session's pin once per request (router/affinity.ts). */
   private async loadPin(): Promise<void> {
-    if (this.pinned !== null) return;
-    this.pinned = this.opts.pinned ?? ((this.opts.strategy === 'sticky' || this.affinity) && this.opts.session ? await this.state.store.getPin(this.opts.session) : undefined);
+    if (this.pinned === null) this.pinned = await readPin(this.state, this.opts, this.affinity);
   }
 
   /**
@@ -240,7 +242,7 @@ export class RouteRun {
   }
 
   /** Takes a slot (router/take.ts); a full queue becomes this route's last failure. */
-  private async take(model: Model, pool: Target[], views: Views, deep: boolean, signal: AbortSignal, look: { fresh: boolean; extra: Target[] }): Promise<Taken | 'hot' | 'full' | 'recheck'> {
+  private async take(model: Model, pool: Target[], views: Views, deep: boolean, signal: AbortSignal, look: Look): Promise<Taken | 'hot' | 'full' | 'recheck'> {
     const route = { strategy: this.opts.strategy, pinned: this.pinned ?? undefined, affinity: this.affinity };
     const got = await takeSlot(this.state, route, pool, views, deep, signal, look, this.throttles > 0);
     if (typeof got === 'object' && 'recheck' in got) {
