@@ -19,7 +19,20 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { targetFlags } from './bench/overhead-arms.mjs';
-import { BENCH_KEY, CHUNKS, build, findHarness, freePort, prepareHarness, runHarness, sleep, start, stopAll, waitHttp, writeConfig } from './bench/overhead-setup.mjs';
+import {
+  BENCH_KEY,
+  CHUNKS,
+  build,
+  findHarness,
+  freePort,
+  prepareHarness,
+  runHarness,
+  sleep,
+  start,
+  stopAll,
+  waitHttp,
+  writeConfig,
+} from './bench/overhead-setup.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values: o } = parseArgs({
@@ -39,7 +52,8 @@ const fail = (msg) => {
   process.exit(2);
 };
 if (!['nonstream', 'stream', 'both'].includes(o.mode)) fail(`--mode must be nonstream, stream or both (got ${o.mode})`);
-for (const k of ['concurrency', 'duration', 'top']) if (!(Number.isInteger(Number(o[k])) && Number(o[k]) > 0)) fail(`--${k} must be a whole number above 0 (got ${o[k]})`);
+for (const k of ['concurrency', 'duration', 'top'])
+  if (!(Number.isInteger(Number(o[k])) && Number(o[k]) > 0)) fail(`--${k} must be a whole number above 0 (got ${o[k]})`);
 const harnessSource = findHarness(root, o.harness, 'bench:alloc');
 const work = join(root, '.bench');
 mkdirSync(work, { recursive: true });
@@ -59,7 +73,10 @@ await waitHttp(`http://127.0.0.1:${mockPort}/health`);
 /** A frame's name: function, then file:line with the checkout and node_modules prefixes cut. */
 function frameName(f) {
   // A compared build lives in .bench/rev-<sha>/: its frames are named as the checkout's are.
-  const url = f.url.replace(/^.*node_modules\//, 'nm/').replace(/^file:\/\/.*?\/dist\//, 'dist/').replace(`file://${root}/`, '');
+  const url = f.url
+    .replace(/^.*node_modules\//, 'nm/')
+    .replace(/^file:\/\/.*?\/dist\//, 'dist/')
+    .replace(`file://${root}/`, '');
   return `${f.functionName || '(anonymous)'} ${url || '(native)'}${url ? `:${f.lineNumber + 1}` : ''}`;
 }
 
@@ -81,7 +98,8 @@ function summarise(profile) {
 async function requestsServed(url) {
   const text = await (await fetch(`${url}/metrics`)).text();
   let n = 0;
-  for (const line of text.split('\n')) if (line.startsWith('switchyard_requests_total{') || line.startsWith('switchyard_requests_total ')) n += Number(line.slice(line.lastIndexOf(' ') + 1));
+  for (const line of text.split('\n'))
+    if (line.startsWith('switchyard_requests_total{') || line.startsWith('switchyard_requests_total ')) n += Number(line.slice(line.lastIndexOf(' ') + 1));
   return n;
 }
 
@@ -98,7 +116,25 @@ async function measure(b, mode) {
   });
   const arm = { name: 'gw', url: `http://127.0.0.1:${port}`, headers: { authorization: `Bearer ${BENCH_KEY}` } };
   await waitHttp(`${arm.url}/healthz`, 20_000);
-  const args = (s) => [...targetFlags([arm]), '--mode', mode, '--concurrency', o.concurrency, '--chunks', String(CHUNKS), '--delay', '0', '--include-usage', '--duration', String(s), '--rounds', '1', '--warmup', '1', '--quiet'];
+  const args = (s) => [
+    ...targetFlags([arm]),
+    '--mode',
+    mode,
+    '--concurrency',
+    o.concurrency,
+    '--chunks',
+    String(CHUNKS),
+    '--delay',
+    '0',
+    '--include-usage',
+    '--duration',
+    String(s),
+    '--rounds',
+    '1',
+    '--warmup',
+    '1',
+    '--quiet',
+  ];
   runHarness(harness, args(3), join(work, 'alloc-warm.json'));
   await sleep(300);
   const before = await requestsServed(arm.url);
@@ -113,7 +149,10 @@ async function measure(b, mode) {
   if (requests <= 0) throw new Error(`${name}: switchyard_requests_total did not move while sampling`);
   if (!existsSync(profilePath)) throw new Error(`${name}: no heap profile written`);
   const { total, self } = summarise(JSON.parse(readFileSync(profilePath, 'utf8')));
-  const top = [...self].sort((x, y) => y[1] - x[1]).slice(0, Number(o.top)).map(([site, bytes]) => ({ site, bytes_per_request: Math.round(bytes / requests) }));
+  const top = [...self]
+    .sort((x, y) => y[1] - x[1])
+    .slice(0, Number(o.top))
+    .map(([site, bytes]) => ({ site, bytes_per_request: Math.round(bytes / requests) }));
   return { requests, rps: Math.round(r.rps), errors: r.errors, kb_per_request: Math.round((total / requests / 1024) * 10) / 10, top };
 }
 

@@ -16,7 +16,15 @@ import { parseArgs } from 'node:util';
 import { freePort, start, stop, waitHttp } from './bench/procs.mjs';
 import { healthzLine, timeHealthz } from './bench/healthz-poller.mjs';
 
-const { values } = parseArgs({ options: { prompts: { type: 'string', default: '2' }, mb: { type: 'string', default: '24' }, rounds: { type: 'string', default: '3' }, 'cpu-prof': { type: 'string' }, gateway: { type: 'string', default: 'dist/main.js' } } });
+const { values } = parseArgs({
+  options: {
+    prompts: { type: 'string', default: '2' },
+    mb: { type: 'string', default: '24' },
+    rounds: { type: 'string', default: '3' },
+    'cpu-prof': { type: 'string' },
+    gateway: { type: 'string', default: 'dist/main.js' },
+  },
+});
 const PROMPTS = Number(values.prompts);
 const MB = Number(values.mb);
 const ROUNDS = Number(values.rounds);
@@ -26,7 +34,16 @@ const upstream = createServer((req, res) => {
   req.resume();
   req.on('end', () => {
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
+    res.end(
+      JSON.stringify({
+        id: 'c',
+        object: 'chat.completion',
+        created: 1,
+        model: 'm',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      }),
+    );
   });
 });
 await new Promise((r) => upstream.listen(0, '127.0.0.1', r));
@@ -34,7 +51,7 @@ await new Promise((r) => upstream.listen(0, '127.0.0.1', r));
 // Varied words (the tokenizer's slow case), in many messages as an agent's history is.
 const words = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta', 'iota', 'kappa', 'lambda', 'mu'];
 const messages = [];
-for (let n = 0, i = 0; n < MB * 1024 * 1024; ) {
+for (let n = 0, i = 0; n < MB * 1024 * 1024;) {
   const parts = [];
   for (let k = 0; k < 2000; k++, i++) parts.push(`${words[(i * 7 + (i >> 3)) % words.length]}${i % 97}`);
   const content = parts.join(' ');
@@ -57,7 +74,13 @@ keys:
 `,
 );
 const port = await freePort();
-const child = start(dir, 'gateway', process.execPath, [...(values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof']] : []), values.gateway, '--config', config], { PORT: String(port), BENCH_KEY: 'x' });
+const child = start(
+  dir,
+  'gateway',
+  process.execPath,
+  [...(values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof']] : []), values.gateway, '--config', config],
+  { PORT: String(port), BENCH_KEY: 'x' },
+);
 const url = `http://127.0.0.1:${port}`;
 
 let statuses = [];
@@ -88,7 +111,9 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 const line = (xs) => healthzLine(xs.sort((a, b) => a - b));
-console.log(`${values.gateway}: ${ROUNDS} rounds of ${PROMPTS} concurrent ${(body.length / 1048576).toFixed(1)} MB chat prompts on a tpm key (node ${process.version})`);
+console.log(
+  `${values.gateway}: ${ROUNDS} rounds of ${PROMPTS} concurrent ${(body.length / 1048576).toFixed(1)} MB chat prompts on a tpm key (node ${process.version})`,
+);
 console.log(`prompt statuses: ${statuses.join(' ')}`);
 console.log(`/healthz every 10 ms, quiet (reference): ${line(idle)}`);
 console.log(`/healthz every 10 ms, while the prompts arrive: ${line(times)}`);

@@ -12,7 +12,9 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { freePort, start, stop, waitHttp } from './bench/procs.mjs';
 
-const { values } = parseArgs({ options: { bodies: { type: 'string', default: '8' }, mb: { type: 'string', default: '27' }, 'cap-mib': { type: 'string', default: '128' } } });
+const { values } = parseArgs({
+  options: { bodies: { type: 'string', default: '8' }, mb: { type: 'string', default: '27' }, 'cap-mib': { type: 'string', default: '128' } },
+});
 const BODIES = Number(values.bodies);
 const MB = Number(values.mb);
 const CAP = Number(values['cap-mib']) * 1024 * 1024;
@@ -27,7 +29,16 @@ const upstream = createServer((req, res) => {
   req.on('end', () =>
     setTimeout(() => {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
+      res.end(
+        JSON.stringify({
+          id: 'c',
+          object: 'chat.completion',
+          created: 1,
+          model: 'm',
+          choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+        }),
+      );
     }, HOLD_MS),
   );
 });
@@ -87,6 +98,9 @@ try {
 console.log(`${BODIES} concurrent ${MB} MB chat prompts, upstream holding each ${HOLD_MS} ms (node ${process.version})\n`);
 console.log('| max_body_bytes_in_flight | idle RSS | peak RSS | 200 | 503 server_overloaded | other |');
 console.log('|---|---|---|---|---|---|');
-for (const r of rows) console.log(`| ${r.cap === 0 ? '0 (off)' : `${r.cap / 1048576} MiB`} | ${r.idle.toFixed(0)} MB | ${r.peak.toFixed(0)} MB | ${r.ok} | ${r.refused} | ${r.other} |`);
+for (const r of rows)
+  console.log(
+    `| ${r.cap === 0 ? '0 (off)' : `${r.cap / 1048576} MiB`} | ${r.idle.toFixed(0)} MB | ${r.peak.toFixed(0)} MB | ${r.ok} | ${r.refused} | ${r.other} |`,
+  );
 const perBody = rows.map((r) => (r.peak - r.idle) / Math.max(1, r.ok) / MB);
 console.log(`\nmemory per body in flight: ${perBody.map((x) => `${x.toFixed(1)} x`).join(', ')} its size`);

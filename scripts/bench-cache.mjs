@@ -48,7 +48,24 @@ const ACCOUNTS = ['acct-1', 'acct-2', 'acct-3'];
 
 /** Deterministic filler words for session `seed` (the same text in every arm). */
 function words(seed, chars) {
-  const vocab = ['refactor', 'module', 'test', 'import', 'function', 'return', 'config', 'router', 'stream', 'token', 'cache', 'session', 'account', 'retry', 'error', 'value'];
+  const vocab = [
+    'refactor',
+    'module',
+    'test',
+    'import',
+    'function',
+    'return',
+    'config',
+    'router',
+    'stream',
+    'token',
+    'cache',
+    'session',
+    'account',
+    'retry',
+    'error',
+    'value',
+  ];
   let h = createHash('sha256').update(seed).digest();
   const out = [];
   let n = 0;
@@ -64,7 +81,11 @@ function words(seed, chars) {
 function sessionText(s) {
   const id = `s${String(s).padStart(3, '0')}`;
   const system = `You are a coding agent. session ${id}\n${words(`${id}-system`, 24_000)}`;
-  const tools = Array.from({ length: 6 }, (_v, k) => ({ name: `tool_${k}`, description: words(`${id}-tool-${k}`, 1_000), schema: { type: 'object', properties: { path: { type: 'string' } } } }));
+  const tools = Array.from({ length: 6 }, (_v, k) => ({
+    name: `tool_${k}`,
+    description: words(`${id}-tool-${k}`, 1_000),
+    schema: { type: 'object', properties: { path: { type: 'string' } } },
+  }));
   return { id, system, tools, user: (t) => `turn ${t}: ${words(`${id}-turn-${t}`, 4_000)}` };
 }
 
@@ -73,17 +94,34 @@ const pct = (xs, p) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.le
 /** One turn in `style`; resolves when the SDK's call does (its own retries included). */
 async function turn(style, client, sess, history, model, uuid) {
   if (style === 'claude') {
-    const tools = sess.tools.map((t, k) => ({ name: t.name, description: t.description, input_schema: t.schema, ...(k === sess.tools.length - 1 ? { cache_control: { type: 'ephemeral' } } : {}) }));
-    const messages = history.map((m, i) => (i === history.length - 1 ? { role: m.role, content: [{ type: 'text', text: m.content, cache_control: { type: 'ephemeral' } }] } : m));
+    const tools = sess.tools.map((t, k) => ({
+      name: t.name,
+      description: t.description,
+      input_schema: t.schema,
+      ...(k === sess.tools.length - 1 ? { cache_control: { type: 'ephemeral' } } : {}),
+    }));
+    const messages = history.map((m, i) =>
+      i === history.length - 1 ? { role: m.role, content: [{ type: 'text', text: m.content, cache_control: { type: 'ephemeral' } }] } : m,
+    );
     const r = await client.messages.create(
-      { model, max_tokens: 1024, system: [{ type: 'text', text: sess.system, cache_control: { type: 'ephemeral' } }], tools, messages, metadata: { user_id: `user_bench_account__session_${uuid}` } },
+      {
+        model,
+        max_tokens: 1024,
+        system: [{ type: 'text', text: sess.system, cache_control: { type: 'ephemeral' } }],
+        tools,
+        messages,
+        metadata: { user_id: `user_bench_account__session_${uuid}` },
+      },
       { headers: { 'x-claude-code-session-id': uuid } },
     );
     return r.content.map((b) => b.text ?? '').join('');
   }
   if (style === 'codex') {
     const tools = sess.tools.map((t) => ({ type: 'function', name: t.name, description: t.description, parameters: t.schema, strict: false }));
-    const r = await client.responses.create({ model, instructions: sess.system, input: history, tools, prompt_cache_key: uuid, store: false }, { headers: { session_id: uuid } });
+    const r = await client.responses.create(
+      { model, instructions: sess.system, input: history, tools, prompt_cache_key: uuid, store: false },
+      { headers: { session_id: uuid } },
+    );
     return r.output_text;
   }
   const tools = sess.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.schema } }));
@@ -93,7 +131,8 @@ async function turn(style, client, sess, history, model, uuid) {
 
 /** Runs S sessions of T turns in `style` against `baseURL`; returns the client-side results. */
 async function runSessions(style, baseURL, model) {
-  const client = style === 'claude' ? new Anthropic({ baseURL, apiKey: KEY, maxRetries: 2 }) : new OpenAI({ baseURL: `${baseURL}/v1`, apiKey: KEY, maxRetries: 2 });
+  const client =
+    style === 'claude' ? new Anthropic({ baseURL, apiKey: KEY, maxRetries: 2 }) : new OpenAI({ baseURL: `${baseURL}/v1`, apiKey: KEY, maxRetries: 2 });
   const latencies = [];
   let served = 0;
   await Promise.all(
@@ -136,7 +175,11 @@ function books(log, style) {
     accounts.get(e.session).add(e.account);
   }
   const perSession = [...accounts.values()].map((a) => a.size);
-  return { cachedShare: input ? cached / input : 0, costPerSession: cost / S, accountsPerSession: perSession.reduce((a, b) => a + b, 0) / Math.max(1, perSession.length) };
+  return {
+    cachedShare: input ? cached / input : 0,
+    costPerSession: cost / S,
+    accountsPerSession: perSession.reduce((a, b) => a + b, 0) / Math.max(1, perSession.length),
+  };
 }
 
 function gatewayConfig(port, arm) {
@@ -146,7 +189,8 @@ function gatewayConfig(port, arm) {
     `  - { id: ${a}-responses, provider: openai-compatible, base_url: "${base(a)}", api_key: "\${BENCH_KEY}", options: { responses: true } }`,
     `  - { id: ${a}-chat, provider: openai-compatible, base_url: "${base(a)}", api_key: "\${BENCH_KEY}" }`,
   ]);
-  const model = (name, kind, upstreamModel) => `  - name: ${name}\n    price: { input: ${PRICE_IN}, output: 15 }\n    targets:\n${ACCOUNTS.map((a) => `      - { upstream: ${a}-${kind}, model: ${upstreamModel} }`).join('\n')}`;
+  const model = (name, kind, upstreamModel) =>
+    `  - name: ${name}\n    price: { input: ${PRICE_IN}, output: 15 }\n    targets:\n${ACCOUNTS.map((a) => `      - { upstream: ${a}-${kind}, model: ${upstreamModel} }`).join('\n')}`;
   return [
     ...(arm === 'balanced' ? ['routing: { strategy: balanced }'] : arm === 'sticky' ? ['routing: { strategy: sticky }'] : []),
     'upstreams:',
@@ -174,7 +218,11 @@ for (const situation of values.situations.split(',')) {
       const config = join(dir, `${arm}.yaml`);
       writeFileSync(config, gatewayConfig(provider.port, arm));
       const port = await freePort();
-      gateway = start(dir, `gateway-${situation}-${arm}`, process.execPath, [values.gateway, '--config', config], { PORT: String(port), BENCH_KEY: 'x', LOG_LEVEL: 'warn' });
+      gateway = start(dir, `gateway-${situation}-${arm}`, process.execPath, [values.gateway, '--config', config], {
+        PORT: String(port),
+        BENCH_KEY: 'x',
+        LOG_LEVEL: 'warn',
+      });
       url = `http://127.0.0.1:${port}`;
       await waitHttp(`${url}/healthz`);
     }
@@ -183,7 +231,16 @@ for (const situation of values.situations.split(',')) {
       const began = performance.now();
       const { latencies, served } = await runSessions(style, url, MODEL[style]);
       const b = books(provider.log(), style);
-      rows.push({ style, situation, arm, ...b, served: served / (S * T), p50: pct(latencies, 50), p99: pct(latencies, 99), seconds: (performance.now() - began) / 1000 });
+      rows.push({
+        style,
+        situation,
+        arm,
+        ...b,
+        served: served / (S * T),
+        p50: pct(latencies, 50),
+        p99: pct(latencies, 99),
+        seconds: (performance.now() - began) / 1000,
+      });
       const r = rows[rows.length - 1];
       console.log(
         `${style.padEnd(6)} ${situation.padEnd(5)} ${arm.padEnd(8)} cached ${(r.cachedShare * 100).toFixed(1).padStart(5)}%  $${r.costPerSession.toFixed(4)}/session  ${r.accountsPerSession.toFixed(2)} accounts/session  served ${(r.served * 100).toFixed(1)}%  p50 ${r.p50.toFixed(0)} ms  p99 ${r.p99.toFixed(0)} ms  (${r.seconds.toFixed(1)} s)`,
@@ -199,5 +256,7 @@ for (const r of rows.filter((x) => x.arm !== 'ideal')) {
   const ideal = rows.find((x) => x.arm === 'ideal' && x.style === r.style && x.situation === r.situation);
   const calm = rows.find((x) => x.arm === 'ideal' && x.style === r.style);
   if (!ideal) continue;
-  console.log(`${r.style.padEnd(6)} ${r.situation.padEnd(5)} ${r.arm.padEnd(8)} cached ${(r.cachedShare / ideal.cachedShare).toFixed(3)}x  cost ${(r.costPerSession / ideal.costPerSession).toFixed(2)}x  p99 ${(r.p99 / calm.p99).toFixed(2)}x`);
+  console.log(
+    `${r.style.padEnd(6)} ${r.situation.padEnd(5)} ${r.arm.padEnd(8)} cached ${(r.cachedShare / ideal.cachedShare).toFixed(3)}x  cost ${(r.costPerSession / ideal.costPerSession).toFixed(2)}x  p99 ${(r.p99 / calm.p99).toFixed(2)}x`,
+  );
 }

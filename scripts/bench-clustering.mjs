@@ -66,7 +66,10 @@ const STEPS = 5;
 const chainsFor = (agents) => (o.quick ? agents : 8 * agents);
 const UNCONGESTED_STEPS = o.quick ? 10 : 30;
 const shapes = o.shapes.split(',').filter(Boolean);
-const loads = o.loads.split(',').map(Number).filter((n) => n > 0);
+const loads = o.loads
+  .split(',')
+  .map(Number)
+  .filter((n) => n > 0);
 const armNames = o.arms.split(',').filter(Boolean);
 const benchKey = 'sk-bench-clustering-key';
 const keyHash = createHash('sha256').update(benchKey).digest('hex');
@@ -211,8 +214,12 @@ function summarise({ label, shape, agents, arm, chains, run, stats, rungs, trace
   const { results, chainOk, wallMs, counters } = run;
   const ms = results.map((r) => r.ms).sort((a, b) => a - b);
   const reasoningSteps = results.filter((r) => r.ok && r.upstreamModel === 'deepseek-reasoner').length;
-  const throttling429 = Object.entries(counters.errors).filter(([k]) => k.startsWith('429')).reduce((n, [, v]) => n + v, 0);
-  const budget = Object.entries(counters.errors).filter(([k]) => k.includes('retry_budget_exhausted')).reduce((n, [, v]) => n + v, 0);
+  const throttling429 = Object.entries(counters.errors)
+    .filter(([k]) => k.startsWith('429'))
+    .reduce((n, [, v]) => n + v, 0);
+  const budget = Object.entries(counters.errors)
+    .filter(([k]) => k.includes('retry_budget_exhausted'))
+    .reduce((n, [, v]) => n + v, 0);
   return {
     label,
     shape,
@@ -236,11 +243,22 @@ function summarise({ label, shape, agents, arm, chains, run, stats, rungs, trace
     shed_rungs: rungs,
     provider: Object.fromEntries(Object.entries(stats).filter(([, s]) => s.requests > 0)),
     limit_trace: trace,
-    reasoning_in_flight: inFlightProfile(results.filter((r) => r.ok && r.upstreamModel === 'deepseek-reasoner'), wallMs),
+    reasoning_in_flight: inFlightProfile(
+      results.filter((r) => r.ok && r.upstreamModel === 'deepseek-reasoner'),
+      wallMs,
+    ),
     slowest_steps: [...results]
       .sort((x, y) => y.ms - x.ms)
       .slice(0, 8)
-      .map((r) => ({ s: r2(r.ms / 1000), at_s: r2(r.at / 1000), upstream: r.upstream ?? null, model: r.upstreamModel, shed: r.shed ?? null, attempts: r.attempts ?? null, error: r.error })),
+      .map((r) => ({
+        s: r2(r.ms / 1000),
+        at_s: r2(r.at / 1000),
+        upstream: r.upstream ?? null,
+        model: r.upstreamModel,
+        shed: r.shed ?? null,
+        attempts: r.attempts ?? null,
+        error: r.error,
+      })),
   };
 }
 
@@ -272,7 +290,18 @@ for (const shape of shapes) {
   });
   const acct1 = `${provider.url}/acct-1/v1`;
   // Uncongested: the same steps one at a time, straight at one account.
-  const un = await runArm({ label: `${shape}: uncongested (1 at a time)`, shape, agents: 1, arm: 'uncongested', baseURLs: [acct1], model: 'deepseek-reasoner', provider, gws: [], sumCaps: PROVIDER.caps[0], chains: Math.ceil(UNCONGESTED_STEPS / STEPS) });
+  const un = await runArm({
+    label: `${shape}: uncongested (1 at a time)`,
+    shape,
+    agents: 1,
+    arm: 'uncongested',
+    baseURLs: [acct1],
+    model: 'deepseek-reasoner',
+    provider,
+    gws: [],
+    sumCaps: PROVIDER.caps[0],
+    chains: Math.ceil(UNCONGESTED_STEPS / STEPS),
+  });
   baselines[shape] = { p99_s: un.latency_s.p99, mean_step_s: r2(un.wall_s / Math.max(1, un.steps_run)) };
   results.push(un);
   for (const agents of loads) {
@@ -285,10 +314,15 @@ for (const shape of shapes) {
       if (arm === 'two' && !redis) continue;
       if (redis) await redisCommand(redis.port, 'FLUSHALL');
       const cfg = join(work, `gateway-${arm}.yaml`);
-      writeFileSync(cfg, gatewayYaml({ reasoningUrl: provider.url, cheapUrl: cheap.url, redisUrl: arm === 'two' ? redis.url : null, reference: arm === 'reference' }));
+      writeFileSync(
+        cfg,
+        gatewayYaml({ reasoningUrl: provider.url, cheapUrl: cheap.url, redisUrl: arm === 'two' ? redis.url : null, reference: arm === 'reference' }),
+      );
       checkConfig(cfg);
       const gws = await startGateways(cfg, arm === 'two' ? 2 : 1, `${shape}-${agents}-${arm}`);
-      results.push(await runArm({ label, shape, agents, arm, baseURLs: gws.map((g) => `${g.url}/v1`), model: 'gpt-5.5-codex', provider, gws, sumCaps: SUM_CAPS }));
+      results.push(
+        await runArm({ label, shape, agents, arm, baseURLs: gws.map((g) => `${g.url}/v1`), model: 'gpt-5.5-codex', provider, gws, sumCaps: SUM_CAPS }),
+      );
       await Promise.all(gws.map((g) => stop(g.child)));
     }
   }
@@ -303,7 +337,13 @@ const report = {
   git: builtFrom,
   machine: { node: process.version, cpus: cpus().length, cpu_model: cpus()[0]?.model ?? null },
   elapsed_s: r2((Date.now() - started.getTime()) / 1000),
-  parameters: { provider: PROVIDER, steps_per_chain: STEPS, chains: Object.fromEntries(loads.map((l) => [l, chainsFor(l)])), uncongested_steps: UNCONGESTED_STEPS, gateway_config: gatewayYaml({ reasoningUrl: 'http://127.0.0.1:<port>', cheapUrl: 'http://127.0.0.1:<port>', redisUrl: null, reference: false }) },
+  parameters: {
+    provider: PROVIDER,
+    steps_per_chain: STEPS,
+    chains: Object.fromEntries(loads.map((l) => [l, chainsFor(l)])),
+    uncongested_steps: UNCONGESTED_STEPS,
+    gateway_config: gatewayYaml({ reasoningUrl: 'http://127.0.0.1:<port>', cheapUrl: 'http://127.0.0.1:<port>', redisUrl: null, reference: false }),
+  },
   baselines,
   arms: results,
 };

@@ -40,7 +40,16 @@ const upstream = createServer((req, res) => {
   req.resume();
   req.on('end', () => {
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
+    res.end(
+      JSON.stringify({
+        id: 'c',
+        object: 'chat.completion',
+        created: 1,
+        model: 'm',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      }),
+    );
   });
 });
 await new Promise((r) => upstream.listen(0, '127.0.0.1', r));
@@ -76,7 +85,10 @@ const KINDS = [
   ['wrong key', () => ['/v1/chat/completions', { method: 'POST', headers: { ...json, authorization: 'Bearer sk-wrong-0123456789' }, body: chat('m') }]],
   ['unknown model', () => ['/v1/chat/completions', { method: 'POST', headers: auth, body: chat('no-such-model') }]],
   ['invalid JSON', () => ['/v1/chat/completions', { method: 'POST', headers: auth, body: '{"model": "m", "messages": [' }]],
-  ['content nested 5,000 deep (10 KB)', () => ['/v1/chat/completions', { method: 'POST', headers: auth, body: `{"model":"m","messages":[{"role":"user","content":${nested}}]}` }]],
+  [
+    'content nested 5,000 deep (10 KB)',
+    () => ['/v1/chat/completions', { method: 'POST', headers: auth, body: `{"model":"m","messages":[{"role":"user","content":${nested}}]}` }],
+  ],
   ['384 KB model id (a ReDoS try)', () => ['/v1/chat/completions', { method: 'POST', headers: auth, body: chat(`gpt-5${'-'.repeat(384 * 1024)}codex`) }]],
   ['gzip bomb (40 KB -> 40 MB)', () => ['/v1/chat/completions', { method: 'POST', headers: { ...auth, 'content-encoding': 'gzip' }, body: bomb }]],
 ];
@@ -135,7 +147,9 @@ try {
     const c0 = await cpuSeconds();
     const statuses = await run(make, n, C);
     const c1 = await cpuSeconds();
-    const shown = Object.entries(statuses).map(([s, k]) => `${s}×${k}`).join(' ');
+    const shown = Object.entries(statuses)
+      .map(([s, k]) => `${s}×${k}`)
+      .join(' ');
     console.log(`| ${name} | ${shown} | ${(((c1 - c0) / n) * 1e6).toFixed(0)} µs |`);
   }
   const end = Date.now() + Number(values['hostile-s']) * 1_000;
@@ -149,8 +163,13 @@ try {
   });
   close();
   console.log(`/healthz every 10 ms, quiet (reference): ${line(quiet)}`);
-  console.log(`/healthz every 10 ms, during ${values['hostile-s']} s of every rejected kind at once + ${values.slowloris} slowloris connections: ${line(hostile)}`);
-  const alive = await fetch(`${url}/healthz`).then((r) => r.status, () => 'down');
+  console.log(
+    `/healthz every 10 ms, during ${values['hostile-s']} s of every rejected kind at once + ${values.slowloris} slowloris connections: ${line(hostile)}`,
+  );
+  const alive = await fetch(`${url}/healthz`).then(
+    (r) => r.status,
+    () => 'down',
+  );
   console.log(`gateway after: /healthz ${alive}`);
 } finally {
   await stop(child);

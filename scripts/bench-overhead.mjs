@@ -104,13 +104,22 @@ mkdirSync(work, { recursive: true });
 const harness = prepareHarness(harnessSource, work);
 const DELAYS = o.delays.split(',').map(Number);
 const timing = o.quick ? ['--duration', '2', '--rounds', '2', '--warmup', '1'] : ['--duration', '5', '--rounds', o.rounds, '--warmup', '1'];
-const report = { tool: 'switchyard scripts/bench-overhead.mjs', started_at: new Date().toISOString(), quick: o.quick, options: opt, harness: harnessSource, notes: [] };
+const report = {
+  tool: 'switchyard scripts/bench-overhead.mjs',
+  started_at: new Date().toISOString(),
+  quick: o.quick,
+  options: opt,
+  harness: harnessSource,
+  notes: [],
+};
 
 // Builds and targets.
 const current = build(root, work);
 const compare = o.compare ? build(root, work, o.compare) : null;
 report.git = { current: current.git, compare: compare?.git ?? null };
-report.pinning = canPin ? 'mock + driver + redis-servers on CPU 0; each gateway, nginx and node-floor on CPU 1 (workers arm: see workers.pinning)' : 'not pinned (taskset unavailable)';
+report.pinning = canPin
+  ? 'mock + driver + redis-servers on CPU 0; each gateway, nginx and node-floor on CPU 1 (workers arm: see workers.pinning)'
+  : 'not pinned (taskset unavailable)';
 const mockPort = await freePort();
 start(0, process.execPath, [join(harness, 'mock-upstream.mjs'), '--port', String(mockPort), '--quiet'], { log: join(work, 'mock.log') });
 const mockUrl = `http://127.0.0.1:${mockPort}`;
@@ -167,7 +176,12 @@ if (opt.openLoop) {
   if (capacity == null) capacity = measureCapacity(harness, work, sw);
   const rate = o['open-rate'] ? Number(o['open-rate']) : Math.round(capacity * 0.6);
   const order = present(direct, sw, swRedis, cmp, cmpRedis, nginx);
-  report.open_loop = { capacity_rps: capacity, capacity_source: source, rate_fraction: o['open-rate'] ? null : 0.6, ...(await openLoop(harness, work, order, { rate, idleS: opt.idleS, roundS: opt.openRoundS, rounds: opt.openRounds, log })) };
+  report.open_loop = {
+    capacity_rps: capacity,
+    capacity_source: source,
+    rate_fraction: o['open-rate'] ? null : 0.6,
+    ...(await openLoop(harness, work, order, { rate, idleS: opt.idleS, roundS: opt.openRoundS, rounds: opt.openRounds, log })),
+  };
 }
 
 // 4. Streams memory.

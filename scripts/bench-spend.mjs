@@ -14,7 +14,9 @@ import { ensurePartitions } from '../dist/ledger/partitions.js';
 import { withRollup } from '../dist/ledger/rollup.js';
 import { spendQuery } from '../dist/ledger/spend-query.js';
 
-const { values } = parseArgs({ options: { days: { type: 'string', default: '30' }, 'rows-per-day': { type: 'string', default: '200000' }, runs: { type: 'string', default: '5' } } });
+const { values } = parseArgs({
+  options: { days: { type: 'string', default: '30' }, 'rows-per-day': { type: 'string', default: '200000' }, runs: { type: 'string', default: '5' } },
+});
 const DAYS = Number(values.days);
 const PER_DAY = Number(values['rows-per-day']);
 const RUNS = Number(values.runs);
@@ -34,7 +36,10 @@ const first = today - (DAYS - 1) * DAY;
 /** Migrates and fills the scratch database; returns the seconds it took and its size. */
 async function fill(c) {
   await migrate(c);
-  await ensurePartitions(c, Array.from({ length: DAYS }, (_, i) => first + i * DAY));
+  await ensurePartitions(
+    c,
+    Array.from({ length: DAYS }, (_, i) => first + i * DAY),
+  );
   const t0 = Date.now();
   for (let d = 0; d < DAYS; d++) {
     const dayStart = new Date(first + d * DAY).toISOString();
@@ -53,8 +58,12 @@ async function fill(c) {
   await c.query('ANALYZE switchyard_requests');
   await c.query('ANALYZE switchyard_spend_hourly');
   const fillS = (Date.now() - t0) / 1000;
-  const size = (await c.query("SELECT pg_size_pretty(sum(pg_total_relation_size(inhrelid))) AS s FROM pg_inherits WHERE inhparent = 'switchyard_requests'::regclass")).rows[0].s;
-  const rollup = (await c.query("SELECT count(*)::int AS n, pg_size_pretty(pg_total_relation_size('switchyard_spend_hourly')) AS s FROM switchyard_spend_hourly")).rows[0];
+  const size = (
+    await c.query("SELECT pg_size_pretty(sum(pg_total_relation_size(inhrelid))) AS s FROM pg_inherits WHERE inhparent = 'switchyard_requests'::regclass")
+  ).rows[0].s;
+  const rollup = (
+    await c.query("SELECT count(*)::int AS n, pg_size_pretty(pg_total_relation_size('switchyard_spend_hourly')) AS s FROM switchyard_spend_hourly")
+  ).rows[0];
   return { fillS, size, rollup };
 }
 
@@ -90,7 +99,9 @@ try {
     times.sort((a, b) => a - b);
     results.push({ label, rows, medianMs: times[Math.floor(times.length / 2)], worstMs: times.at(-1) });
   }
-  console.log(`npm run bench:spend -- --days ${DAYS} --rows-per-day ${PER_DAY} --runs ${RUNS}  (Node ${process.version}, ${DAYS * PER_DAY} rows, ${size}; rollup ${rollup.n} rows, ${rollup.s}; filled in ${fillS.toFixed(0)} s)\n`);
+  console.log(
+    `npm run bench:spend -- --days ${DAYS} --rows-per-day ${PER_DAY} --runs ${RUNS}  (Node ${process.version}, ${DAYS * PER_DAY} rows, ${size}; rollup ${rollup.n} rows, ${rollup.s}; filled in ${fillS.toFixed(0)} s)\n`,
+  );
   console.log('| query | result rows | median ms | worst ms |\n|---|---|---|---|');
   for (const r of results) console.log(`| ${r.label} | ${r.rows} | ${r.medianMs.toFixed(0)} | ${r.worstMs.toFixed(0)} |`);
 } finally {

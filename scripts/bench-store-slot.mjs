@@ -49,4 +49,6 @@ await store.close();
 redis.kill('SIGKILL');
 rmSync(logDir, { recursive: true, force: true });
 console.log(`one Redis slot, ${C} concurrent loops of view + acquire + release (3 scripts per model call), ${SECONDS} s, node ${process.version}`);
-console.log(`model calls/s: ${Math.round(calls / secs)}   scripts/s: ${Math.round((3 * calls) / secs)}   redis-server CPU: ${(redisCpu * 100).toFixed(0)}% of one core`);
+console.log(
+  `model calls/s: ${Math.round(calls / secs)}   scripts/s: ${Math.round((3 * calls) / secs)}   redis-server CPU: ${(redisCpu * 100).toFixed(0)}% of one core`,
+);

@@ -57,9 +57,27 @@ const usage = { input: 16, cached: 0, output: 20, reasoning: 0 };
 const outcome = { kind: 'answered', relayed: { usage, failure: null } };
 const headers = { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', 'content-type': 'application/json' };
 const record = (startedAt) => ({
-  requestId: 'req-1', api: 'chat', key: 'bench', model: 'bench-model', requestedModel: 'bench-model', upstream: 'mock', upstreamModel: 'bench-upstream-model',
-  stream: false, status: 200, outcome: 'ok', errorClass: null, startedAt, durationMs: 1, ttftMs: null, usage, usageEstimated: false, costUsd: 0.000056,
-  attempts: 1, fallback: null, shed: null, tags: {},
+  requestId: 'req-1',
+  api: 'chat',
+  key: 'bench',
+  model: 'bench-model',
+  requestedModel: 'bench-model',
+  upstream: 'mock',
+  upstreamModel: 'bench-upstream-model',
+  stream: false,
+  status: 200,
+  outcome: 'ok',
+  errorClass: null,
+  startedAt,
+  durationMs: 1,
+  ttftMs: null,
+  usage,
+  usageEstimated: false,
+  costUsd: 0.000056,
+  attempts: 1,
+  fallback: null,
+  shed: null,
+  tags: {},
 });
 
 /** N calls through `tracing`, then its shutdown (every span exported); CPU µs per call (user + system) and wall ms. */
@@ -101,7 +119,8 @@ for (let r = 0; r < ROUNDS; r++) {
 sink.kill();
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const row = (name, rs) => `| ${name} | ${median(rs.map((x) => x.cpuUsPerCall)).toFixed(2)} | ${Math.min(...rs.map((x) => x.cpuUsPerCall)).toFixed(2)} | ${Math.max(...rs.map((x) => x.cpuUsPerCall)).toFixed(2)} |`;
+const row = (name, rs) =>
+  `| ${name} | ${median(rs.map((x) => x.cpuUsPerCall)).toFixed(2)} | ${Math.min(...rs.map((x) => x.cpuUsPerCall)).toFixed(2)} | ${Math.max(...rs.map((x) => x.cpuUsPerCall)).toFixed(2)} |`;
 process.stdout.write(
   [
     `${CALLS} calls (1 attempt each) per round, ${ROUNDS} rounds, Node ${process.versions.node}; spans exported in the last "on" round: ${exported} of ${2 * CALLS}`,

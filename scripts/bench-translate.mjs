@@ -32,6 +32,20 @@ function best(fn) {
 }
 const ctx = { stream: true, wantsUsage: false, secrets: [], retryAfterCapMs: 10_000, options: {} };
 console.log(`events per stream: ${events.length}`);
-console.log(`chat -> chat translator, whole stream: ${best(() => { const tr = translator('chat', 'chat', ctx); for (const ev of events) tr.event(ev); tr.end(); })} us`);
-console.log(`isJsonObjectText on every frame:      ${best(() => { for (const f of frames) isJsonObjectText(f); })} us`);
-console.log(`JSON.parse of every frame:            ${best(() => { for (const f of frames) JSON.parse(f); })} us`);
+console.log(
+  `chat -> chat translator, whole stream: ${best(() => {
+    const tr = translator('chat', 'chat', ctx);
+    for (const ev of events) tr.event(ev);
+    tr.end();
+  })} us`,
+);
+console.log(
+  `isJsonObjectText on every frame:      ${best(() => {
+    for (const f of frames) isJsonObjectText(f);
+  })} us`,
+);
+console.log(
+  `JSON.parse of every frame:            ${best(() => {
+    for (const f of frames) JSON.parse(f);
+  })} us`,
+);

@@ -67,7 +67,10 @@ const clientKeys = Object.fromEntries(Object.keys(KEYS).map((k) => [k, `sk-previ
 
 function yaml(dbUrl) {
   const models = Object.entries(PRICES)
-    .map(([name, p]) => `  - name: ${name}\n    price: { input: ${p.input}, output: ${p.output} }\n    targets: [{ upstream: simulator, model: ${name.includes('reasoner') ? 'deepseek-reasoner' : name} }]`)
+    .map(
+      ([name, p]) =>
+        `  - name: ${name}\n    price: { input: ${p.input}, output: ${p.output} }\n    targets: [{ upstream: simulator, model: ${name.includes('reasoner') ? 'deepseek-reasoner' : name} }]`,
+    )
     .join('\n');
   const keys = Object.keys(KEYS)
     .map((k) => `  - { name: ${k}, key_sha256: ${hashKey(clientKeys[k])}, models: ["*"] }`)
@@ -163,7 +166,10 @@ let adm;
 let browser;
 try {
   const quiet = new Writable({ write: (_c, _e, cb) => cb() });
-  gw = await buildApp(parseConfig(yaml(`postgres://postgres@${HOST}:${PORT}/${DB}`), { kinds: PROVIDERS, env: {}, path: 'preview.yaml' }), { logStream: quiet, env: {} });
+  gw = await buildApp(parseConfig(yaml(`postgres://postgres@${HOST}:${PORT}/${DB}`), { kinds: PROVIDERS, env: {}, path: 'preview.yaml' }), {
+    logStream: quiet,
+    env: {},
+  });
   const url = await gw.app.listen({ host: '127.0.0.1', port: 0 });
   adm = await buildAdmin(gw);
   const adminUrl = await adm.listen({ host: '127.0.0.1', port: 0 });
@@ -174,14 +180,19 @@ try {
   for (const [key, k] of Object.entries(KEYS)) {
     const client = new OpenAI({ apiKey: clientKeys[key], baseURL: `${url}/v1`, maxRetries: 0 });
     for (const model of Object.keys(k.models)) {
-      await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'Summarise the build log.' }] }, { headers: { 'x-switchyard-tags': `repo=${k.repo}` } });
+      await client.chat.completions.create(
+        { model, messages: [{ role: 'user', content: 'Summarise the build log.' }] },
+        { headers: { 'x-switchyard-tags': `repo=${k.repo}` } },
+      );
       live++;
     }
   }
   const want = rows.length + live;
   const end = Date.now() + 60_000;
   for (;;) {
-    const res = await fetch(`${adminUrl}/admin/spend?granularity=none&from=${new Date(Date.now() - (DAYS + 1) * 24 * HOUR).toISOString()}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+    const res = await fetch(`${adminUrl}/admin/spend?granularity=none&from=${new Date(Date.now() - (DAYS + 1) * 24 * HOUR).toISOString()}`, {
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    });
     const s = await res.json();
     if (res.ok && s.totals.requests >= want && s.backlog_rows === 0) break;
     if (Date.now() > end) throw new Error(`the ledger never held the ${want} rows: ${JSON.stringify(s).slice(0, 300)}`);
@@ -190,7 +201,16 @@ try {
 
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   await page.goto(`${adminUrl}/console/spend`);

@@ -255,7 +255,14 @@ function postFromOtherAddress(url, key, body) {
   return new Promise((res, rej) => {
     const u = new URL(url);
     const req = httpRequest(
-      { host: u.hostname, port: u.port, path: u.pathname, method: 'POST', localAddress: '127.0.0.2', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } },
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname,
+        method: 'POST',
+        localAddress: '127.0.0.2',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      },
       (r) => {
         r.resume();
         r.on('end', () => res(r.statusCode));
@@ -286,17 +293,29 @@ async function drive(gateways) {
     );
 
   // Steady streamed chat from the web app (4 loops) and medium-effort reasoning (not deep).
-  for (let i = 0; i < 4; i++) loop(() => chatStream(pick(web), { model: 'deepseek-v3.2' }, 'chat'), () => 150 + Math.random() * 500);
-  loop(() => chatStream(pick(web), { model: 'gpt-5.5-codex', reasoning_effort: 'medium' }, 'codex-medium'), () => 500 + Math.random() * 1000);
+  for (let i = 0; i < 4; i++)
+    loop(
+      () => chatStream(pick(web), { model: 'deepseek-v3.2' }, 'chat'),
+      () => 150 + Math.random() * 500,
+    );
+  loop(
+    () => chatStream(pick(web), { model: 'gpt-5.5-codex', reasoning_effort: 'medium' }, 'codex-medium'),
+    () => 500 + Math.random() * 1000,
+  );
   // The CI bot: non-streaming, ~0.8 requests/s against an rpm limit of 30, no client retries.
-  loop(() => chatOnce(pick(ci), { model: 'deepseek-v3.2', max_tokens: 64 }, 'ci-bot'), () => 1100);
+  loop(
+    () => chatOnce(pick(ci), { model: 'deepseek-v3.2', max_tokens: 64 }, 'ci-bot'),
+    () => 1100,
+  );
 
   // reasoning_effort=high bursts: 12 concurrent streams, every ~12 s, split over both replicas.
   tasks.push(
     (async () => {
       for (let at = 6; at < RUN_S - 6; at += 12) {
         await sleep(Math.max(0, at * 1000 - (Date.now() - t0)));
-        const burst = Array.from({ length: 12 }, (_, i) => chatStream(batch[i % batch.length], { model: 'gpt-5.5-codex', reasoning_effort: 'high' }, 'burst-high'));
+        const burst = Array.from({ length: 12 }, (_, i) =>
+          chatStream(batch[i % batch.length], { model: 'gpt-5.5-codex', reasoning_effort: 'high' }, 'burst-high'),
+        );
         console.log(`  t=${elapsed().toFixed(0).padStart(2)} s  burst of ${burst.length} reasoning_effort=high streams`);
         await Promise.race([Promise.all(burst), sleep(2_000)]);
         tasks.push(...burst);
@@ -318,7 +337,10 @@ async function drive(gateways) {
       // 14 bad keys to one replica within a minute: its per-address throttle (10) blocks the rest.
       for (let i = 0; i < 14; i++) {
         try {
-          const status = await postFromOtherAddress(`${gateways[0]}/v1/chat/completions`, `sk-wrong-${i}`, { model: 'deepseek-v3.2', messages: [{ role: 'user', content: 'hi' }] });
+          const status = await postFromOtherAddress(`${gateways[0]}/v1/chat/completions`, `sk-wrong-${i}`, {
+            model: 'deepseek-v3.2',
+            messages: [{ role: 'user', content: 'hi' }],
+          });
           count(`bad-key ${status}`);
         } catch (err) {
           count(`bad-key ${err.message}`);
@@ -328,7 +350,10 @@ async function drive(gateways) {
     })(),
   );
 
-  const progress = setInterval(() => console.log(`  t=${elapsed().toFixed(0).padStart(2)} s  ${Object.values(tally).reduce((a, b) => a + b, 0)} requests done`), 10_000);
+  const progress = setInterval(
+    () => console.log(`  t=${elapsed().toFixed(0).padStart(2)} s  ${Object.values(tally).reduce((a, b) => a + b, 0)} requests done`),
+    10_000,
+  );
   try {
     await Promise.all(tasks);
   } finally {
@@ -348,7 +373,11 @@ async function promQuery(promUrl, path, params) {
 
 /** Dashboard expression -> plain PromQL for this run. */
 function toPromQL(expr, rangeS) {
-  return expr.replaceAll('$__rate_interval', RATE_INTERVAL).replaceAll('${__rate_interval}', RATE_INTERVAL).replaceAll('$__range', `${rangeS}s`).replaceAll('${__range}', `${rangeS}s`);
+  return expr
+    .replaceAll('$__rate_interval', RATE_INTERVAL)
+    .replaceAll('${__rate_interval}', RATE_INTERVAL)
+    .replaceAll('$__range', `${rangeS}s`)
+    .replaceAll('${__range}', `${rangeS}s`);
 }
 
 const legendOf = (fmt, metric) => (fmt ? fmt.replace(/\{\{\s*(\w+)\s*\}\}/g, (_, l) => metric[l] ?? '') : JSON.stringify(metric));
@@ -377,7 +406,23 @@ async function fetchPanels(promUrl, { start, end }) {
 
 // ---------------------------------------------------------------------------------------
 // Rendering: one HTML page, inline SVG, dark theme close to Grafana's.
-const COLORS = ['#73bf69', '#f2cc0c', '#5794f2', '#ff780a', '#f2495c', '#b877d9', '#8ab8ff', '#fade2a', '#37872d', '#ff9830', '#c4162a', '#1f60c4', '#8f3bb8', '#96d98d', '#ffb357'];
+const COLORS = [
+  '#73bf69',
+  '#f2cc0c',
+  '#5794f2',
+  '#ff780a',
+  '#f2495c',
+  '#b877d9',
+  '#8ab8ff',
+  '#fade2a',
+  '#37872d',
+  '#ff9830',
+  '#c4162a',
+  '#1f60c4',
+  '#8f3bb8',
+  '#96d98d',
+  '#ffb357',
+];
 const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
 
 function fmtNum(v, digits = 3) {
@@ -464,7 +509,10 @@ function timeseriesSvg(panel, w, h, range) {
       const upper = seg.map(([t, v]) => `${x(t).toFixed(1)},${y(v).toFixed(1)}`);
       const lower = seg.map(([t, , b]) => `${x(t).toFixed(1)},${y(b).toFixed(1)}`).reverse();
       svg += `<polygon points="${[...upper, ...lower].join(' ')}" fill="${l.color}" fill-opacity="0.12"/>`;
-      svg += seg.length === 1 ? `<circle cx="${upper[0].split(',')[0]}" cy="${upper[0].split(',')[1]}" r="1.5" fill="${l.color}"/>` : `<polyline points="${upper.join(' ')}" fill="none" stroke="${l.color}" stroke-width="1.3"/>`;
+      svg +=
+        seg.length === 1
+          ? `<circle cx="${upper[0].split(',')[0]}" cy="${upper[0].split(',')[1]}" r="1.5" fill="${l.color}"/>`
+          : `<polyline points="${upper.join(' ')}" fill="none" stroke="${l.color}" stroke-width="1.3"/>`;
     }
   }
   if (!panel.series.length) svg += `<text x="${pad.l + pw / 2}" y="${pad.t + ph / 2}" class="nodata" text-anchor="middle">No data</text>`;
@@ -586,14 +634,26 @@ Stat and bar panels show the last value, as the dashboard's lastNotNull reductio
 async function main() {
   for (const bin of [PROMETHEUS, CHROMIUM]) execFileSync(bin, ['--version'], { stdio: 'ignore' });
   execFileSync('redis-server', ['--version'], { stdio: 'ignore' });
-  const promVersion = execFileSync(PROMETHEUS, ['--version'], { encoding: 'utf8' }).split('\n')[0].replace(/^prometheus, version (\S+).*$/, '$1');
+  const promVersion = execFileSync(PROMETHEUS, ['--version'], { encoding: 'utf8' })
+    .split('\n')[0]
+    .replace(/^prometheus, version (\S+).*$/, '$1');
   console.log(`work directory: ${work}`);
 
   // 1. Simulated provider accounts.
   const simPort = await freePort();
   const simUrl = `http://127.0.0.1:${simPort}`;
   writeFileSync(join(work, 'simulator.yaml'), simulatorYaml());
-  start('simulator', process.execPath, [MAIN, 'simulate', '--config', join(work, 'simulator.yaml'), '--throttle', '--accounts', '3', '--port', String(simPort)]);
+  start('simulator', process.execPath, [
+    MAIN,
+    'simulate',
+    '--config',
+    join(work, 'simulator.yaml'),
+    '--throttle',
+    '--accounts',
+    '3',
+    '--port',
+    String(simPort),
+  ]);
   await waitHttp(`${simUrl}/health`);
 
   // 2. Redis, 3. two gateway replicas.
@@ -623,7 +683,11 @@ async function main() {
   const promUrl = `http://127.0.0.1:${promPort}`;
   writeFileSync(join(work, 'prometheus.yml'), prometheusYaml(gateways.map((g) => g.replace('http://', ''))));
   mkdirSync(join(work, 'tsdb'));
-  start('prometheus', PROMETHEUS, [`--config.file=${join(work, 'prometheus.yml')}`, `--storage.tsdb.path=${join(work, 'tsdb')}`, `--web.listen-address=127.0.0.1:${promPort}`]);
+  start('prometheus', PROMETHEUS, [
+    `--config.file=${join(work, 'prometheus.yml')}`,
+    `--storage.tsdb.path=${join(work, 'tsdb')}`,
+    `--web.listen-address=127.0.0.1:${promPort}`,
+  ]);
   await waitHttp(`${promUrl}/-/ready`, 30_000);
   for (let i = 0; ; i++) {
     const up = await promQuery(promUrl, 'query', { query: 'sum(up{job="switchyard"})' });
@@ -636,7 +700,13 @@ async function main() {
   // 5. Traffic.
   console.log(`driving ${RUN_S} s of traffic through ${gateways.join(' and ')}`);
   const { t0, t1 } = await drive(gateways);
-  console.log('client outcomes:', Object.entries(tally).sort().map(([k, v]) => `${k}: ${v}`).join(', '));
+  console.log(
+    'client outcomes:',
+    Object.entries(tally)
+      .sort()
+      .map(([k, v]) => `${k}: ${v}`)
+      .join(', '),
+  );
   await sleep(4_000); // let the last scrapes land
   const sim = await (await fetch(`${simUrl}/stats`)).json();
   const simTotals = Object.values(sim.accounts).reduce((a, s) => ({ r429: a.r429 + s.rejected_429, stalled: a.stalled + s.stalled }), { r429: 0, stalled: 0 });
@@ -658,7 +728,16 @@ async function main() {
 
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   try {
     const page = await browser.newPage({ viewport: { width: 1600, height: 1000 }, deviceScaleFactor: 1 });

@@ -17,7 +17,14 @@ import { freePort, redisCommand, start, stop, waitHttp } from './bench/procs.mjs
 import { call, dispatcher } from './soak/load.mjs';
 import { writeReport } from './soak/report.mjs';
 
-const { values } = parseArgs({ options: { minutes: { type: 'string', default: '10' }, rate: { type: 'string' }, out: { type: 'string', default: 'docs' }, share: { type: 'string', default: '0.6' } } });
+const { values } = parseArgs({
+  options: {
+    minutes: { type: 'string', default: '10' },
+    rate: { type: 'string' },
+    out: { type: 'string', default: 'docs' },
+    share: { type: 'string', default: '0.6' },
+  },
+});
 const MINUTES = Number(values.minutes);
 const KEY = 'sk-soak-0123456789abcdef';
 const PREFIX = 'soak';
@@ -122,7 +129,9 @@ const progress = (label, frac, extra) => {
   lastProgress = Date.now();
   const w = 30;
   const bar = '#'.repeat(Math.round(frac * w)).padEnd(w, '.');
-  process.stderr.write(`${process.stderr.isTTY ? '\r' : ''}${label} [${bar}] ${(frac * 100).toFixed(0).padStart(3)}% ${extra}${process.stderr.isTTY ? '   ' : '\n'}`);
+  process.stderr.write(
+    `${process.stderr.isTTY ? '\r' : ''}${label} [${bar}] ${(frac * 100).toFixed(0).padStart(3)}% ${extra}${process.stderr.isTTY ? '   ' : '\n'}`,
+  );
 };
 
 // Capacity: a closed loop of 64 callers for 15 s (faults on), unless --rate is given.
@@ -222,7 +231,12 @@ for (const k of await redisKeys(`{${PREFIX}}:inflight:*`)) slotsHeld += await re
 const upstreamCounts = [];
 for (const u of ups) {
   await stop(u.child);
-  upstreamCounts.push(readFileSync(join(dir, `${u.name}.log`), 'utf8').trim().split('\n').at(-1));
+  upstreamCounts.push(
+    readFileSync(join(dir, `${u.name}.log`), 'utf8')
+      .trim()
+      .split('\n')
+      .at(-1),
+  );
 }
 for (const g of gateways) await stop(g.child);
 await stop(redis);
@@ -246,10 +260,26 @@ const report = {
   gatewayFailures: results
     .filter((r) => r.outcome === 'gateway')
     .slice(0, 20)
-    .map((r) => ({ requestId: r.requestId, cause: r.cause, lines: logLines.filter((l) => r.requestId && (l.request_id === r.requestId || l.reqId === r.requestId)) })),
-  logs: { finished: finished.length, distinctIds: ids.size, duplicated: [...ids.values()].filter((c) => c > 1).length, clientIdsMissing: clientIds.filter((id) => !ids.has(id)).length },
-  metrics: { requests: metricsText.reduce((s, t) => s + sum(t, 'switchyard_requests_total'), 0), inFlight: metricsText.reduce((s, t) => s + sum(t, 'switchyard_requests_in_flight'), 0) },
-  spend: { logs: finished.reduce((s, l) => s + (l.cost_usd ?? 0), 0), metrics: metricsText.reduce((s, t) => s + sum(t, 'switchyard_spend_usd_total'), 0), redis: redisSpend },
+    .map((r) => ({
+      requestId: r.requestId,
+      cause: r.cause,
+      lines: logLines.filter((l) => r.requestId && (l.request_id === r.requestId || l.reqId === r.requestId)),
+    })),
+  logs: {
+    finished: finished.length,
+    distinctIds: ids.size,
+    duplicated: [...ids.values()].filter((c) => c > 1).length,
+    clientIdsMissing: clientIds.filter((id) => !ids.has(id)).length,
+  },
+  metrics: {
+    requests: metricsText.reduce((s, t) => s + sum(t, 'switchyard_requests_total'), 0),
+    inFlight: metricsText.reduce((s, t) => s + sum(t, 'switchyard_requests_in_flight'), 0),
+  },
+  spend: {
+    logs: finished.reduce((s, l) => s + (l.cost_usd ?? 0), 0),
+    metrics: metricsText.reduce((s, t) => s + sum(t, 'switchyard_spend_usd_total'), 0),
+    redis: redisSpend,
+  },
   slotsHeld,
   upstreams: upstreamCounts,
   events,

@@ -58,7 +58,9 @@ function planEvents(o, body, id) {
   }
   const completion = out.length * 2;
   if (body.stream_options?.include_usage === true) {
-    out.push(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model, choices: [], usage: { prompt_tokens: 200, completion_tokens: completion, total_tokens: 200 + completion, completion_tokens_details: { reasoning_tokens: reasoning ? o.reasoning_events * 2 : 0 } } })}\n\n`);
+    out.push(
+      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model, choices: [], usage: { prompt_tokens: 200, completion_tokens: completion, total_tokens: 200 + completion, completion_tokens_details: { reasoning_tokens: reasoning ? o.reasoning_events * 2 : 0 } } })}\n\n`,
+    );
   }
   out.push('data: [DONE]\n\n');
   return out;
@@ -76,7 +78,8 @@ export async function startThrottledProvider(options = {}) {
     .filter((c) => String(c).trim() !== '')
     .map(Number)
     .filter((n) => Number.isInteger(n) && n >= 0);
-  for (let i = 1; i <= o.accounts; i++) accounts.set(`acct-${i}`, { cap: caps[i - 1] ?? o.cap, inFlight: 0, requests: 0, throttled: 0, stalled: 0, served: 0, peak: 0 });
+  for (let i = 1; i <= o.accounts; i++)
+    accounts.set(`acct-${i}`, { cap: caps[i - 1] ?? o.cap, inFlight: 0, requests: 0, throttled: 0, stalled: 0, served: 0, peak: 0 });
   const sockets = new Set();
   let seq = 0;
 
@@ -84,7 +87,16 @@ export async function startThrottledProvider(options = {}) {
     const url = req.url ?? '/';
     if (req.method === 'GET' && url === '/stats') {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(Object.fromEntries([...accounts].map(([k, a]) => [k, { requests: a.requests, throttled: a.throttled, stalled: a.stalled, served: a.served, peak_in_flight: a.peak, in_flight: a.inFlight, cap: a.cap }]))));
+      res.end(
+        JSON.stringify(
+          Object.fromEntries(
+            [...accounts].map(([k, a]) => [
+              k,
+              { requests: a.requests, throttled: a.throttled, stalled: a.stalled, served: a.served, peak_in_flight: a.peak, in_flight: a.inFlight, cap: a.cap },
+            ]),
+          ),
+        ),
+      );
       return;
     }
     const chunks = [];
@@ -126,7 +138,16 @@ export async function startThrottledProvider(options = {}) {
     if (over && o.shape === '429') {
       a.throttled++;
       res.writeHead(429, { 'content-type': 'application/json', 'retry-after': String(o.retry_after_s) });
-      res.end(JSON.stringify({ error: { message: `Rate limit reached: more than ${a.cap} requests in flight on this account. Please try again in ${o.retry_after_s}s.`, type: 'requests', param: null, code: 'rate_limit_exceeded' } }));
+      res.end(
+        JSON.stringify({
+          error: {
+            message: `Rate limit reached: more than ${a.cap} requests in flight on this account. Please try again in ${o.retry_after_s}s.`,
+            type: 'requests',
+            param: null,
+            code: 'rate_limit_exceeded',
+          },
+        }),
+      );
       return;
     }
     a.inFlight++;
@@ -148,7 +169,16 @@ export async function startThrottledProvider(options = {}) {
       if (body.stream !== true) {
         const content = events.length;
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ id, object: 'chat.completion', created: Math.floor(Date.now() / 1000), model: body.model, choices: [{ index: 0, message: { role: 'assistant', content: `answer of ${content} events` }, finish_reason: 'stop' }], usage: { prompt_tokens: 200, completion_tokens: content, total_tokens: 200 + content } }));
+        res.end(
+          JSON.stringify({
+            id,
+            object: 'chat.completion',
+            created: Math.floor(Date.now() / 1000),
+            model: body.model,
+            choices: [{ index: 0, message: { role: 'assistant', content: `answer of ${content} events` }, finish_reason: 'stop' }],
+            usage: { prompt_tokens: 200, completion_tokens: content, total_tokens: 200 + content },
+          }),
+        );
       } else {
         for (let i = 0; i < events.length && !res.destroyed; i++) {
           if (i > 0 && o.event_ms > 0) await sleep(o.event_ms);
@@ -171,7 +201,13 @@ export async function startThrottledProvider(options = {}) {
   return {
     url,
     accountUrl: (i) => `${url}/acct-${i}/v1`,
-    stats: () => Object.fromEntries([...accounts].map(([k, a]) => [k, { requests: a.requests, throttled: a.throttled, stalled: a.stalled, served: a.served, peak_in_flight: a.peak, in_flight: a.inFlight, cap: a.cap }])),
+    stats: () =>
+      Object.fromEntries(
+        [...accounts].map(([k, a]) => [
+          k,
+          { requests: a.requests, throttled: a.throttled, stalled: a.stalled, served: a.served, peak_in_flight: a.peak, in_flight: a.inFlight, cap: a.cap },
+        ]),
+      ),
     reset: () => {
       for (const a of accounts.values()) Object.assign(a, { requests: 0, throttled: 0, stalled: 0, served: 0, peak: a.inFlight });
     },
@@ -214,7 +250,11 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     ttft_ms: Number(v['ttft-ms']),
     event_ms: Number(v['event-ms']),
   });
-  process.stdout.write(`throttled provider on ${p.url} (accounts acct-1..acct-${v.accounts}, caps ${Object.values(p.stats()).map((a) => a.cap).join('/')}, shape ${v.shape})\n`);
+  process.stdout.write(
+    `throttled provider on ${p.url} (accounts acct-1..acct-${v.accounts}, caps ${Object.values(p.stats())
+      .map((a) => a.cap)
+      .join('/')}, shape ${v.shape})\n`,
+  );
   const stop = () => p.close().then(() => process.exit(0));
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);

@@ -58,7 +58,8 @@ function listenAddress(): { host: string; port: number } {
   const text = process.env['PORT'] || '8080';
   // Decimal digits only: Number() would read `0x5A0D` as hex and `1e3` as 1000.
   const port = /^\d{1,5}$/.test(text) ? Number(text) : NaN;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number (decimal, 0-65535), got ${JSON.stringify(process.env['PORT']?.slice(0, 40))}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new ConfigError(`PORT must be a port number (decimal, 0-65535), got ${JSON.stringify(process.env['PORT']?.slice(0, 40))}`);
   return { host, port };
 }
 
@@ -107,7 +108,9 @@ async function serve(path: string, config: GatewayConfig, link: WorkerLink | nul
       logger.info({ address: adminAddress }, `admin API listening on ${adminAddress}`);
     } catch (err) {
       await Promise.allSettled([admin.close(), app.close()]);
-      throw new ConfigError(`cannot listen on ${config.admin.host}:${config.admin.port} (admin): ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      throw new ConfigError(
+        `cannot listen on ${config.admin.host}:${config.admin.port} (admin): ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      );
     }
   } else {
     logger.info('admin API disabled: set admin.key_sha256 in the config to enable it');
@@ -232,7 +235,9 @@ async function main(argv: string[]): Promise<number> {
       const config = loadConfig(configPath(file), { kinds: PROVIDERS });
       const simulated = config.upstreamStatus.filter((u) => u.mode === 'simulated').length;
       const live = config.upstreamStatus.filter((u) => u.mode === 'live').length;
-      process.stdout.write(`${config.path}: ok (${config.models.size} models; upstreams: ${live} live, ${simulated} simulated, ${config.upstreamStatus.length - live - simulated} off)\n`);
+      process.stdout.write(
+        `${config.path}: ok (${config.models.size} models; upstreams: ${live} live, ${simulated} simulated, ${config.upstreamStatus.length - live - simulated} off)\n`,
+      );
       for (const w of config.warnings) process.stdout.write(`warning: ${w}\n`);
       return 0;
     }

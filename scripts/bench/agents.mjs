@@ -84,7 +84,10 @@ function makeClient(baseURL, apiKey, counters) {
         const code = await res
           .clone()
           .json()
-          .then((b) => b?.error?.code ?? b?.error?.type ?? 'unknown', () => 'unreadable');
+          .then(
+            (b) => b?.error?.code ?? b?.error?.type ?? 'unknown',
+            () => 'unreadable',
+          );
         const k = `${res.status} ${code}`;
         counters.errors[k] = (counters.errors[k] ?? 0) + 1;
       }
@@ -123,7 +126,11 @@ export async function runAgents({ baseURLs, apiKey, model, chains, steps, agents
         const calls = r.calls.length ? r.calls : [{ id: '', name: 'read_file', arguments: '{}' }];
         const ids = calls.map((c, i) => c.id || `call_${chain}_${step}_${i}`);
         history.push([
-          { role: 'assistant', content: null, tool_calls: calls.map((c, i) => ({ id: ids[i], type: 'function', function: { name: c.name || 'read_file', arguments: c.arguments || '{}' } })) },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: calls.map((c, i) => ({ id: ids[i], type: 'function', function: { name: c.name || 'read_file', arguments: c.arguments || '{}' } })),
+          },
           ...calls.map((c, i) => ({ role: 'tool', tool_call_id: ids[i], content: `// contents of step ${step + 1}\nexport const x = ${chain + step};` })),
         ]);
       }

@@ -32,7 +32,12 @@ const LOOKBACK = 20;
 
 const tokens = (s) => Math.ceil(s.length / 4);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const text = (c) => (typeof c === 'string' ? c : Array.isArray(c) ? c.map((p) => (typeof p === 'string' ? p : (p?.text ?? JSON.stringify(p)))).join('\n') : JSON.stringify(c ?? ''));
+const text = (c) =>
+  typeof c === 'string'
+    ? c
+    : Array.isArray(c)
+      ? c.map((p) => (typeof p === 'string' ? p : (p?.text ?? JSON.stringify(p)))).join('\n')
+      : JSON.stringify(c ?? '');
 
 /** The prompt as blocks {text, mark} in the order the provider caches it (tools, system, messages). */
 function blocksOf(api, body) {
@@ -98,7 +103,10 @@ export function cacheCall(cache, api, blocks, now = Date.now()) {
     if (input >= MIN_CACHED) for (const x of p) if (x.total >= MIN_CACHED) cache.put(x.hash, now);
     return { input, cached, written: 0 };
   }
-  const marks = p.map((x, i) => (x.mark ? i : -1)).filter((i) => i >= 0).slice(-4);
+  const marks = p
+    .map((x, i) => (x.mark ? i : -1))
+    .filter((i) => i >= 0)
+    .slice(-4);
   if (marks.length === 0) return { input, cached: 0, written: 0 };
   let cached = 0;
   for (const m of marks) {
@@ -124,20 +132,48 @@ function answerBody(api, body, usage, reply) {
   const uncached = usage.input - usage.cached - usage.written;
   const out = tokens(reply);
   if (api === 'messages') {
-    return { id: `msg_${id}`, type: 'message', role: 'assistant', model, content: [{ type: 'text', text: reply }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: uncached, cache_creation_input_tokens: usage.written, cache_read_input_tokens: usage.cached, output_tokens: out } };
+    return {
+      id: `msg_${id}`,
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: [{ type: 'text', text: reply }],
+      stop_reason: 'end_turn',
+      stop_sequence: null,
+      usage: { input_tokens: uncached, cache_creation_input_tokens: usage.written, cache_read_input_tokens: usage.cached, output_tokens: out },
+    };
   }
   if (api === 'responses') {
     return {
-      id: `resp_${id}`, object: 'response', created_at: Math.floor(Date.now() / 1000), status: 'completed', model,
+      id: `resp_${id}`,
+      object: 'response',
+      created_at: Math.floor(Date.now() / 1000),
+      status: 'completed',
+      model,
       output: [{ type: 'message', id: `msg_${id}`, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: reply, annotations: [] }] }],
-      usage: { input_tokens: usage.input, input_tokens_details: { cached_tokens: usage.cached }, output_tokens: out, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: usage.input + out },
+      usage: {
+        input_tokens: usage.input,
+        input_tokens_details: { cached_tokens: usage.cached },
+        output_tokens: out,
+        output_tokens_details: { reasoning_tokens: 0 },
+        total_tokens: usage.input + out,
+      },
     };
   }
-  return { id: `chatcmpl-${id}`, object: 'chat.completion', created: Math.floor(Date.now() / 1000), model, choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: 'stop' }], usage: { prompt_tokens: usage.input, completion_tokens: out, total_tokens: usage.input + out, prompt_tokens_details: { cached_tokens: usage.cached } } };
+  return {
+    id: `chatcmpl-${id}`,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: 'stop' }],
+    usage: { prompt_tokens: usage.input, completion_tokens: out, total_tokens: usage.input + out, prompt_tokens_details: { cached_tokens: usage.cached } },
+  };
 }
 
 const throttled = (api) =>
-  api === 'messages' ? { type: 'error', error: { type: 'rate_limit_error', message: 'Number of concurrent connections has exceeded your rate limit.' } } : { error: { message: 'Rate limit reached for requests', type: 'requests', param: null, code: 'rate_limit_exceeded' } };
+  api === 'messages'
+    ? { type: 'error', error: { type: 'rate_limit_error', message: 'Number of concurrent connections has exceeded your rate limit.' } }
+    : { error: { message: 'Rate limit reached for requests', type: 'requests', param: null, code: 'rate_limit_exceeded' } };
 
 /**
  * Starts the provider. `caps`: account -> calls it takes at once (an account not listed takes any number).
@@ -170,8 +206,11 @@ export async function startCacheProvider({ caps, replyChars = 1600 }) {
         const session = /session (\S+)/.exec(blocks.map((b) => b.text).join('\n'))?.[1] ?? null;
         log.push({ account, api, session, ...usage, at: Date.now() });
         await sleep(120 + (usage.input - usage.cached) * 0.02 + usage.cached * 0.002);
-        const seed = createHash('sha256').update(blocks.map((b) => b.text).join('\u0000')).digest('hex');
-        const reply = `reply ${seed.slice(0, 12)} ` + 'the change touches three files and the tests pass; '.repeat(Math.ceil(replyChars / 52)).slice(0, replyChars);
+        const seed = createHash('sha256')
+          .update(blocks.map((b) => b.text).join('\u0000'))
+          .digest('hex');
+        const reply =
+          `reply ${seed.slice(0, 12)} ` + 'the change touches three files and the tests pass; '.repeat(Math.ceil(replyChars / 52)).slice(0, replyChars);
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify(answerBody(api, body, usage, reply)));
       } catch (err) {

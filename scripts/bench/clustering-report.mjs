@@ -4,7 +4,13 @@
 import { writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
-const ARM_NAMES = { uncongested: 'uncongested', direct: 'direct (1 account)', one: 'Switchyard, defaults', two: 'Switchyard x2 + Redis, defaults', reference: 'Switchyard, limits typed in' };
+const ARM_NAMES = {
+  uncongested: 'uncongested',
+  direct: 'direct (1 account)',
+  one: 'Switchyard, defaults',
+  two: 'Switchyard x2 + Redis, defaults',
+  reference: 'Switchyard, limits typed in',
+};
 
 /** Derived numbers of one arm against its shape's uncongested baseline. */
 export function derive(rep, a) {
@@ -60,11 +66,30 @@ function rows(rep) {
         rungStr(a.shed_rungs),
         `${a.client_429s} / ${sent}`,
         settleStr(d.settle),
-        gateway ? (d.pass ? 'pass' : `FAIL: ${Object.entries(d.checks).filter(([, ok]) => !ok).map(([k]) => k).join(', ')}`) : '',
+        gateway
+          ? d.pass
+            ? 'pass'
+            : `FAIL: ${Object.entries(d.checks)
+                .filter(([, ok]) => !ok)
+                .map(([k]) => k)
+                .join(', ')}`
+          : '',
       ];
     });
 }
-const HEAD = ['shape', 'agents', 'arm', 'chains ok', 'step p50 / p95 / p99 s', 'p99 ÷ uncongested', 'deep steps by reasoning / capacity allows', 'sheds by rung', '429s client / throttles by provider', 'limit settled', 'targets'];
+const HEAD = [
+  'shape',
+  'agents',
+  'arm',
+  'chains ok',
+  'step p50 / p95 / p99 s',
+  'p99 ÷ uncongested',
+  'deep steps by reasoning / capacity allows',
+  'sheds by rung',
+  '429s client / throttles by provider',
+  'limit settled',
+  'targets',
+];
 
 function textTable(head, body) {
   const w = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i].length)));
@@ -81,7 +106,9 @@ export function present(rep, { root, docs, outJson }) {
   const base = Object.entries(rep.baselines)
     .map(([s, b]) => `${s}: uncongested p99 ${f2(b.p99_s)} s, mean step ${f2(b.mean_step_s)} s`)
     .join('; ');
-  process.stdout.write(`\n${textTable(HEAD, body)}\n\n${base}\n${outJson ? `report: ${relative(root, outJson)}  ` : ''}(run took ${rep.elapsed_s.toFixed(0)} s)\n`);
+  process.stdout.write(
+    `\n${textTable(HEAD, body)}\n\n${base}\n${outJson ? `report: ${relative(root, outJson)}  ` : ''}(run took ${rep.elapsed_s.toFixed(0)} s)\n`,
+  );
   if (!docs) return;
   writeFileSync(join(root, 'docs', 'clustering-latency.svg'), svgChart(rep));
   writeFileSync(join(root, 'docs', 'clustering.md'), markdown(rep, mdTable(HEAD, body), base));
@@ -106,12 +133,16 @@ function svgChart(rep) {
   const top = Math.max(4, Math.ceil(Math.min(Math.max(...all), 30)));
   const y = (v) => m.top + plotH - (Math.min(v, top) / top) * plotH;
   const esc = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;');
-  const out = [`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="-apple-system, Segoe UI, Helvetica, Arial, sans-serif" font-size="12">`];
+  const out = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="-apple-system, Segoe UI, Helvetica, Arial, sans-serif" font-size="12">`,
+  ];
   out.push('<!-- Written by scripts/bench/clustering-report.mjs from docs/bench/clustering.json. -->');
   out.push(`<rect width="${W}" height="${H}" fill="#ffffff"/>`);
   out.push(`<text x="${m.left}" y="22" font-size="15" font-weight="600">p99 step latency (s) by load; dashed: the target (1.5× / 2× uncongested p99)</text>`);
   arms.forEach((k, j) => {
-    out.push(`<rect x="${m.left + j * 190}" y="34" width="12" height="12" fill="${colors[k]}"/><text x="${m.left + j * 190 + 16}" y="44">${esc(ARM_NAMES[k])}</text>`);
+    out.push(
+      `<rect x="${m.left + j * 190}" y="34" width="12" height="12" fill="${colors[k]}"/><text x="${m.left + j * 190 + 16}" y="44">${esc(ARM_NAMES[k])}</text>`,
+    );
   });
   shapes.forEach((shape, si) => {
     const x0 = m.left + si * 420;
@@ -121,20 +152,26 @@ function svgChart(rep) {
       out.push(`<line x1="${x0}" x2="${x0 + plotW}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}" stroke="${v === 0 ? '#333' : '#eee'}"/>`);
       if (si === 0 || v === 0) out.push(`<text x="${x0 - 6}" y="${(y(v) + 4).toFixed(1)}" text-anchor="end" fill="#555">${v}</text>`);
     }
-    out.push(`<text x="${x0 + plotW / 2}" y="${H - 8}" text-anchor="middle" font-weight="600">${esc(shape === '429' ? '429 above the cap' : 'first-token stall above the cap')}</text>`);
+    out.push(
+      `<text x="${x0 + plotW / 2}" y="${H - 8}" text-anchor="middle" font-weight="600">${esc(shape === '429' ? '429 above the cap' : 'first-token stall above the cap')}</text>`,
+    );
     const gw = plotW / loads.length;
     const bw = Math.min(22, (gw * 0.8) / arms.length);
     loads.forEach((load, li) => {
       const cx = x0 + gw * li + gw / 2;
       out.push(`<text x="${cx.toFixed(1)}" y="${H - m.bottom + 16}" text-anchor="middle" fill="#555">${load} agents</text>`);
       const target = base * (load <= 8 ? 1.5 : 2);
-      out.push(`<line x1="${(cx - gw * 0.45).toFixed(1)}" x2="${(cx + gw * 0.45).toFixed(1)}" y1="${y(target).toFixed(1)}" y2="${y(target).toFixed(1)}" stroke="#333" stroke-dasharray="4 3"/>`);
+      out.push(
+        `<line x1="${(cx - gw * 0.45).toFixed(1)}" x2="${(cx + gw * 0.45).toFixed(1)}" y1="${y(target).toFixed(1)}" y2="${y(target).toFixed(1)}" stroke="#333" stroke-dasharray="4 3"/>`,
+      );
       arms.forEach((k, j) => {
         const a = rep.arms.find((r) => r.shape === shape && r.agents === load && r.arm === k);
         if (!a) return;
         const v = a.latency_s.p99;
         const x = cx + (j - arms.length / 2) * bw;
-        out.push(`<rect x="${x.toFixed(1)}" y="${y(v).toFixed(1)}" width="${(bw - 2).toFixed(1)}" height="${(y(0) - y(v)).toFixed(1)}" fill="${colors[k]}"><title>${esc(a.label)}: p99 ${v.toFixed(2)} s, chains ok ${(a.chain_success * 100).toFixed(1)}%</title></rect>`);
+        out.push(
+          `<rect x="${x.toFixed(1)}" y="${y(v).toFixed(1)}" width="${(bw - 2).toFixed(1)}" height="${(y(0) - y(v)).toFixed(1)}" fill="${colors[k]}"><title>${esc(a.label)}: p99 ${v.toFixed(2)} s, chains ok ${(a.chain_success * 100).toFixed(1)}%</title></rect>`,
+        );
         if (v > top) out.push(`<text x="${(x + bw / 2).toFixed(1)}" y="${(y(top) - 3).toFixed(1)}" text-anchor="middle" font-size="10">${v.toFixed(0)}</text>`);
       });
     });

@@ -13,7 +13,9 @@ const here = dirname(fileURLToPath(import.meta.url));
  */
 export async function startNodeFloor(work, mockPort, flags) {
   const port = await freePort();
-  const child = start(1, process.execPath, [...flags, join(here, 'node-floor-server.mjs'), String(port), `http://127.0.0.1:${mockPort}`], { log: join(work, 'node-floor.log') });
+  const child = start(1, process.execPath, [...flags, join(here, 'node-floor-server.mjs'), String(port), `http://127.0.0.1:${mockPort}`], {
+    log: join(work, 'node-floor.log'),
+  });
   const url = `http://127.0.0.1:${port}`;
   await waitHttp(`${url}/health`, 10_000);
   return { name: 'node-floor', kind: 'node-floor', url, pid: child.pid, child, cpus: '1', node_flags: flags };

@@ -10,7 +10,9 @@ import { BENCH_KEY, freePort, sleep, start, waitHttp, writeConfig } from './over
  */
 export async function startRedisServer(work, name) {
   const port = await freePort();
-  const child = start(0, 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { log: join(work, `${name}.log`) });
+  const child = start(0, 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    log: join(work, `${name}.log`),
+  });
   const end = Date.now() + 10_000;
   while (!(await redisCommand(port, 'PING'))?.startsWith('+PONG')) {
     if (Date.now() > end) throw new Error(`${name}: redis-server did not come up`);

@@ -17,7 +17,22 @@ export function capacityFromClosedLoop(report, armName = 'switchyard') {
 
 /** Measures that capacity in a short closed-loop run (nonstream, 16 clients, one target). */
 export function measureCapacity(harness, work, arm, { duration = 5 } = {}) {
-  const args = [...targetFlags([arm]), '--mode', 'nonstream', '--concurrency', '16', '--chunks', String(CHUNKS), '--duration', String(duration), '--rounds', '1', '--warmup', '1', '--quiet'];
+  const args = [
+    ...targetFlags([arm]),
+    '--mode',
+    'nonstream',
+    '--concurrency',
+    '16',
+    '--chunks',
+    String(CHUNKS),
+    '--duration',
+    String(duration),
+    '--rounds',
+    '1',
+    '--warmup',
+    '1',
+    '--quiet',
+  ];
   const r = runHarness(harness, args, join(work, 'capacity.json'));
   return r.scenarios[0].results[arm.name].rps;
 }
@@ -39,16 +54,23 @@ export async function openLoop(harness, work, arms, { rate, idleS, roundS, round
     const idleBefore = (performance.now() - idleSince) / 1000;
     const args = [
       ...targetFlags([arm]),
-      '--rate', String(rate),
-      '--mode', 'nonstream',
-      '--concurrency', '256',
-      '--chunks', String(CHUNKS),
-      '--duration', String(roundS),
-      '--rounds', String(rounds),
+      '--rate',
+      String(rate),
+      '--mode',
+      'nonstream',
+      '--concurrency',
+      '256',
+      '--chunks',
+      String(CHUNKS),
+      '--duration',
+      String(roundS),
+      '--rounds',
+      String(rounds),
       // One second of unrecorded load first: the driver is a fresh process each run, and a cold
       // driver alone put going direct at p99 368 ms in its first round (14 ms after 1 s of
       // warm-up, 2026-12-02). The target's own idle-to-load change still falls in round 1.
-      '--warmup', '1',
+      '--warmup',
+      '1',
     ];
     const r = runHarness(harness, args, join(work, `open-loop-${arm.name.replace(/[^\w.+-]/g, '_')}.json`));
     const res = r.scenarios[0].results[arm.name];

@@ -78,7 +78,10 @@ export async function commandsPerRequest(arm, model, n, { idleMs = 2_000, settle
     await sleep(idleMs);
     const bg = mon.take();
     const out = { requests: n, background: { per_s: Math.round((bg.total / idleMs) * 1000 * 100) / 100, by_command: bg.by_command } };
-    for (const [mode, stream] of [['json', false], ['stream', true]]) {
+    for (const [mode, stream] of [
+      ['json', false],
+      ['stream', true],
+    ]) {
       const t0 = performance.now();
       for (let i = 0; i < n; i++) await oneRequest(arm, model, stream);
       await sleep(settleMs);

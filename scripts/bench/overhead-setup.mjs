@@ -126,7 +126,14 @@ export function build(root, work, rev) {
     execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: dir, stdio: 'inherit' });
     execFileSync('npm', ['run', 'build'], { cwd: dir, stdio: 'inherit' });
   }
-  return { label: `switchyard@${sha}`, sha, dir, main: join(dir, 'dist', 'main.js'), flags: startFlags(join(dir, 'package.json')), git: { rev: sha, src_dirty: false } };
+  return {
+    label: `switchyard@${sha}`,
+    sha,
+    dir,
+    main: join(dir, 'dist', 'main.js'),
+    flags: startFlags(join(dir, 'package.json')),
+    git: { rev: sha, src_dirty: false },
+  };
 }
 
 /**

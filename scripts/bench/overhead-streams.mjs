@@ -16,7 +16,8 @@ function harnessAsync(harness, args, out, log) {
   return new Promise((res) => child.once('exit', (code) => res(code)));
 }
 
-const mockStats = async (mockUrl, method = 'GET') => (await fetch(`${mockUrl}/stats${method === 'POST' ? '/reset' : ''}`, { method, headers: { connection: 'close' } })).json();
+const mockStats = async (mockUrl, method = 'GET') =>
+  (await fetch(`${mockUrl}/stats${method === 'POST' ? '/reset' : ''}`, { method, headers: { connection: 'close' } })).json();
 
 /**
  * For one Switchyard `arm` (with `arm.pid`): RSS idle (median of 10 samples over 1 s), then
@@ -38,15 +39,23 @@ export async function streamsMemory(harness, work, arm, { streams, afterS, mockU
   const out = join(work, `streams-${arm.name.replace(/[^\w.+-]/g, '_')}.json`);
   const args = [
     ...targetFlags([arm]),
-    '--mode', 'stream',
-    '--concurrency', String(streams),
-    '--chunks', String(CHUNKS),
-    '--delay', String(LONG_STREAM_DELAY_MS),
+    '--mode',
+    'stream',
+    '--concurrency',
+    String(streams),
+    '--chunks',
+    String(CHUNKS),
+    '--delay',
+    String(LONG_STREAM_DELAY_MS),
     '--include-usage',
-    '--duration', '1',
-    '--rounds', '2',
-    '--warmup', '0',
-    '--timeout', '60',
+    '--duration',
+    '1',
+    '--rounds',
+    '2',
+    '--warmup',
+    '0',
+    '--timeout',
+    '60',
     '--quiet',
   ];
   const t0 = performance.now();
@@ -80,7 +89,9 @@ export async function streamsMemory(harness, work, arm, { streams, afterS, mockU
     peak_rss_mb: peak[1],
     peak_at_s: peak[0],
     mock_peak_inflight: stats.peakInflight,
-    harness: rep ? { exit: code, ok: rep.ok, errors: rep.errors, status: rep.status, streams_without_done: rep.streams_without_done, full_stream_ms: rep.full_stream_ms } : { exit: code },
+    harness: rep
+      ? { exit: code, ok: rep.ok, errors: rep.errors, status: rep.status, streams_without_done: rep.streams_without_done, full_stream_ms: rep.full_stream_ms }
+      : { exit: code },
     after: {
       seconds: afterS,
       end_rss_mb: end,

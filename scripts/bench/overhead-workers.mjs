@@ -24,7 +24,14 @@ export async function workersArm({ harness, work, b, n, mockPort, delays, timing
     const scenarios = r.scenarios.map((s) => {
       const a = s.results[one.name].rps;
       const m = s.results[many.name].rps;
-      return { concurrency: s.concurrency, one_rps: a, n_rps: m, ratio: Math.round((m / a) * 1000) / 1000, errors: s.results[one.name].errors + s.results[many.name].errors, rounds: { one: s.results[one.name].rounds.rps, n: s.results[many.name].rounds.rps } };
+      return {
+        concurrency: s.concurrency,
+        one_rps: a,
+        n_rps: m,
+        ratio: Math.round((m / a) * 1000) / 1000,
+        errors: s.results[one.name].errors + s.results[many.name].errors,
+        rounds: { one: s.results[one.name].rounds.rps, n: s.results[many.name].rounds.rps },
+      };
     });
     return { workers: n, pinning: WORKERS_PINNING, node_flags: b.flags, build: b.sha, scenarios, harness_out: out };
   } finally {

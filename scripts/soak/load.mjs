@@ -6,7 +6,14 @@
 // ends without `[DONE]` or an error event, a connection error, a timeout.
 import { Agent, request } from 'undici';
 
-const UPSTREAM_CODES = new Set(['upstream_unreachable', 'upstream_timeout', 'upstream_bad_response', 'upstream_stream_error', 'upstream_error', 'upstream_overloaded']);
+const UPSTREAM_CODES = new Set([
+  'upstream_unreachable',
+  'upstream_timeout',
+  'upstream_bad_response',
+  'upstream_stream_error',
+  'upstream_error',
+  'upstream_overloaded',
+]);
 
 export const dispatcher = new Agent({ connections: 512, pipelining: 1, keepAliveTimeout: 30_000 });
 
@@ -30,7 +37,12 @@ export async function call(url, key, stream, timeoutMs = 30_000) {
       method: 'POST',
       dispatcher,
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'soak-model', stream, messages: [{ role: 'user', content: 'Summarise the soak test in one line.' }], ...(stream ? { stream_options: { include_usage: true } } : {}) }),
+      body: JSON.stringify({
+        model: 'soak-model',
+        stream,
+        messages: [{ role: 'user', content: 'Summarise the soak test in one line.' }],
+        ...(stream ? { stream_options: { include_usage: true } } : {}),
+      }),
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
     });
@@ -39,11 +51,15 @@ export async function call(url, key, stream, timeoutMs = 30_000) {
     if (res.statusCode !== 200) {
       const e = errorOf(text);
       const code = e?.code ?? e?.type ?? 'no error body';
-      const upstream = UPSTREAM_CODES.has(code) || (res.statusCode === 429 && code === 'rate_limit_exceeded' && res.headers['x-switchyard-upstream'] !== undefined);
+      const upstream =
+        UPSTREAM_CODES.has(code) || (res.statusCode === 429 && code === 'rate_limit_exceeded' && res.headers['x-switchyard-upstream'] !== undefined);
       return done(res.statusCode, requestId, upstream ? 'upstream' : 'gateway', `${res.statusCode} ${code}`);
     }
     if (!stream) return done(200, requestId, errorOf(text) === null && text.includes('"choices"') ? 'ok' : 'gateway', 'json');
-    const frames = text.split('\n\n').filter((f) => f.startsWith('data: ')).map((f) => f.slice(6));
+    const frames = text
+      .split('\n\n')
+      .filter((f) => f.startsWith('data: '))
+      .map((f) => f.slice(6));
     const last = frames.at(-1);
     if (last === '[DONE]') return done(200, requestId, 'ok', 'sse');
     const e = last ? errorOf(last) : null;

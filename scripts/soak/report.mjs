@@ -30,7 +30,12 @@ function chart(samples, events, names) {
     const ticks = [0, 0.5, 1].map((f) => `<text x="${pad - 6}" y="${y(max * f) + 4}" font-size="11" text-anchor="end">${(max * f).toFixed(0)}</text>`).join('');
     return `<text x="${pad}" y="${top - 8}" font-size="13">${label} (${unit})</text><rect x="${pad}" y="${top}" width="${W - 2 * pad}" height="${H}" fill="none" stroke="#ccc"/>${ticks}${lines}`;
   };
-  const marks = events.map((e) => `<line x1="${x(e.t)}" x2="${x(e.t)}" y1="30" y2="${2 * H + 90}" stroke="#888" stroke-dasharray="4 3"/><text x="${x(e.t) + 3}" y="${2 * H + 100}" font-size="11">${e.what}</text>`).join('');
+  const marks = events
+    .map(
+      (e) =>
+        `<line x1="${x(e.t)}" x2="${x(e.t)}" y1="30" y2="${2 * H + 90}" stroke="#888" stroke-dasharray="4 3"/><text x="${x(e.t) + 3}" y="${2 * H + 100}" font-size="11">${e.what}</text>`,
+    )
+    .join('');
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${2 * H + 120}" font-family="sans-serif">${panel(30, 'rssMb', 'RSS', 'MB')}${panel(H + 70, 'loopP99Ms', 'event-loop delay p99 per 5 s', 'ms')}${marks}<text x="${W / 2}" y="${2 * H + 115}" font-size="11" text-anchor="middle">seconds since start</text></svg>\n`;
 }
 
@@ -47,9 +52,19 @@ export function writeReport(r, out) {
   const checks = [
     ['gateway-caused failures', r.gatewayCaused, '0', r.gatewayCaused === 0],
     ['requests in the logs (request finished)', r.logs.finished, `= sent (${r.sent})`, r.logs.finished === r.sent],
-    ['request ids logged twice / client ids missing from the logs', `${r.logs.duplicated} / ${r.logs.clientIdsMissing}`, '0 / 0', r.logs.duplicated === 0 && r.logs.clientIdsMissing === 0],
+    [
+      'request ids logged twice / client ids missing from the logs',
+      `${r.logs.duplicated} / ${r.logs.clientIdsMissing}`,
+      '0 / 0',
+      r.logs.duplicated === 0 && r.logs.clientIdsMissing === 0,
+    ],
     ['requests in the metrics (switchyard_requests_total)', r.metrics.requests, `= sent (${r.sent})`, r.metrics.requests === r.sent],
-    ['spend: logs = metrics = Redis (USD)', `${r.spend.logs.toFixed(6)} / ${r.spend.metrics.toFixed(6)} / ${r.spend.redis.toFixed(6)}`, 'equal', near(r.spend.logs, r.spend.metrics) && near(r.spend.logs, r.spend.redis)],
+    [
+      'spend: logs = metrics = Redis (USD)',
+      `${r.spend.logs.toFixed(6)} / ${r.spend.metrics.toFixed(6)} / ${r.spend.redis.toFixed(6)}`,
+      'equal',
+      near(r.spend.logs, r.spend.metrics) && near(r.spend.logs, r.spend.redis),
+    ],
     ['RSS growth after warm-up (MB)', names.map((n) => `${n} ${growth[n].toFixed(1)}`).join(', '), '< 50', names.every((n) => growth[n] < 50)],
     ['event-loop delay p99 (ms, over 5 s windows; worst window)', `${loopP99.toFixed(1)} (worst ${Math.max(...loops).toFixed(1)})`, '< 50', loopP99 < 50],
     ['slots held at the end (Redis leases, in-flight gauge)', `${r.slotsHeld}, ${r.metrics.inFlight}`, '0, 0', r.slotsHeld === 0 && r.metrics.inFlight === 0],
@@ -84,7 +99,12 @@ cannot be retried; or the provider's 429 relayed once both accounts refused).
 
 | outcome: cause | requests |
 |---|---|
-${Object.entries(r.causes).sort((a, b) => b[1] - a[1]).map(([c, k]) => `| ${c} | ${k} |`).join('\n') || '| (none) | 0 |'}
+${
+  Object.entries(r.causes)
+    .sort((a, b) => b[1] - a[1])
+    .map(([c, k]) => `| ${c} | ${k} |`)
+    .join('\n') || '| (none) | 0 |'
+}
 
 What the fake accounts did: ${r.upstreams.map((u, i) => `acct-${'ab'[i]} ${u}`).join('; ')}.
 

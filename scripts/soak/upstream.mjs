@@ -36,7 +36,8 @@ const rnd = () => {
 const counts = { requests: 0, ok: 0, reset: 0, stall: 0, r429: 0, r500: 0 };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const usage = { prompt_tokens: 40, completion_tokens: 12, total_tokens: 52 };
-const chunk = (delta, finish = null) => `data: ${JSON.stringify({ id: 'chatcmpl-soak', object: 'chat.completion.chunk', created: 1, model: 'soak-upstream', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+const chunk = (delta, finish = null) =>
+  `data: ${JSON.stringify({ id: 'chatcmpl-soak', object: 'chat.completion.chunk', created: 1, model: 'soak-upstream', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
 
 async function answer(req, res, body) {
   counts.requests++;
@@ -66,7 +67,16 @@ async function answer(req, res, body) {
     await sleep(stall ? STALL_MS : 15);
     if (res.destroyed) return;
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ id: 'chatcmpl-soak', object: 'chat.completion', created: 1, model: 'soak-upstream', choices: [{ index: 0, message: { role: 'assistant', content: 'soak answer' }, finish_reason: 'stop' }], usage }));
+    res.end(
+      JSON.stringify({
+        id: 'chatcmpl-soak',
+        object: 'chat.completion',
+        created: 1,
+        model: 'soak-upstream',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'soak answer' }, finish_reason: 'stop' }],
+        usage,
+      }),
+    );
     return;
   }
   res.writeHead(200, { 'content-type': 'text/event-stream' });

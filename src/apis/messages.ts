@@ -14,7 +14,6 @@ import { str } from './fields.js';
 import type { Prompt } from '../usage/prompt-parts.js';
 import type { InboundApi, PreparedBody } from './types.js';
 
-
 const FIELDS: ApiFields = {
   always: ['model', 'messages', 'system', 'max_tokens', 'stream'],
   reasoning: ['thinking'],

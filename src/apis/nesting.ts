@@ -24,7 +24,9 @@ export async function checkNesting(body: unknown): Promise<void> {
   let turn = NODES_PER_TURN;
   for (let depth = 1; level.length > 0; depth++) {
     if (depth > MAX_NESTING) {
-      throw new GatewayError('GW_ERR_INVALID_REQUEST', { message: `The request body nests objects and arrays more than ${MAX_NESTING} levels deep; send it flatter.` });
+      throw new GatewayError('GW_ERR_INVALID_REQUEST', {
+        message: `The request body nests objects and arrays more than ${MAX_NESTING} levels deep; send it flatter.`,
+      });
     }
     const next: object[] = [];
     for (const value of level) {

@@ -120,13 +120,19 @@ export function unwrapExtraBody<T extends Record<string, unknown>>(body: T): T {
   if (!Object.hasOwn(body, 'extra_body')) return body;
   const extra = body['extra_body'];
   if (extra !== null && (typeof extra !== 'object' || Array.isArray(extra))) {
-    throw new GatewayError('GW_ERR_INVALID_REQUEST', { message: 'extra_body must be an object whose fields are added to the request body.', param: 'extra_body' });
+    throw new GatewayError('GW_ERR_INVALID_REQUEST', {
+      message: 'extra_body must be an object whose fields are added to the request body.',
+      param: 'extra_body',
+    });
   }
   if (extra !== null) {
     // What decides the route and the protocol stays at the top level, where it was checked.
     const reserved = ['model', 'stream', 'extra_body'].filter((k) => Object.hasOwn(extra as object, k));
     if (reserved.length > 0) {
-      throw new GatewayError('GW_ERR_INVALID_REQUEST', { message: `extra_body may not set ${reserved.map((k) => `'${k}'`).join(', ')}: send it at the top level of the body.`, param: `extra_body.${reserved[0]}` });
+      throw new GatewayError('GW_ERR_INVALID_REQUEST', {
+        message: `extra_body may not set ${reserved.map((k) => `'${k}'`).join(', ')}: send it at the top level of the body.`,
+        param: `extra_body.${reserved[0]}`,
+      });
     }
   }
   const { extra_body: _dropped, ...rest } = body;

@@ -31,7 +31,12 @@ export function readResponsesUsage(usage: unknown): Usage | null {
   const outDetails = (u['output_tokens_details'] ?? {}) as Record<string, unknown>;
   const input = tokenCount(u['input_tokens']);
   const output = tokenCount(u['output_tokens']);
-  return { input, cached: Math.min(input, tokenCount(inDetails['cached_tokens'])), output, reasoning: Math.min(output, tokenCount(outDetails['reasoning_tokens'])) };
+  return {
+    input,
+    cached: Math.min(input, tokenCount(inDetails['cached_tokens'])),
+    output,
+    reasoning: Math.min(output, tokenCount(outDetails['reasoning_tokens'])),
+  };
 }
 
 /** `instructions` as the first turn, then `input` (a string prompt, or the input items as sent), and the tool definitions. */

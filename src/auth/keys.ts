@@ -29,7 +29,10 @@ export class KeyStore {
   private readonly entries: { digest: Buffer; caller: Caller }[];
 
   constructor(keys: readonly ClientKeyConfig[]) {
-    this.entries = keys.map((k) => ({ digest: Buffer.from(k.key_sha256, 'hex'), caller: { name: k.name, models: k.models, priority: k.priority, metadata: k.metadata, ...(k.limits ? { limits: k.limits } : {}) } }));
+    this.entries = keys.map((k) => ({
+      digest: Buffer.from(k.key_sha256, 'hex'),
+      caller: { name: k.name, models: k.models, priority: k.priority, metadata: k.metadata, ...(k.limits ? { limits: k.limits } : {}) },
+    }));
   }
 
   /**

@@ -18,7 +18,8 @@ export function budgetProblems(budgets: readonly BudgetConfig[], declared: Reado
   const names = new Set<string>();
   budgets.forEach((b, i) => {
     if (names.has(b.name)) out.push(`/budgets/${i}/name: duplicate budget name "${b.name}"`);
-    if (b.name.startsWith('key:')) out.push(`/budgets/${i}/name: budget "${b.name}": names starting with "key:" are the key budgets' (keys[].limits.budget_usd)`);
+    if (b.name.startsWith('key:'))
+      out.push(`/budgets/${i}/name: budget "${b.name}": names starting with "key:" are the key budgets' (keys[].limits.budget_usd)`);
     names.add(b.name);
     if ((b.tag === undefined) === (b.upstream === undefined)) {
       out.push(`/budgets/${i}: budget "${b.name}" needs exactly one scope: tag: { <name>: <value> } or upstream: <upstream id>`);
@@ -41,7 +42,9 @@ export function literalSecretWarnings(doc: unknown): string[] {
     d.upstreams.forEach((u: unknown, i) => {
       const key = (u as { api_key?: unknown } | null)?.api_key;
       if (typeof key === 'string' && key !== '' && !key.includes('${')) {
-        out.push(`/upstreams/${i}/api_key is written into the config file; reference an environment variable instead (api_key: \${MY_PROVIDER_KEY}) so the secret stays out of the file and its history`);
+        out.push(
+          `/upstreams/${i}/api_key is written into the config file; reference an environment variable instead (api_key: \${MY_PROVIDER_KEY}) so the secret stays out of the file and its history`,
+        );
       }
     });
   }
@@ -53,7 +56,9 @@ export function literalSecretWarnings(doc: unknown): string[] {
   if (alertHeaders && typeof alertHeaders === 'object') {
     for (const [name, v] of Object.entries(alertHeaders)) {
       if (/auth|token|key|secret|signature/i.test(name) && typeof v === 'string' && v !== '' && !v.includes('${')) {
-        out.push(`/budget_alerts/headers/${name} is written into the config file; reference an environment variable instead (\${ALERT_TOKEN}) so the secret stays out of the file`);
+        out.push(
+          `/budget_alerts/headers/${name} is written into the config file; reference an environment variable instead (\${ALERT_TOKEN}) so the secret stays out of the file`,
+        );
       }
     }
   }
@@ -106,7 +111,11 @@ export function redisUrlProblems(store: { redis_url?: string | undefined; cluste
   const expected = 'expected redis://[:password@]host:port[/db] or rediss://…';
   const written = (doc as { store?: { redis_url?: unknown } } | null)?.store?.redis_url;
   const where =
-    store.redis_url === undefined ? 'REDIS_URL (environment)' : typeof written === 'string' && written.includes('${') ? `/store/redis_url (${written.trim()})` : '/store/redis_url';
+    store.redis_url === undefined
+      ? 'REDIS_URL (environment)'
+      : typeof written === 'string' && written.includes('${')
+        ? `/store/redis_url (${written.trim()})`
+        : '/store/redis_url';
   const url = store.redis_url ?? env['REDIS_URL'] ?? '';
   if (url) {
     const why = redisUrlProblem(url);
@@ -138,7 +147,11 @@ export function postgresUrlProblems(ledger: { postgres_url?: string | undefined 
  * same test the store makes (store/index.ts). In memory mode each process would keep its own
  * counts, so limits would hold per process and not for the gateway.
  */
-export function workersStoreProblem(workers: number, store: { redis_url?: string | undefined; cluster_nodes: readonly string[] }, env: NodeJS.ProcessEnv): string | null {
+export function workersStoreProblem(
+  workers: number,
+  store: { redis_url?: string | undefined; cluster_nodes: readonly string[] },
+  env: NodeJS.ProcessEnv,
+): string | null {
   if (workers <= 1) return null;
   if ((store.redis_url ?? env['REDIS_URL'] ?? '') !== '' || store.cluster_nodes.length > 0) return null;
   return `/server/workers: ${workers} needs a shared store: set store.redis_url (or REDIS_URL, or store.cluster_nodes); in memory mode each process would keep its own counts and limits`;

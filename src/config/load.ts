@@ -71,7 +71,12 @@ function parse(text: string, kinds: ProviderKinds, env: NodeJS.ProcessEnv, path:
   const unset = unresolved.filter((u) => !API_KEY_PATH.test(u.path)).map((u) => `${u.path}: environment variable ${u.variable} is not set`);
   if (unset.length > 0) throw new ConfigError(`${path} is invalid:\n  - ${unset.join('\n  - ')}`);
   const raw = validateDocument(resolved, path);
-  const problems: string[] = [...nonDecimalNumbers(text), ...redisUrlProblems(raw.store, env, doc), ...postgresUrlProblems(raw.ledger, env), ...runtimeProblems(raw)];
+  const problems: string[] = [
+    ...nonDecimalNumbers(text),
+    ...redisUrlProblems(raw.store, env, doc),
+    ...postgresUrlProblems(raw.ledger, env),
+    ...runtimeProblems(raw),
+  ];
   const warnings: string[] = literalSecretWarnings(doc);
   // A warning here (check-config may run where REDIS_URL is not set); `serve` refuses to start.
   const noSharedStore = workersStoreProblem(raw.server.workers, raw.store, env);
@@ -82,7 +87,9 @@ function parse(text: string, kinds: ProviderKinds, env: NodeJS.ProcessEnv, path:
   const aliases = buildAliases(raw.models, { problems });
   raw.upstreams.forEach((u, i) => {
     if (u.window !== undefined) {
-      warnings.push(`/upstreams/${i}/window is replaced by the learned capacity (capacity: { start, min, ceiling }); window.seconds is ignored, window.threshold is the starting guess`);
+      warnings.push(
+        `/upstreams/${i}/window is replaced by the learned capacity (capacity: { start, min, ceiling }); window.seconds is ignored, window.threshold is the starting guess`,
+      );
     }
   });
 
@@ -121,7 +128,11 @@ function parse(text: string, kinds: ProviderKinds, env: NodeJS.ProcessEnv, path:
     passthrough: Object.freeze({ ...raw.passthrough }),
     budgets: Object.freeze(raw.budgets.map((b) => Object.freeze({ ...b, ...(b.tag ? { tag: Object.freeze({ ...b.tag }) } : {}) }))),
     budgetAlerts: raw.budget_alerts
-      ? Object.freeze({ ...raw.budget_alerts, thresholds: Object.freeze([...raw.budget_alerts.thresholds].sort((x, y) => x - y)), headers: Object.freeze({ ...raw.budget_alerts.headers }) })
+      ? Object.freeze({
+          ...raw.budget_alerts,
+          thresholds: Object.freeze([...raw.budget_alerts.thresholds].sort((x, y) => x - y)),
+          headers: Object.freeze({ ...raw.budget_alerts.headers }),
+        })
       : null,
     warnings: Object.freeze(warnings),
   });

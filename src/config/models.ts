@@ -62,7 +62,9 @@ function checkChains(entries: readonly ModelConfig[], found: Findings): void {
       found.warnings.push(`model "${m.name}" sheds by downgrade but names no shed.fallback; its hot calls will be rejected`);
     }
     if (m.shed.lower_effort !== undefined && EFFORT_LEVELS.indexOf(m.shed.lower_effort) >= EFFORT_LEVELS.indexOf(m.deep_effort)) {
-      found.problems.push(`/models/${i}/shed/lower_effort: "${m.shed.lower_effort}" is not below the model's deep_effort "${m.deep_effort}" (a lowered call must no longer be deep)`);
+      found.problems.push(
+        `/models/${i}/shed/lower_effort: "${m.shed.lower_effort}" is not below the model's deep_effort "${m.deep_effort}" (a lowered call must no longer be deep)`,
+      );
     }
     const cycle = findCycle(m.name, (n) => declaredModels.get(n)?.m.fallbacks ?? []);
     if (cycle) found.problems.push(`/models/${i}/fallbacks: fallback cycle ${cycle.join(' -> ')}`);

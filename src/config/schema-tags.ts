@@ -19,9 +19,13 @@ export const TagsSchema = Type.Object(
      * characters of its printable part, or left out. Explicit `x-switchyard-tags` and the
      * key's metadata win over a header tag of the same name.
      */
-    headers: Type.Record(Type.String({ pattern: TAG_NAME }), Type.Union([Type.String({ minLength: 1 }), Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })]), {
-      default: {},
-    }),
+    headers: Type.Record(
+      Type.String({ pattern: TAG_NAME }),
+      Type.Union([Type.String({ minLength: 1 }), Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })]),
+      {
+        default: {},
+      },
+    ),
     /**
      * Tags counted in `switchyard_tag_requests_total` / `switchyard_tag_spend_usd_total`
      * (labels `tag`, `value`). Only these, so a client cannot grow the metrics: at most 8.

@@ -90,7 +90,13 @@ export function buildUpstreams(
       status.push({ id: u.id, provider: u.provider, mode: 'off', reason });
       return;
     }
-    const live: LiveUpstream = Object.freeze({ ...u, apiKey: u.api_key || undefined, options: Object.freeze(options), bounds: capacityBounds(u), callBounds: callBounds(u) });
+    const live: LiveUpstream = Object.freeze({
+      ...u,
+      apiKey: u.api_key || undefined,
+      options: Object.freeze(options),
+      bounds: capacityBounds(u),
+      callBounds: callBounds(u),
+    });
     upstreams.set(u.id, live);
     status.push({ id: u.id, provider: u.provider, mode: kind.simulated ? 'simulated' : 'live' });
   });

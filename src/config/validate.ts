@@ -69,7 +69,8 @@ export function shownValue(v: unknown): string {
  * YAML 1.2 core schema): JSON Schema's bounds let infinity through and show NaN as null.
  */
 function nonFinite(v: unknown, path: string): string[] {
-  if (typeof v === 'number') return Number.isFinite(v) ? [] : [`${path || '/'}: must be a finite number (got ${Number.isNaN(v) ? '.nan' : v > 0 ? '.inf' : '-.inf'})`];
+  if (typeof v === 'number')
+    return Number.isFinite(v) ? [] : [`${path || '/'}: must be a finite number (got ${Number.isNaN(v) ? '.nan' : v > 0 ? '.inf' : '-.inf'})`];
   if (v === null || typeof v !== 'object') return [];
   return Object.entries(v).flatMap(([k, x]) => nonFinite(x, `${path}/${k}`));
 }

@@ -84,8 +84,20 @@ export const ERRORS = {
     heals: 'never',
   },
   // RFC 9110 §15.5.16: 415 also answers a Content-Encoding the server cannot decode (server/http/body-decoding.ts).
-  GW_ERR_UNSUPPORTED_ENCODING: { status: 415, type: 'invalid_request_error', code: 'unsupported_content_encoding', message: 'Send the request body uncompressed.', heals: 'never' },
-  GW_ERR_BODY_ENCODING: { status: 400, type: 'invalid_request_error', code: 'invalid_body_encoding', message: 'The request body could not be decoded as its Content-Encoding says.', heals: 'never' },
+  GW_ERR_UNSUPPORTED_ENCODING: {
+    status: 415,
+    type: 'invalid_request_error',
+    code: 'unsupported_content_encoding',
+    message: 'Send the request body uncompressed.',
+    heals: 'never',
+  },
+  GW_ERR_BODY_ENCODING: {
+    status: 400,
+    type: 'invalid_request_error',
+    code: 'invalid_body_encoding',
+    message: 'The request body could not be decoded as its Content-Encoding says.',
+    heals: 'never',
+  },
   // 426 Upgrade Required (RFC 9110, 15.5.22): Codex answers it by staying on HTTP for the session.
   GW_ERR_UPGRADE_REQUIRED: {
     status: 426,
@@ -98,7 +110,8 @@ export const ERRORS = {
     status: 426,
     type: 'invalid_request_error',
     code: 'websocket_disabled',
-    message: 'WebSocket mode is turned off on this gateway (server.websocket.enabled: false): send the request as POST /v1/responses (Codex: drop supports_websockets from the provider).',
+    message:
+      'WebSocket mode is turned off on this gateway (server.websocket.enabled: false): send the request as POST /v1/responses (Codex: drop supports_websockets from the provider).',
     heals: 'never',
   },
   GW_ERR_ROUTE_NOT_FOUND: { status: 404, type: 'invalid_request_error', code: 'unknown_url', message: 'Unknown request URL.', heals: 'never' },
@@ -245,7 +258,13 @@ export const ERRORS = {
   },
   // Every account left for the request spent its budget (config `budgets:` per upstream): the
   // same answer as GW_ERR_NO_TARGET for the client; the gateway's own refusal in its records.
-  GW_ERR_ACCOUNTS_SPENT: { status: 503, type: 'server_error', code: 'no_upstream_available', message: 'Every upstream account for this model has spent its budget.', heals: 'never' },
+  GW_ERR_ACCOUNTS_SPENT: {
+    status: 503,
+    type: 'server_error',
+    code: 'no_upstream_available',
+    message: 'Every upstream account for this model has spent its budget.',
+    heals: 'never',
+  },
   GW_ERR_NO_TARGET: { status: 503, type: 'server_error', code: 'no_upstream_available', message: 'No upstream can serve this model now.', heals: 'maybe' },
   GW_ERR_INTERNAL: { status: 500, type: 'server_error', code: 'internal_error', message: 'The gateway hit an internal error.', heals: 'maybe' },
 } as const satisfies Record<string, ErrorSpec>;

@@ -172,7 +172,10 @@ export class Ledger implements RecordSink {
     if (classifyPgError(err) === 'data') {
       if (batch.length > 1) return this.oneByOne(batch);
       const code = (err as { code?: string }).code;
-      this.log.error({ ledger: 'postgres', code, message: (err as Error).message, request_id: batch[0]?.request_id }, 'ledger row refused by PostgreSQL; dropped');
+      this.log.error(
+        { ledger: 'postgres', code, message: (err as Error).message, request_id: batch[0]?.request_id },
+        'ledger row refused by PostgreSQL; dropped',
+      );
       this.guard.release(batch);
       this.onRows('dropped', batch.length);
       return;
@@ -197,7 +200,10 @@ export class Ledger implements RecordSink {
     }
     const problem = describePgProblem(err, this.url);
     if (problem !== this.problem) {
-      this.log.error({ ledger: 'postgres', code: (err as { code?: string }).code, problem, spool: this.spool.path }, 'ledger refused by PostgreSQL: not ready until it is fixed; spooling rows meanwhile');
+      this.log.error(
+        { ledger: 'postgres', code: (err as { code?: string }).code, problem, spool: this.spool.path },
+        'ledger refused by PostgreSQL: not ready until it is fixed; spooling rows meanwhile',
+      );
     }
     this.st = 'misconfigured';
     this.problem = problem;

@@ -61,7 +61,14 @@ export function rollupFrom(source: string): string {
  */
 export function withRollup(insert: string): string {
   return `WITH inserted AS (${insert} RETURNING ts, key_name, model, requested_model, upstream, api, outcome, tags, ${[
-    'cost_usd', 'input_tokens', 'cached_tokens', 'cache_write_tokens', 'output_tokens', 'reasoning_tokens', 'shed', 'fallback',
+    'cost_usd',
+    'input_tokens',
+    'cached_tokens',
+    'cache_write_tokens',
+    'output_tokens',
+    'reasoning_tokens',
+    'shed',
+    'fallback',
   ].join(', ')}) ${rollupFrom('inserted')}`;
 }
 

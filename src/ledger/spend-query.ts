@@ -104,7 +104,10 @@ export function spendQuery(q: Record<string, unknown>, now = Date.now()): SpendQ
   // A repeated group_by (group_by=key&group_by=model) counts as one list.
   const gb = q['group_by'];
   const raw = typeof gb === 'string' ? gb : Array.isArray(gb) && gb.every((x) => typeof x === 'string') ? gb.join(',') : '';
-  const groupBy = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const groupBy = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   if (groupBy.length > MAX_GROUPS) throw new SpendQueryError(`group_by takes at most ${MAX_GROUPS} groups.`, 'group_by');
   if (new Set(groupBy).size !== groupBy.length) throw new SpendQueryError('group_by names a group twice.', 'group_by');
 

@@ -141,6 +141,9 @@ export class BudgetAlerts {
     // Not delivered: the claim goes back, so the alert is sent later rather than never.
     await claim.release();
     recordBudgetWebhook(this.metrics, 'failed');
-    this.log.warn({ budget: line.name, threshold, webhook_host: hostOf(cfg.url), tries, error: this.stop.signal.aborted ? 'shutdown' : last }, 'budget alert webhook failed');
+    this.log.warn(
+      { budget: line.name, threshold, webhook_host: hostOf(cfg.url), tries, error: this.stop.signal.aborted ? 'shutdown' : last },
+      'budget alert webhook failed',
+    );
   }
 }

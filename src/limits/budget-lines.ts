@@ -29,7 +29,15 @@ export interface BudgetLine {
 /** A key's own budget; its counter `<key name>:<period id>` is the one key budgets always used. */
 export function keyLine(keyName: string, b: { amount: number; period: 'day' | 'month' }, now = new Date()): BudgetLine {
   const p = periodOf(b.period, now);
-  return { name: `key:${keyName}`, amountUsd: b.amount, period: b.period, scope: { key: keyName }, periodId: p.id, endMs: p.endMs, counter: `${keyName}:${p.id}` };
+  return {
+    name: `key:${keyName}`,
+    amountUsd: b.amount,
+    period: b.period,
+    scope: { key: keyName },
+    periodId: p.id,
+    endMs: p.endMs,
+    counter: `${keyName}:${p.id}`,
+  };
 }
 
 /**
@@ -86,7 +94,10 @@ export function spentError(l: BudgetLine, spentUsd: number): GatewayError {
  * budgets and when the first of them resets; final (`x-should-retry: false`).
  */
 export function accountsSpentError(spent: readonly { line: BudgetLine; spentUsd: number }[]): GatewayError {
-  const parts = spent.map(({ line: l, spentUsd }) => `budget "${l.name}" of upstream "${(l.scope as { upstream: string }).upstream}" spent $${spentUsd.toFixed(6)} of its $${l.amountUsd} ${periodWord(l)} budget`);
+  const parts = spent.map(
+    ({ line: l, spentUsd }) =>
+      `budget "${l.name}" of upstream "${(l.scope as { upstream: string }).upstream}" spent $${spentUsd.toFixed(6)} of its $${l.amountUsd} ${periodWord(l)} budget`,
+  );
   const endMs = Math.min(...spent.map((s) => s.line.endMs));
   return new GatewayError('GW_ERR_ACCOUNTS_SPENT', {
     message: `No upstream account can serve this request: ${parts.join('; ')}; the first resets at ${new Date(endMs).toISOString()}.`,

@@ -121,7 +121,8 @@ export class Budgets {
   async check(caller: Caller | null, ctx: BudgetContext | null): Promise<BudgetCheck> {
     const own = caller?.limits?.budget_usd;
     // No budget anywhere (the common case): nothing to read, one small object (bench:alloc).
-    if (!own && (ctx?.budgets.length ?? 0) === 0) return { alerts: ctx?.alerts ?? null, keyName: caller?.name ?? null, lines: NO_LINES, accounts: NO_ACCOUNTS, spent: null };
+    if (!own && (ctx?.budgets.length ?? 0) === 0)
+      return { alerts: ctx?.alerts ?? null, keyName: caller?.name ?? null, lines: NO_LINES, accounts: NO_ACCOUNTS, spent: null };
     const now = new Date();
     const lines: BudgetLine[] = [];
     if (caller && own) lines.push(keyLine(caller.name, own, now));
@@ -196,7 +197,10 @@ export class Budgets {
   /** Every configured budget and every key budget, in one store read (`/admin/budgets`, metrics). */
   async status(budgets: readonly BudgetConfig[], keys: readonly ClientKeyConfig[]): Promise<BudgetStatus[]> {
     const now = new Date();
-    const lines = [...budgets.map((b) => configuredLine(b, now)), ...keys.flatMap((k) => (k.limits?.budget_usd ? [keyLine(k.name, k.limits.budget_usd, now)] : []))];
+    const lines = [
+      ...budgets.map((b) => configuredLine(b, now)),
+      ...keys.flatMap((k) => (k.limits?.budget_usd ? [keyLine(k.name, k.limits.budget_usd, now)] : [])),
+    ];
     const spent = await this.store.getSpend(lines.map((l) => l.counter));
     return lines.map((l, i) => {
       const s = spent[i]!;

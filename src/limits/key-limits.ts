@@ -140,7 +140,12 @@ export class KeyLimits {
   private async take(caller: Caller, limits: Limits, body: AdmitBody): Promise<Held> {
     let tokens = 0;
     if (limits.tpm) {
-      const max = typeof body.max_completion_tokens === 'number' ? body.max_completion_tokens : typeof body.max_tokens === 'number' ? body.max_tokens : DEFAULT_COMPLETION_TOKENS;
+      const max =
+        typeof body.max_completion_tokens === 'number'
+          ? body.max_completion_tokens
+          : typeof body.max_tokens === 'number'
+            ? body.max_tokens
+            : DEFAULT_COMPLETION_TOKENS;
       const prompt = body.prompt ? await this.countPromptTokens(body.prompt) : 0;
       tokens = Math.max(1, prompt + Math.max(0, Math.floor(max)));
     }

@@ -14,7 +14,11 @@ export interface ConnectionMetrics {
 /** Creates the connection metrics on `registers`. */
 export function createConnectionMetrics(registers: Registry[]): ConnectionMetrics {
   return {
-    open: new Gauge({ name: 'switchyard_connections_open', help: 'TCP connections open on the client port now (summed over the worker processes).', registers }),
+    open: new Gauge({
+      name: 'switchyard_connections_open',
+      help: 'TCP connections open on the client port now (summed over the worker processes).',
+      registers,
+    }),
     refused: new Counter({
       name: 'switchyard_connections_refused_total',
       help: 'Connections answered 503 too_many_connections and closed, by reason: max_connections (server.max_connections reached), max_connections_per_address (server.max_connections_per_address reached).',

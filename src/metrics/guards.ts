@@ -16,7 +16,7 @@ export function createGuardMetrics(registers: Registry[]): GuardMetrics {
   return {
     gatewayErrors: new Counter({
       name: 'switchyard_gateway_errors_total',
-      help: "Attempts that failed inside the gateway itself (answered 500 internal_error; no upstream blamed, none cooled), by public model.",
+      help: 'Attempts that failed inside the gateway itself (answered 500 internal_error; no upstream blamed, none cooled), by public model.',
       labelNames: ['model'],
       registers,
     }),

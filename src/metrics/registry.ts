@@ -64,7 +64,8 @@ export function createMetrics(): Metrics {
   collectDefaultMetrics({ register: registry, prefix: 'switchyard_' });
   // prom-client exports these three totals as gauges named `*_total`, which `promtool check metrics` rejects;
   // the per-type gauges (`switchyard_nodejs_active_handles` …) stay, and their sum is the same total.
-  for (const n of ['switchyard_nodejs_active_handles_total', 'switchyard_nodejs_active_requests_total', 'switchyard_nodejs_active_resources_total']) registry.removeSingleMetric(n);
+  for (const n of ['switchyard_nodejs_active_handles_total', 'switchyard_nodejs_active_requests_total', 'switchyard_nodejs_active_resources_total'])
+    registry.removeSingleMetric(n);
   Object.assign(registry.getSingleMetric('switchyard_process_max_fds') ?? {}, { aggregator: 'max' }); // one limit, not a sum
   const registers = [registry];
   const sources: MetricSources = {};
@@ -173,7 +174,8 @@ export function createMetrics(): Metrics {
       name: 'switchyard_key_budget_remaining_usd',
       help: 'Remaining budget in USD for the current period, per key name (keys with limits.budget_usd).',
       labelNames: ['key'],
-      registers, aggregator: 'min', // the latest reading is the lowest
+      registers,
+      aggregator: 'min', // the latest reading is the lowest
     }),
     ledgerRows: new Counter({
       name: 'switchyard_ledger_rows_total',
@@ -201,8 +203,16 @@ export function createMetrics(): Metrics {
       labelNames: ['tag', 'value'],
       registers,
     }),
-    bodyGuardRefused: new Counter({ name: 'switchyard_body_guard_refused_total', help: 'Requests refused with 503 server_overloaded because their large body did not fit server.max_body_bytes_in_flight.', registers }),
-    authThrottled: new Counter({ name: 'switchyard_auth_throttled_total', help: 'Requests refused with 429 because their key failed too often within a minute, or their address sent too many never-valid keys.', registers }),
+    bodyGuardRefused: new Counter({
+      name: 'switchyard_body_guard_refused_total',
+      help: 'Requests refused with 503 server_overloaded because their large body did not fit server.max_body_bytes_in_flight.',
+      registers,
+    }),
+    authThrottled: new Counter({
+      name: 'switchyard_auth_throttled_total',
+      help: 'Requests refused with 429 because their key failed too often within a minute, or their address sent too many never-valid keys.',
+      registers,
+    }),
     budgets: createBudgetMetrics(registers, () => sources.budgets),
     websocket: createWebSocketMetrics(registers),
     connections: createConnectionMetrics(registers),

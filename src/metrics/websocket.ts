@@ -17,6 +17,10 @@ export interface WebSocketMetrics {
 export function createWebSocketMetrics(registers: Registry[]): WebSocketMetrics {
   return {
     connections: new Gauge({ name: 'switchyard_websocket_connections', help: 'Responses API WebSocket connections open now.', registers }),
-    turns: new Counter({ name: 'switchyard_websocket_turns_total', help: 'response.create frames received over the Responses API WebSocket and run as turns (each is also counted in switchyard_requests_total).', registers }),
+    turns: new Counter({
+      name: 'switchyard_websocket_turns_total',
+      help: 'response.create frames received over the Responses API WebSocket and run as turns (each is also counted in switchyard_requests_total).',
+      registers,
+    }),
   };
 }

@@ -58,7 +58,12 @@ async function promptTokens(call: Call, wireApi: ApiName): Promise<number | unde
 }
 
 /** The translator and wire request for this attempt, or why the request cannot be sent. */
-function shape(env: AttemptEnv, attempt: Attempt, wireApi: ApiName, estimate: number | undefined): { tr: Translator; wire: WireBody; dropped: readonly string[]; continuation: ContinuationMark | null } | GatewayError {
+function shape(
+  env: AttemptEnv,
+  attempt: Attempt,
+  wireApi: ApiName,
+  estimate: number | undefined,
+): { tr: Translator; wire: WireBody; dropped: readonly string[]; continuation: ContinuationMark | null } | GatewayError {
   const { call } = env;
   const { target } = attempt;
   try {
@@ -169,19 +174,33 @@ async function attemptOnce(env: AttemptEnv, attempt: Attempt, signal: AbortSigna
   let res;
   try {
     const operation = call.api.operation ? { operation: call.api.operation } : {};
-    res = await provider.send({ api: tr.wire, ...operation, body: wire.body, ...(upHeaders ? { headers: upHeaders } : {}), stream: call.stream, requestId: call.req.id, signal });
+    res = await provider.send({
+      api: tr.wire,
+      ...operation,
+      body: wire.body,
+      ...(upHeaders ? { headers: upHeaders } : {}),
+      stream: call.stream,
+      requestId: call.req.id,
+      signal,
+    });
     env.span.responded(res.statusCode);
   } catch (err) {
     if (signal.aborted) return aborted(signal.reason);
     const classified = classifyFailure({ thrown: err });
     if (classified.class === 'gateway') return { kind: 'failed', failure: gatewayFailure(err) };
-    return { kind: 'failed', failure: { classified, error: new GatewayError(classified.class === 'timeout' ? 'GW_ERR_UPSTREAM_TIMEOUT' : 'GW_ERR_UPSTREAM_UNREACHABLE') } };
+    return {
+      kind: 'failed',
+      failure: { classified, error: new GatewayError(classified.class === 'timeout' ? 'GW_ERR_UPSTREAM_TIMEOUT' : 'GW_ERR_UPSTREAM_UNREACHABLE') },
+    };
   }
 
   const windows = provider.rateWindows?.(res.headers);
   if (windows) env.route.rateWindows(attempt, windows);
   if (res.statusCode >= 400) {
-    const body = await readCapped(res.body, MAX_ERROR_BODY).then((r) => r.buf, () => Buffer.alloc(0));
+    const body = await readCapped(res.body, MAX_ERROR_BODY).then(
+      (r) => r.buf,
+      () => Buffer.alloc(0),
+    );
     if (signal.aborted) return aborted(signal.reason);
     const capMs = call.gen.config.routing.retry_after_cap_ms;
     const named = retryAfterMs(res.headers, Number.POSITIVE_INFINITY);
@@ -216,7 +235,13 @@ async function attemptOnce(env: AttemptEnv, attempt: Attempt, signal: AbortSigna
     // A stream was asked for and the upstream answered something else.
     discardBody(res.body);
     const classified = classifyFailure({ local: 'unreadable' });
-    return { kind: 'failed', failure: { classified, error: new GatewayError('GW_ERR_UPSTREAM_BAD_RESPONSE', { message: 'The upstream answered a streaming request without an event stream.' }) } };
+    return {
+      kind: 'failed',
+      failure: {
+        classified,
+        error: new GatewayError('GW_ERR_UPSTREAM_BAD_RESPONSE', { message: 'The upstream answered a streaming request without an event stream.' }),
+      },
+    };
   }
   let sent;
   try {
@@ -226,7 +251,13 @@ async function attemptOnce(env: AttemptEnv, attempt: Attempt, signal: AbortSigna
     throw err;
   }
   if ('failure' in sent) return { kind: 'failed', failure: sent.failure };
-  if (sent.aborted !== undefined) return { kind: 'aborted', relayed: { committed: false, failure: null, aborted: sent.aborted, usage: sent.usage, estimated: sent.estimated, ttftMs: null } };
+  if (sent.aborted !== undefined)
+    return { kind: 'aborted', relayed: { committed: false, failure: null, aborted: sent.aborted, usage: sent.usage, estimated: sent.estimated, ttftMs: null } };
   env.onCommit();
-  return { kind: 'answered', relayed: { committed: true, failure: null, aborted: null, usage: sent.usage, estimated: sent.estimated, ttftMs: null }, answer: tr.answer?.() ?? null, wire: tr.wire };
+  return {
+    kind: 'answered',
+    relayed: { committed: true, failure: null, aborted: null, usage: sent.usage, estimated: sent.estimated, ttftMs: null },
+    answer: tr.answer?.() ?? null,
+    wire: tr.wire,
+  };
 }

@@ -110,5 +110,20 @@ export function openCall(api: InboundApi, deps: PipelineDeps, req: FastifyReques
   };
   const body = raw as Record<string, unknown> & { model: string };
   const trace = deps.tracing.modelCall(req.headers, req.startedAt, api.name, typeof body.model === 'string' ? body.model : '');
-  return { api, req, reply, body, stream: body['stream'] === true, abort, gen, forwardHeaders: forwarded(req, api), continuation: null, limitHeaders: {}, tags: NO_TAGS, promptTokens: null, trace, close };
+  return {
+    api,
+    req,
+    reply,
+    body,
+    stream: body['stream'] === true,
+    abort,
+    gen,
+    forwardHeaders: forwarded(req, api),
+    continuation: null,
+    limitHeaders: {},
+    tags: NO_TAGS,
+    promptTokens: null,
+    trace,
+    close,
+  };
 }

@@ -13,9 +13,7 @@ export const ChatRequestSchema = Type.Object(
     model: Type.String({ minLength: 1 }),
     messages: Type.Array(Type.Object({ role: Type.String({ minLength: 1 }) }, { additionalProperties: true }), { minItems: 1 }),
     stream: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
-    stream_options: Type.Optional(
-      Type.Union([Type.Object({ include_usage: Type.Optional(Type.Boolean()) }, { additionalProperties: true }), Type.Null()]),
-    ),
+    stream_options: Type.Optional(Type.Union([Type.Object({ include_usage: Type.Optional(Type.Boolean()) }, { additionalProperties: true }), Type.Null()])),
     temperature: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 2 }))),
     top_p: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 1 }))),
     n: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 128 }))),
@@ -32,4 +30,3 @@ export const ChatRequestSchema = Type.Object(
 );
 
 export type ChatRequest = Static<typeof ChatRequestSchema> & Record<string, unknown>;
-

@@ -119,7 +119,8 @@ export class Continuation {
     let [owner, text] = await read();
     // The replica that answered the previous turn writes its record as the answer ends: a
     // follow-up sent the moment it arrived may come first. One more look, a moment later.
-    if (owner === undefined && text === undefined) [owner, text] = await new Promise<[string | undefined, string | undefined]>((r) => setTimeout(() => void read().then(r), RECORD_RACE_MS));
+    if (owner === undefined && text === undefined)
+      [owner, text] = await new Promise<[string | undefined, string | undefined]>((r) => setTimeout(() => void read().then(r), RECORD_RACE_MS));
     const entry = parseEntry(text);
     return new Continuation(id, owner ?? entry?.target ?? undefined, entry);
   }
@@ -134,7 +135,10 @@ export class Continuation {
     // Without the journal only a Responses account that keeps the response can continue it.
     const targets = model.targets.filter((t) => wireOf(t) === 'responses' && (this.owner === undefined || t.key === this.owner));
     if (targets.length === 0) {
-      const why = this.owner !== undefined ? 'the gateway made it but did not journal it (its conversation was larger than the journal keeps, or the entry expired), and the account that made it keeps no responses' : 'the gateway has no journal of it (it expired, or was not made through this gateway)';
+      const why =
+        this.owner !== undefined
+          ? 'the gateway made it but did not journal it (its conversation was larger than the journal keeps, or the entry expired), and the account that made it keeps no responses'
+          : 'the gateway has no journal of it (it expired, or was not made through this gateway)';
       throw new GatewayError('GW_ERR_PREVIOUS_RESPONSE_NOT_FOUND', {
         param: 'previous_response_id',
         message: `Previous response with id '${this.previousId.slice(0, 128)}' not found: ${why}, and no account of \`${model.name}\` can look it up. Send the conversation as input instead.`,
@@ -183,7 +187,11 @@ export class Continuation {
  * store calls never reject). `input`: the conversation's input items (`Continuation.expandedInput`,
  * or the request's own); `session`: the session its follow-ups belong to (pipeline/session.ts).
  */
-export function recordResponse(store: ResponseJournal, ttlMs: number, made: { answer: ResponseAnswer; target: Target; wire: ApiName; input: readonly unknown[]; key: string | null; session: string }): void {
+export function recordResponse(
+  store: ResponseJournal,
+  ttlMs: number,
+  made: { answer: ResponseAnswer; target: Target; wire: ApiName; input: readonly unknown[]; key: string | null; session: string },
+): void {
   const { answer, target, wire, input, key, session } = made;
   void store.setPin(pinKey(answer.id), target.key, ttlMs);
   const entry: JournalEntry = { v: 1, target: target.key, wire, key, createdAt: Math.floor(Date.now() / 1000), session, input, output: answer.output };
@@ -195,8 +203,21 @@ export function recordResponse(store: ResponseJournal, ttlMs: number, made: { an
  * Journals a warmup (`generate: false`) as `id`, with no owner and no output, off the
  * response path: a follow-up naming it is rebuilt from `input` for any account.
  */
-export function recordWarmup(store: ResponseJournal, ttlMs: number, made: { id: string; input: readonly unknown[]; key: string | null; session: string }): void {
-  const entry: JournalEntry = { v: 1, target: null, wire: null, key: made.key, createdAt: Math.floor(Date.now() / 1000), session: made.session, input: made.input, output: [] };
+export function recordWarmup(
+  store: ResponseJournal,
+  ttlMs: number,
+  made: { id: string; input: readonly unknown[]; key: string | null; session: string },
+): void {
+  const entry: JournalEntry = {
+    v: 1,
+    target: null,
+    wire: null,
+    key: made.key,
+    createdAt: Math.floor(Date.now() / 1000),
+    session: made.session,
+    input: made.input,
+    output: [],
+  };
   const text = JSON.stringify(entry);
   if (text.length <= JOURNAL_ENTRY_MAX) void store.putJournal(made.id, text, ttlMs);
 }

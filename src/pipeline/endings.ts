@@ -107,7 +107,8 @@ export function stopped(call: Call, p: Progress, strategy: Strategy, err: Gatewa
 /** The ending of an error thrown before or between attempts (bad request, limits, abort while queued, a bug). */
 export function failedEnding(call: Call, p: Progress, err: unknown): Ending {
   const signal = call.abort.signal;
-  if (err instanceof ClientDisconnected || err instanceof ShuttingDown || signal.aborted) return abortEnding(call, p, signal.aborted ? signal.reason : err, null);
+  if (err instanceof ClientDisconnected || err instanceof ShuttingDown || signal.aborted)
+    return abortEnding(call, p, signal.aborted ? signal.reason : err, null);
   if (err instanceof GatewayError) {
     const status = sendError(call.reply, err, call.limitHeaders);
     return make(p, NO_USAGE, status, err.status >= 500 ? 'gateway_error' : 'client_error', null);

@@ -117,7 +117,10 @@ export async function finish(deps: PipelineDeps, call: Call, admission: Admissio
   call.trace.end(rec);
   // The key's limits, and the cost added to its budgets and the daily spend per key and model
   // (one store call). Without an admission no upstream was called: there is no cost.
-  if (admission) await admission.settle(usage, cost, { upstream: rec.upstream, model: rec.model }).catch((err: unknown) => req.log.warn({ err }, 'settling key limits failed'));
+  if (admission)
+    await admission
+      .settle(usage, cost, { upstream: rec.upstream, model: rec.model })
+      .catch((err: unknown) => req.log.warn({ err }, 'settling key limits failed'));
   emit(deps, req.log, rec, call.gen.config.tags);
 }
 

@@ -120,8 +120,18 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
     span.end(outcome);
     if (outcome.kind === 'failed') {
       recordAttemptFailed(deps.metrics, attempt.target.upstream.id, model.name, outcome.failure.classified.class);
-      const retry = { ...(outcome.retryAfterMs !== undefined ? { retryAfterMs: outcome.retryAfterMs } : {}), ...(outcome.beyondCap ? { beyondCap: true } : {}) };
-      route.report(attempt, { ok: false, classified: outcome.failure.classified, error: outcome.failure.error, reason: outcome.failure.reason ?? outcome.failure.error.message, latencyMs: Date.now() - attempt.startedAt, ...retry });
+      const retry = {
+        ...(outcome.retryAfterMs !== undefined ? { retryAfterMs: outcome.retryAfterMs } : {}),
+        ...(outcome.beyondCap ? { beyondCap: true } : {}),
+      };
+      route.report(attempt, {
+        ok: false,
+        classified: outcome.failure.classified,
+        error: outcome.failure.error,
+        reason: outcome.failure.reason ?? outcome.failure.error.message,
+        latencyMs: Date.now() - attempt.startedAt,
+        ...retry,
+      });
       continue;
     }
     // An answer was reported at its first byte (onCommit); anything else frees the target.
@@ -134,7 +144,14 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
     // A response is journalled for its follow-ups; a compaction's output goes back as the client's input instead.
     if (outcome.kind === 'answered' && !outcome.relayed.failure && outcome.answer && outcome.wire && !api.operation) {
       const input = continuation ? continuation.expandedInput(body) : inputItems(body['input']);
-      const made = { answer: outcome.answer, target: attempt.target, wire: outcome.wire, input, key: req.caller?.name ?? null, session: sessionOfResponse(req, session, outcome.answer.id) };
+      const made = {
+        answer: outcome.answer,
+        target: attempt.target,
+        wire: outcome.wire,
+        input,
+        key: req.caller?.name ?? null,
+        session: sessionOfResponse(req, session, outcome.answer.id),
+      };
       recordResponse(deps.journal, config.store.journal_ttl_ms, made);
     }
     return ended(call, progress, outcome);

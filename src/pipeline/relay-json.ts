@@ -49,7 +49,10 @@ export async function relayJson(
     const thrown = classifyFailure({ thrown: err });
     const classified = thrown.class === 'gateway' ? classifiedAs('unknown') : thrown;
     // An upstream gone silent mid-answer (the idle timeout) is a timeout, as on a stream.
-    const error = classified.class === 'timeout' ? new GatewayError('GW_ERR_UPSTREAM_TIMEOUT') : new GatewayError('GW_ERR_UPSTREAM_STREAM', { message: 'The upstream connection failed while sending its answer.' });
+    const error =
+      classified.class === 'timeout'
+        ? new GatewayError('GW_ERR_UPSTREAM_TIMEOUT')
+        : new GatewayError('GW_ERR_UPSTREAM_STREAM', { message: 'The upstream connection failed while sending its answer.' });
     return { failure: { classified, error } };
   }
   if (truncated) return { failure: unreadable(`The upstream's answer is larger than ${maxBytes} bytes (routing.max_answer_bytes); it was not relayed.`) };

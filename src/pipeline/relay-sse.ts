@@ -82,10 +82,18 @@ async function write(out: ServerResponse, buf: Buffer, signal: AbortSignal): Pro
 /** The failure of a thrown error while reading the upstream (socket error, idle timeout, stall). */
 function readFailure(err: unknown, stalled: boolean, committed: boolean): Failure {
   if (stalled) {
-    return { classified: classifyFailure({ local: 'stall' }), error: new GatewayError('GW_ERR_UPSTREAM_TIMEOUT', { message: 'The upstream sent no event within the first-token timeout.' }) };
+    return {
+      classified: classifyFailure({ local: 'stall' }),
+      error: new GatewayError('GW_ERR_UPSTREAM_TIMEOUT', { message: 'The upstream sent no event within the first-token timeout.' }),
+    };
   }
   if (err instanceof EventTooLarge) {
-    return { classified: classifyFailure({ local: 'unreadable' }), error: new GatewayError('GW_ERR_UPSTREAM_BAD_RESPONSE', { message: `The upstream sent an event larger than ${err.limit} bytes (routing.max_event_bytes); the stream was ended.` }) };
+    return {
+      classified: classifyFailure({ local: 'unreadable' }),
+      error: new GatewayError('GW_ERR_UPSTREAM_BAD_RESPONSE', {
+        message: `The upstream sent an event larger than ${err.limit} bytes (routing.max_event_bytes); the stream was ended.`,
+      }),
+    };
   }
   const classified = classifyFailure({ thrown: err });
   // A thrown error with no network code came from our own code (a translator), not the upstream.
@@ -94,7 +102,9 @@ function readFailure(err: unknown, stalled: boolean, committed: boolean): Failur
   const error =
     timeout && !committed
       ? new GatewayError('GW_ERR_UPSTREAM_TIMEOUT', { message: 'The upstream stream went idle before its first event.' })
-      : new GatewayError('GW_ERR_UPSTREAM_STREAM', { message: timeout ? 'The upstream stream went idle for too long.' : 'The upstream connection failed mid-stream.' });
+      : new GatewayError('GW_ERR_UPSTREAM_STREAM', {
+          message: timeout ? 'The upstream stream went idle for too long.' : 'The upstream connection failed mid-stream.',
+        });
   return { classified, error };
 }
 
@@ -123,11 +133,14 @@ export async function relaySse(args: SseRelayArgs): Promise<Relayed> {
   const keepaliveMs = args.keepaliveMs ?? 0;
   const keepalive =
     keepaliveMs > 0
-      ? setInterval(() => {
-          if (!committed || Date.now() - lastWrite < keepaliveMs || out.writableEnded || out.writableNeedDrain) return;
-          lastWrite = Date.now();
-          out.write(KEEPALIVE);
-        }, Math.max(50, Math.floor(keepaliveMs / 4)))
+      ? setInterval(
+          () => {
+            if (!committed || Date.now() - lastWrite < keepaliveMs || out.writableEnded || out.writableNeedDrain) return;
+            lastWrite = Date.now();
+            out.write(KEEPALIVE);
+          },
+          Math.max(50, Math.floor(keepaliveMs / 4)),
+        )
       : undefined;
   keepalive?.unref();
 
@@ -232,7 +245,12 @@ async function counted(
   const seen = text.length > 0 || reasoning.length > 0;
   if (usage !== null && complete) return { usage, estimated: false };
   if (!seen && !committed) return { usage, estimated: false };
-  const est = await estimateUsage({ output: text, reasoning }, usage === null ? prompt : EMPTY_PROMPT).catch(() => ({ input: 0, cached: 0, output: text.length, reasoning: 0 }));
+  const est = await estimateUsage({ output: text, reasoning }, usage === null ? prompt : EMPTY_PROMPT).catch(() => ({
+    input: 0,
+    cached: 0,
+    output: text.length,
+    reasoning: 0,
+  }));
   if (usage === null) return { usage: est, estimated: true };
   const output = Math.max(usage.output, est.output);
   return { usage: { ...usage, output, reasoning: Math.min(output, Math.max(usage.reasoning, est.reasoning)) }, estimated: true };

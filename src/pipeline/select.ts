@@ -81,7 +81,9 @@ export function allowedModel(config: GatewayConfig, req: FastifyRequest, name: s
 export function servedOn(config: GatewayConfig, providers: ReadonlyMap<string, Provider>, api: InboundApi, declared: Model): Model {
   const model = forApi(config, providers, api, declared);
   if (!model) {
-    const why = api.operation ? `none of its upstreams serves the ${api.name} API, which this operation needs (it is not translated)` : 'none of its upstreams speaks an API this endpoint can be translated to';
+    const why = api.operation
+      ? `none of its upstreams serves the ${api.name} API, which this operation needs (it is not translated)`
+      : 'none of its upstreams speaks an API this endpoint can be translated to';
     throw new GatewayError('GW_ERR_API_NOT_SUPPORTED', { message: `The model \`${declared.name}\` is not served on ${api.path}: ${why}.`, param: 'model' });
   }
   return model;

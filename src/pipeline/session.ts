@@ -36,7 +36,9 @@ function header(req: FastifyRequest, name: string): string | undefined {
  * and the value (43 characters).
  */
 export function hashSession(req: FastifyRequest, value: string): string {
-  return createHash('sha256').update(`${req.caller?.name ?? ''}\n${value}`).digest('base64url');
+  return createHash('sha256')
+    .update(`${req.caller?.name ?? ''}\n${value}`)
+    .digest('base64url');
 }
 
 /**

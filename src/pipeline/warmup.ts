@@ -26,7 +26,13 @@ export function isWarmup(call: Call): boolean {
   return call.api.name === 'responses' && call.body['generate'] === false;
 }
 
-const NO_TOKENS = { input_tokens: 0, input_tokens_details: { cached_tokens: 0 }, output_tokens: 0, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 0 };
+const NO_TOKENS = {
+  input_tokens: 0,
+  input_tokens_details: { cached_tokens: 0 },
+  output_tokens: 0,
+  output_tokens_details: { reasoning_tokens: 0 },
+  total_tokens: 0,
+};
 
 /** One SSE event of the Responses stream (`event:` line and JSON data). */
 function sse(type: string, seq: number, response: Record<string, unknown>): string {
@@ -66,5 +72,18 @@ export function answerWarmup(call: Call, model: Model, journal: ResponseJournal,
   } else {
     void reply.code(200).headers(headers).send(response('completed', NO_TOKENS));
   }
-  return { status: 200, outcome: 'ok', errorClass: null, model: model.name, served: null, usage: null, estimated: false, ttftMs, attempts: 0, fallback: null, shed: null, price: model.price };
+  return {
+    status: 200,
+    outcome: 'ok',
+    errorClass: null,
+    model: model.name,
+    served: null,
+    usage: null,
+    estimated: false,
+    ttftMs,
+    attempts: 0,
+    fallback: null,
+    shed: null,
+    price: model.price,
+  };
 }

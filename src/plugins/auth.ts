@@ -12,7 +12,14 @@ import type { GatewayParts } from './parts.js';
 export const auth = fp<GatewayParts>(
   async (scope, { generations, authThrottle, metrics }) => {
     const { live } = generations;
-    scope.addHook('onRequest', authHook(() => live.current.keys, authThrottle, () => recordAuthThrottled(metrics)));
+    scope.addHook(
+      'onRequest',
+      authHook(
+        () => live.current.keys,
+        authThrottle,
+        () => recordAuthThrottled(metrics),
+      ),
+    );
   },
   { name: 'switchyard-auth' },
 );

@@ -14,7 +14,12 @@ export const bodies = fp<GatewayParts>(
   async (app, { generations, metrics }) => {
     const { live } = generations;
     useBodyDecoding(app, () => live.current.config.server.body_limit_bytes);
-    useBodyGuard(app, new BodyGuard(), () => live.current.config.server.max_body_bytes_in_flight, () => recordBodyGuardRefused(metrics));
+    useBodyGuard(
+      app,
+      new BodyGuard(),
+      () => live.current.config.server.max_body_bytes_in_flight,
+      () => recordBodyGuardRefused(metrics),
+    );
   },
   { name: 'switchyard-bodies' },
 );

@@ -11,8 +11,12 @@ import type { GatewayParts } from './parts.js';
 export const connections = fp<GatewayParts>(
   async (app, { config, metrics, logger }) => {
     const { max_connections: maxConnections, max_connections_per_address: maxPerAddress } = config.server;
-    capConnections(app.server, () => ({ maxConnections, maxPerAddress }), metrics.connections, (refused, address) =>
-      logger.warn({ refused, address }, 'connections refused: server.max_connections or max_connections_per_address reached (at most one line a second)'),
+    capConnections(
+      app.server,
+      () => ({ maxConnections, maxPerAddress }),
+      metrics.connections,
+      (refused, address) =>
+        logger.warn({ refused, address }, 'connections refused: server.max_connections or max_connections_per_address reached (at most one line a second)'),
     );
   },
   { name: 'switchyard-connections' },

@@ -7,7 +7,13 @@ import type { GatewayParts } from './parts.js';
 export const health = fp<GatewayParts>(
   async (app, { generations, store, drain, ledger }) => {
     const { live } = generations;
-    registerHealth(app, () => live.current.config, () => store.mode, () => drain.draining, () => ledger?.status ?? null);
+    registerHealth(
+      app,
+      () => live.current.config,
+      () => store.mode,
+      () => drain.draining,
+      () => ledger?.status ?? null,
+    );
   },
   { name: 'switchyard-health' },
 );

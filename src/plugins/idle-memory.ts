@@ -10,7 +10,8 @@ import type { GatewayParts } from './parts.js';
 export const idleMemory = fp<GatewayParts>(
   async (app, { drain, logger }) => {
     const stop = watchIdleMemory(drain, {
-      onCollect: (ms) => logger.info({ pause_ms: Math.round(ms), rss_mb: Math.round(process.memoryUsage.rss() / 1048576) }, 'quiet after a burst: heap collected'),
+      onCollect: (ms) =>
+        logger.info({ pause_ms: Math.round(ms), rss_mb: Math.round(process.memoryUsage.rss() / 1048576) }, 'quiet after a burst: heap collected'),
       onError: (err) => logger.warn({ error: err instanceof Error ? err.message : String(err) }, 'idle memory check failed; the next check runs as usual'),
     });
     app.addHook('onClose', async () => {

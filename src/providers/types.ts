@@ -64,7 +64,12 @@ export interface Provider {
    * Counts a Messages request's input tokens at the vendor (Anthropic's `count_tokens`);
    * absent for providers whose vendor has no such endpoint (the gateway estimates).
    */
-  readonly countTokens?: (body: Readonly<Record<string, unknown>>, headers: Readonly<Record<string, string>>, requestId: string, signal: AbortSignal) => Promise<UpstreamResponse>;
+  readonly countTokens?: (
+    body: Readonly<Record<string, unknown>>,
+    headers: Readonly<Record<string, string>>,
+    requestId: string,
+    signal: AbortSignal,
+  ) => Promise<UpstreamResponse>;
   /**
    * Sends one wire request and returns the upstream's answer as it is (status, headers,
    * decoded body stream).

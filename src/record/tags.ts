@@ -68,7 +68,8 @@ export function requestTags(
       if (eq <= 0) throw invalid(`Invalid x-switchyard-tags header: "${pair.slice(0, 40)}" is not name=value; send e.g. "team=search,repo=api".`);
       const name = pair.slice(0, eq).trim();
       const value = pair.slice(eq + 1).trim();
-      if (!NAME.test(name)) throw invalid(`Invalid tag name "${name.slice(0, 40)}": use a lower-case letter then letters, digits, "_", "-" or "." (at most 32).`);
+      if (!NAME.test(name))
+        throw invalid(`Invalid tag name "${name.slice(0, 40)}": use a lower-case letter then letters, digits, "_", "-" or "." (at most 32).`);
       if (!VALUE.test(value)) throw invalid(`Invalid value for tag "${name}": use 1 to 128 printable ASCII characters without "," or "=".`);
       if (Object.hasOwn(out, name)) throw invalid(`Tag "${name}" is given twice in x-switchyard-tags.`);
       out[name] = value;

@@ -95,7 +95,10 @@ export async function waitForWarm(
 }
 
 /** `candidates` with the one on `pinned` first when it has room (the rest in the strategy's order). */
-export function warmFirst<C extends { readonly target: Target; readonly inFlight: number; readonly capacity: number }>(candidates: C[], pinned: string | undefined): C[] {
+export function warmFirst<C extends { readonly target: Target; readonly inFlight: number; readonly capacity: number }>(
+  candidates: C[],
+  pinned: string | undefined,
+): C[] {
   const i = pinned === undefined ? -1 : candidates.findIndex((c) => c.target.key === pinned);
   if (i <= 0 || candidates[i]!.inFlight >= candidates[i]!.capacity) return candidates;
   return [candidates[i]!, ...candidates.slice(0, i), ...candidates.slice(i + 1)];

@@ -53,7 +53,13 @@ export class SlotQueue {
    * @returns the lease, the request it was taken for (index into `reqs`) and the time waited, ms.
    * @throws QueueFullError when the line is full or the wait times out; the abort reason when `signal` fires first.
    */
-  async waitAny(line: string, reqs: readonly Candidate[], signal: AbortSignal, timeoutMs: number, front = false): Promise<{ lease: Lease; index: number; waitedMs: number }> {
+  async waitAny(
+    line: string,
+    reqs: readonly Candidate[],
+    signal: AbortSignal,
+    timeoutMs: number,
+    front = false,
+  ): Promise<{ lease: Lease; index: number; waitedMs: number }> {
     if (signal.aborted) throw signal.reason;
     let queue = this.waiters.get(line);
     if (!queue) {

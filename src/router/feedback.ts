@@ -40,7 +40,8 @@ export function stallWatch(state: RouterState, attempt: Attempt, route: { laterM
   const { upstream } = attempt.target;
   return {
     thresholdMs: () => state.stalls.thresholdMs(upstream.id),
-    abandon: !route.moved && (route.laterModels || attempt.model.targets.length > 1 || (attempt.model.shed.fallback ?? attempt.model.name) !== attempt.model.name),
+    abandon:
+      !route.moved && (route.laterModels || attempt.model.targets.length > 1 || (attempt.model.shed.fallback ?? attempt.model.name) !== attempt.model.name),
     onStall: () => {
       if (attempt.stalled) return;
       attempt.stalled = true;

@@ -8,7 +8,10 @@
 export class LatencyBoard {
   private readonly est = new Map<string, { ewma: number; at: number }>();
 
-  constructor(private readonly decayMs: number, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly decayMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** Adds one latency sample, ms. */
   observe(key: string, ms: number): void {

@@ -14,7 +14,10 @@ export class RetryBudget {
   private readonly retries = new Array<number>(BUCKETS).fill(0);
   private bucketAt = 0;
 
-  constructor(private readonly cfg: RoutingConfig['retry_budget'], private readonly now: () => number = Date.now) {
+  constructor(
+    private readonly cfg: RoutingConfig['retry_budget'],
+    private readonly now: () => number = Date.now,
+  ) {
     this.bucketMs = Math.max(1, Math.floor(cfg.window_ms / BUCKETS));
   }
 

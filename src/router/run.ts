@@ -82,9 +82,13 @@ export class RouteRun {
   }
 
   /** Set when the burst shedder acted: `model->fallback`, `queued:<ms>ms`, `effort:<a>-><b>` or `rejected`. */
-  get shed(): string | null { return this.shedRun.mark; }
+  get shed(): string | null {
+    return this.shedRun.mark;
+  }
   /** The effort this request's attempts send: the client's, unless the shed ladder lowered it. */
-  get effort(): string | null { return this.shedRun.effort ?? this.opts.effort ?? null; }
+  get effort(): string | null {
+    return this.shedRun.effort ?? this.opts.effort ?? null;
+  }
 
   /**
    * The next attempt, or why to stop (the last upstream failure, an exhausted retry
@@ -179,7 +183,8 @@ export class RouteRun {
   }
 
   /** The stall watch of a running deep attempt (router/feedback.ts), or null. */
-  stallWatch = (attempt: Attempt): StallWatch | null => stallWatch(this.state, attempt, { laterModels: this.chainIdx + 1 < this.chain.length, moved: this.stallMoved });
+  stallWatch = (attempt: Attempt): StallWatch | null =>
+    stallWatch(this.state, attempt, { laterModels: this.chainIdx + 1 < this.chain.length, moved: this.stallMoved });
 
   rateWindows = (attempt: Attempt, w: RateWindows): void => windowsSeen(this.state, attempt, w, this.cfg.retry_after_cap_ms); // an answer's rate-limit headers (router/feedback.ts)
 
@@ -208,7 +213,8 @@ export class RouteRun {
       return { stop: this.failures.last ? this.failures.final() : (this.opts.spentAccounts?.error() ?? cooledStop(cooled.find((c) => c !== null) ?? null)) };
     }
     // The next round's first attempt is a retry: with the budget spent, stop now rather than after the backoff.
-    if (!this.throttled && this.attempts - this.throttles < this.cfg.max_attempts && !this.state.budgetOf(this.opts.model.name).hasRoom()) return this.spendRetry(false);
+    if (!this.throttled && this.attempts - this.throttles < this.cfg.max_attempts && !this.state.budgetOf(this.opts.model.name).hasRoom())
+      return this.spendRetry(false);
     const onlyThrottled = this.roundFailures === 0 && this.throttles > 0;
     this.roundStartAttempts = this.attempts;
     this.roundFailures = 0;

@@ -54,7 +54,11 @@ export class ShedRun {
     const targets = model.targets.filter((t) => !this.opts.spentAccounts?.has(t.upstream.id) && health.canAdmit(t.key, t.upstream.id));
     const left = (): number => model.shed.wait_ms + this.capMs - (Date.now() - this.began);
     if (targets.length > 0 && left() > 0) {
-      await this.state.queue.released(targets.map((t) => t.upstream.id), left(), signal);
+      await this.state.queue.released(
+        targets.map((t) => t.upstream.id),
+        left(),
+        signal,
+      );
       const got = left() > 0 ? await waitForPlace(this.state, targets, left(), signal, deep, true) : null;
       if (got) {
         if (this.mark === null) this.mark = `queued:${got.queuedMs}ms`;
@@ -76,7 +80,11 @@ export class ShedRun {
     const targets = model.targets.filter((t) => !this.opts.spentAccounts?.has(t.upstream.id) && health.canAdmit(t.key, t.upstream.id));
     if (targets.length === 0) return null;
     const until = Date.now() + ms;
-    await this.state.queue.released(targets.map((t) => t.upstream.id), ms, signal);
+    await this.state.queue.released(
+      targets.map((t) => t.upstream.id),
+      ms,
+      signal,
+    );
     const left = until - Date.now();
     return left > 0 ? waitForPlace(this.state, targets, left, signal, deep, true) : null;
   }
@@ -88,7 +96,14 @@ export class ShedRun {
    * @param throttled an account of this request's refused it: it waits at the head of the line.
    * @throws the abort reason when `signal` fires while waiting.
    */
-  async step(model: Model, later: readonly Model[], hot: readonly Target[], views: ReadonlyMap<Target, TargetView>, signal: AbortSignal, throttled = false): Promise<ShedStep> {
+  async step(
+    model: Model,
+    later: readonly Model[],
+    hot: readonly Target[],
+    views: ReadonlyMap<Target, TargetView>,
+    signal: AbortSignal,
+    throttled = false,
+  ): Promise<ShedStep> {
     const waitedMs = model.shed.policy === 'queue' ? this.waitedMs : Math.max(this.waitedMs, Date.now() - this.began);
     const typicalMs = this.state.deepTimes.typicalMs(model.name);
     const expectedWaitMs = expectedPlaceWaitMs(this.state, hot, views, typicalMs, this.queueSince > 0);

@@ -93,7 +93,8 @@ export function shedDecision(model: Model, ctx: ShedContext): ShedDecision {
       const worth = !known || (ctx.expectedWaitMs !== null && ctx.expectedWaitMs <= left);
       if (ctx.priority === 'interactive' && left > 0 && worth) return { kind: 'wait', ms: Math.ceil(left), notify: 'wait' };
       const from = ctx.effort ?? model.defaultEffort;
-      if (shed.lower_effort !== undefined && (effortRank(shed.lower_effort) ?? Infinity) < requestRank(model, ctx.effort)) return { kind: 'lower', from, effort: shed.lower_effort, notify: 'lower_effort' };
+      if (shed.lower_effort !== undefined && (effortRank(shed.lower_effort) ?? Infinity) < requestRank(model, ctx.effort))
+        return { kind: 'lower', from, effort: shed.lower_effort, notify: 'lower_effort' };
       if (reasoning) return { kind: 'reasoning', to: reasoning, notify: 'fallback' };
       return downgrade ? { kind: 'downgrade', to: downgrade, notify: 'downgrade' } : REJECT;
     }

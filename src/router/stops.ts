@@ -20,7 +20,11 @@ import type { LongCooldown } from './health.js';
  * @param waitMs what is left of a rate limit's named wait, ms (null: none was named).
  * @param routing the route's settings: the budget's window and the longest wait named.
  */
-export function budgetStop(last: GatewayError | undefined, waitMs: number | null, routing: Pick<RoutingConfig, 'retry_budget' | 'retry_after_cap_ms'>): GatewayError {
+export function budgetStop(
+  last: GatewayError | undefined,
+  waitMs: number | null,
+  routing: Pick<RoutingConfig, 'retry_budget' | 'retry_after_cap_ms'>,
+): GatewayError {
   const said = last ? ` (${last.message.length > 200 ? `${last.message.slice(0, 200)}…` : last.message})` : '';
   const tail = last ? ` Last upstream error: ${last.openaiCode ?? last.status}${said}.` : '';
   const wait = waitMs === null ? null : Math.min(waitMs, routing.retry_budget.window_ms);

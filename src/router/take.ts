@@ -38,7 +38,12 @@ export async function takeSlot(
   look: { readonly fresh: boolean; readonly extra: readonly Target[] } = { fresh: true, extra: [] },
   front = false,
 ): Promise<Taken | 'hot' | QueueFullError | Recheck> {
-  const candidates = pool.map((t) => ({ target: t, inFlight: views.get(t)!.inFlight, capacity: views.get(t)!.callLimit, latencyMs: state.latency.estimate(t.key) }));
+  const candidates = pool.map((t) => ({
+    target: t,
+    inFlight: views.get(t)!.inFlight,
+    capacity: views.get(t)!.callLimit,
+    latencyMs: state.latency.estimate(t.key),
+  }));
   const ranked = STRATEGIES[route.strategy](candidates, { random: state.random, tick: state.nextTick(), ...(route.pinned ? { pinned: route.pinned } : {}) });
   // Cache affinity: the session's account first while it has room (router/affinity.ts).
   const all = route.affinity ? warmFirst(ranked, route.pinned) : ranked;
@@ -83,7 +88,13 @@ const placeLine = (targets: readonly Target[], deep = true): string => `${deep ?
  * accounts' learned limits per typical call time (Little's law). Null when the typical time
  * is not known. `waited`: the request already waited in the line (the ones in it now are behind it). Waiters on other replicas are not seen, so this is a lower bound there.
  */
-export function expectedPlaceWaitMs(state: RouterState, hot: readonly Target[], views: ReadonlyMap<Target, TargetView>, typicalMs: number | null, waited = false): number | null {
+export function expectedPlaceWaitMs(
+  state: RouterState,
+  hot: readonly Target[],
+  views: ReadonlyMap<Target, TargetView>,
+  typicalMs: number | null,
+  waited = false,
+): number | null {
   if (typicalMs === null || hot.length === 0) return null;
   const places = hot.reduce((n, t) => n + Math.max(1, views.get(t)?.limit ?? 1), 0);
   // Whoever is in the line now came after a request that already waited in it: none is ahead of it.
@@ -99,11 +110,24 @@ export function expectedPlaceWaitMs(state: RouterState, hot: readonly Target[], 
  * @returns the slot, or null when none freed in time (or the line is full).
  * @throws the abort reason when `signal` fires while waiting.
  */
-export async function waitForPlace(state: RouterState, hot: readonly Target[], ms: number, signal: AbortSignal, deep = true, front = false): Promise<Taken | null> {
+export async function waitForPlace(
+  state: RouterState,
+  hot: readonly Target[],
+  ms: number,
+  signal: AbortSignal,
+  deep = true,
+  front = false,
+): Promise<Taken | null> {
   if (hot.length === 0 || ms <= 0) return null;
   const line = placeLine(hot, deep);
   try {
-    const got = await state.queue.waitAny(line, hot.map((t) => candidate(t, deep, true)), signal, ms, front);
+    const got = await state.queue.waitAny(
+      line,
+      hot.map((t) => candidate(t, deep, true)),
+      signal,
+      ms,
+      front,
+    );
     return { target: hot[got.index]!, lease: got.lease, queuedMs: got.waitedMs };
   } catch (err) {
     if (err instanceof QueueFullError) return null;

@@ -6,7 +6,11 @@ import { handleModelCall, type PipelineDeps } from '../pipeline/handle.js';
 
 /** Registers `POST /v1/chat/completions`; its errors are OpenAI-shaped. */
 export function registerChatCompletions(app: FastifyInstance, deps: PipelineDeps): void {
-  app.post('/v1/chat/completions', { schema: { body: ChatRequestSchema }, config: { api: 'chat', decodesBody: true, errorBody: chatApi.errorBody } }, async (req, reply) => {
-    await handleModelCall(chatApi, deps, req, reply);
-  });
+  app.post(
+    '/v1/chat/completions',
+    { schema: { body: ChatRequestSchema }, config: { api: 'chat', decodesBody: true, errorBody: chatApi.errorBody } },
+    async (req, reply) => {
+      await handleModelCall(chatApi, deps, req, reply);
+    },
+  );
 }

@@ -29,7 +29,9 @@ export const MessagesRequestSchema = Type.Object(
      * `enabled` with `budget_tokens` >= 1024 (the API reference's minimum), `adaptive`, or
      * `disabled`; other fields (Claude Code's `display`) pass.
      */
-    thinking: Type.Optional(Type.Object({ type: Type.String({ minLength: 1 }), budget_tokens: Type.Optional(Type.Integer({ minimum: 1024 })) }, { additionalProperties: true })),
+    thinking: Type.Optional(
+      Type.Object({ type: Type.String({ minLength: 1 }), budget_tokens: Type.Optional(Type.Integer({ minimum: 1024 })) }, { additionalProperties: true }),
+    ),
     /** Gateway-only: per-request routing strategy. */
     cluster_routing: Type.Optional(StrategySchema),
   },
@@ -49,12 +51,23 @@ export const CountTokensSchema = Type.Object(
  * account), sent with that target's model id; null when none does or its answer is not a count
  * (the caller estimates instead).
  */
-async function vendorCount(gen: HeldGeneration, model: Model, body: Record<string, unknown>, requestId: string, beta: string | string[] | undefined): Promise<{ input_tokens: number; upstream: string } | null> {
+async function vendorCount(
+  gen: HeldGeneration,
+  model: Model,
+  body: Record<string, unknown>,
+  requestId: string,
+  beta: string | string[] | undefined,
+): Promise<{ input_tokens: number; upstream: string } | null> {
   for (const t of model.targets) {
     const provider = gen.providers.get(t.upstream.id);
     if (!provider?.countTokens) continue;
     try {
-      const res = await provider.countTokens({ ...withoutGatewayFields(body), model: t.model }, typeof beta === 'string' ? { 'anthropic-beta': beta } : {}, requestId, AbortSignal.timeout(t.upstream.timeouts.first_byte_ms));
+      const res = await provider.countTokens(
+        { ...withoutGatewayFields(body), model: t.model },
+        typeof beta === 'string' ? { 'anthropic-beta': beta } : {},
+        requestId,
+        AbortSignal.timeout(t.upstream.timeouts.first_byte_ms),
+      );
       const { buf } = await readCapped(res.body, 64 * 1024);
       const parsed = res.statusCode === 200 ? (JSON.parse(buf.toString('utf8')) as { input_tokens?: unknown }) : null;
       if (parsed && typeof parsed.input_tokens === 'number') return { input_tokens: parsed.input_tokens, upstream: t.upstream.id };
@@ -87,26 +100,30 @@ export function registerMessages(app: FastifyInstance, deps: PipelineDeps): void
   app.post('/v1/messages', { schema: { body: MessagesRequestSchema }, config }, async (req, reply) => {
     await handleModelCall(messagesApi, deps, req, reply);
   });
-  app.post<{ Body: Record<string, unknown> & { model: string } }>('/v1/messages/count_tokens', { schema: { body: CountTokensSchema }, config }, async (req, reply) => {
-    // Its record (request-hooks.ts) names what a model call's names: the API, the model, the model as sent, the account.
-    const described = { api: 'messages/count_tokens', model: null, requestedModel: requestedId(req.body), upstream: null };
-    req.described = described;
-    // The same nesting cap as a model call: the vendor's request is serialised, the estimate walks it.
-    await checkNesting(req.body);
-    const gen = deps.hold();
-    try {
-      const model = allowedModel(gen.config, req, req.body.model);
-      req.described = { ...described, model: model.name };
-      const counted = await vendorCount(gen, model, req.body, req.id, req.headers['anthropic-beta']);
-      if (counted) {
-        req.described = { ...described, model: model.name, upstream: counted.upstream };
-        return { input_tokens: counted.input_tokens };
+  app.post<{ Body: Record<string, unknown> & { model: string } }>(
+    '/v1/messages/count_tokens',
+    { schema: { body: CountTokensSchema }, config },
+    async (req, reply) => {
+      // Its record (request-hooks.ts) names what a model call's names: the API, the model, the model as sent, the account.
+      const described = { api: 'messages/count_tokens', model: null, requestedModel: requestedId(req.body), upstream: null };
+      req.described = described;
+      // The same nesting cap as a model call: the vendor's request is serialised, the estimate walks it.
+      await checkNesting(req.body);
+      const gen = deps.hold();
+      try {
+        const model = allowedModel(gen.config, req, req.body.model);
+        req.described = { ...described, model: model.name };
+        const counted = await vendorCount(gen, model, req.body, req.id, req.headers['anthropic-beta']);
+        if (counted) {
+          req.described = { ...described, model: model.name, upstream: counted.upstream };
+          return { input_tokens: counted.input_tokens };
+        }
+        const input = await countPromptTokens(messagesApi.prompt(req.body));
+        void reply.header('x-switchyard-estimated', 'true');
+        return { input_tokens: input };
+      } finally {
+        gen.release();
       }
-      const input = await countPromptTokens(messagesApi.prompt(req.body));
-      void reply.header('x-switchyard-estimated', 'true');
-      return { input_tokens: input };
-    } finally {
-      gen.release();
-    }
-  });
+    },
+  );
 }

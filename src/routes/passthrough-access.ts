@@ -51,7 +51,11 @@ function readAll(stream: Readable, limit: number): Promise<Buffer> {
       }
       done();
       stream.resume();
-      reject(new GatewayError('GW_ERR_BODY_TOO_LARGE', { message: `The request body is larger than this gateway accepts (server.body_limit_bytes, ${limit} bytes).` }));
+      reject(
+        new GatewayError('GW_ERR_BODY_TOO_LARGE', {
+          message: `The request body is larger than this gateway accepts (server.body_limit_bytes, ${limit} bytes).`,
+        }),
+      );
     };
     const onEnd = (): void => {
       done();
@@ -109,7 +113,10 @@ export function checkPassthroughAccess(caller: Caller | null, endpoint: string, 
   if (!caller) throw new GatewayError('GW_ERR_INVALID_API_KEY');
   if (model !== null) {
     if (!mayUse(caller, model)) {
-      throw new GatewayError('GW_ERR_MODEL_NOT_FOUND', { message: `The model \`${model.slice(0, 256)}\` does not exist or you do not have access to it.`, param: 'model' });
+      throw new GatewayError('GW_ERR_MODEL_NOT_FOUND', {
+        message: `The model \`${model.slice(0, 256)}\` does not exist or you do not have access to it.`,
+        param: 'model',
+      });
     }
     return;
   }

@@ -49,7 +49,8 @@ function listed(item: unknown, id: string, i: number): Record<string, unknown> {
  */
 function pageOf(q: Record<string, string | undefined>): { limit: number; order: 'asc' | 'desc'; after: string | undefined } {
   const limit = q['limit'] === undefined ? 20 : Number(q['limit']);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new GatewayError('GW_ERR_INVALID_REQUEST', { message: "'limit' must be an integer from 1 to 100.", param: 'limit' });
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+    throw new GatewayError('GW_ERR_INVALID_REQUEST', { message: "'limit' must be an integer from 1 to 100.", param: 'limit' });
   const order = q['order'] ?? 'desc';
   if (order !== 'asc' && order !== 'desc') throw new GatewayError('GW_ERR_INVALID_REQUEST', { message: "'order' must be 'asc' or 'desc'.", param: 'order' });
   return { limit, order, after: q['after'] };
@@ -57,9 +58,13 @@ function pageOf(q: Record<string, string | undefined>): { limit: number; order: 
 
 export function registerResponsesStore(app: FastifyInstance, deps: PipelineDeps): void {
   // A compaction is a model call: the key's limits and budgets, failover, the record and its cost (pipeline/handle.ts).
-  app.post('/v1/responses/compact', { schema: { body: CompactSchema }, config: { api: 'responses', decodesBody: true, errorBody: compactApi.errorBody } }, async (req, reply) => {
-    await handleModelCall(compactApi, deps, req, reply);
-  });
+  app.post(
+    '/v1/responses/compact',
+    { schema: { body: CompactSchema }, config: { api: 'responses', decodesBody: true, errorBody: compactApi.errorBody } },
+    async (req, reply) => {
+      await handleModelCall(compactApi, deps, req, reply);
+    },
+  );
   app.get<Params>('/v1/responses/:id', async (req) => {
     const entry = await entryOf(deps, req.params.id, req.caller?.name);
     return { id: req.params.id, object: 'response', created_at: entry.createdAt ?? null, status: 'completed', error: null, output: entry.output };
@@ -71,7 +76,8 @@ export function registerResponsesStore(app: FastifyInstance, deps: PipelineDeps)
     const all = entry.input.map((item, i) => listed(item, req.params.id, i));
     if (order === 'desc') all.reverse();
     const from = after === undefined ? 0 : all.findIndex((x) => x['id'] === after) + 1;
-    if (after !== undefined && from === 0) throw new GatewayError('GW_ERR_INVALID_REQUEST', { message: `No item with id '${after.slice(0, 128)}' in this response's input.`, param: 'after' });
+    if (after !== undefined && from === 0)
+      throw new GatewayError('GW_ERR_INVALID_REQUEST', { message: `No item with id '${after.slice(0, 128)}' in this response's input.`, param: 'after' });
     const data = all.slice(from, from + limit);
     return { object: 'list', data, first_id: data[0]?.['id'] ?? null, last_id: data.at(-1)?.['id'] ?? null, has_more: from + limit < all.length };
   });

@@ -25,7 +25,11 @@ export const ResponsesRequestSchema = Type.Object(
 
 /** Registers `POST /v1/responses`; its JSON errors are OpenAI-shaped, as the API's own are. */
 export function registerResponses(app: FastifyInstance, deps: PipelineDeps): void {
-  app.post('/v1/responses', { schema: { body: ResponsesRequestSchema }, config: { api: 'responses', decodesBody: true, errorBody: responsesApi.errorBody } }, async (req, reply) => {
-    await handleModelCall(responsesApi, deps, req, reply);
-  });
+  app.post(
+    '/v1/responses',
+    { schema: { body: ResponsesRequestSchema }, config: { api: 'responses', decodesBody: true, errorBody: responsesApi.errorBody } },
+    async (req, reply) => {
+      await handleModelCall(responsesApi, deps, req, reply);
+    },
+  );
 }

@@ -182,7 +182,8 @@ export class SseFramer {
     if (colon === -1 || colon > end) colon = end;
     const len = colon - start;
     const isData = len === 4 && buf[start] === 0x64 && buf[start + 1] === 0x61 && buf[start + 2] === 0x74 && buf[start + 3] === 0x61;
-    const isEvent = !isData && len === 5 && buf[start] === 0x65 && buf[start + 1] === 0x76 && buf[start + 2] === 0x65 && buf[start + 3] === 0x6e && buf[start + 4] === 0x74;
+    const isEvent =
+      !isData && len === 5 && buf[start] === 0x65 && buf[start + 1] === 0x76 && buf[start + 2] === 0x65 && buf[start + 3] === 0x6e && buf[start + 4] === 0x74;
     if (!isData && !isEvent) return;
     let vStart = colon + 1;
     if (vStart < end && buf[vStart] === 0x20) vStart++;

@@ -7,7 +7,10 @@ export class BlobMap {
   private readonly entries = new Map<string, { value: string; expiresAt: number }>();
   private bytes = 0;
 
-  constructor(private readonly maxBytes: number, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly maxBytes: number,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   get(key: string): string | undefined {
     const e = this.entries.get(key);

@@ -99,7 +99,18 @@ export interface CapacityFeedback {
 
 /** The state of an account nothing has been learned about yet. */
 export function initialCapacity(b: CapacityBounds): CapacityState {
-  return { limit: clamp(b.start, b), changedAt: 0, raisedFrom: 0, probeMs: PROBE_BASE_MS, slowStart: true, servedAt: 0, servedMs: 0, trusted: 0, probe: '', probeAt: 0 };
+  return {
+    limit: clamp(b.start, b),
+    changedAt: 0,
+    raisedFrom: 0,
+    probeMs: PROBE_BASE_MS,
+    slowStart: true,
+    servedAt: 0,
+    servedMs: 0,
+    trusted: 0,
+    probe: '',
+    probeAt: 0,
+  };
 }
 
 function clamp(n: number, b: CapacityBounds): number {

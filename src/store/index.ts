@@ -140,7 +140,10 @@ export class StateStore implements RouterSlots, SpendStore, ResponseJournal {
 
   /** One view per target (see SharedStore.view), read now; kept for `cachedView`. */
   view(targets: readonly TargetRef[]): Promise<TargetView[]> {
-    return this.attempt((r) => r.view(targets).then((v) => (this.views.put(targets, v), v)), () => this.local.view(targets));
+    return this.attempt(
+      (r) => r.view(targets).then((v) => (this.views.put(targets, v), v)),
+      () => this.local.view(targets),
+    );
   }
 
   /**
@@ -183,7 +186,12 @@ export class StateStore implements RouterSlots, SpendStore, ResponseJournal {
 
   /** A probe answered on time (see SharedStore.answered), in the store that issued its lease. */
   answered(lease: Lease): Promise<void> {
-    return lease.from === 'memory' ? this.local.answered(lease) : this.attempt((r) => r.answered(lease), async () => {});
+    return lease.from === 'memory'
+      ? this.local.answered(lease)
+      : this.attempt(
+          (r) => r.answered(lease),
+          async () => {},
+        );
   }
 
   /** Renews leases now (the heartbeat does it on its own; see SharedStore.renew). */
@@ -201,11 +209,17 @@ export class StateStore implements RouterSlots, SpendStore, ResponseJournal {
 
   setCooldown(targetKey: string, untilMs: number): Promise<void> {
     this.views.cooled(targetKey, untilMs);
-    return this.attempt((r) => r.setCooldown(targetKey, untilMs), () => this.local.setCooldown(targetKey, untilMs));
+    return this.attempt(
+      (r) => r.setCooldown(targetKey, untilMs),
+      () => this.local.setCooldown(targetKey, untilMs),
+    );
   }
 
   getPin(session: string): Promise<string | undefined> {
-    return this.attempt((r) => r.getPin(session), () => this.local.getPin(session));
+    return this.attempt(
+      (r) => r.getPin(session),
+      () => this.local.getPin(session),
+    );
   }
 
   setPin(session: string, target: string, ttlMs: number): Promise<void> {
@@ -221,11 +235,17 @@ export class StateStore implements RouterSlots, SpendStore, ResponseJournal {
 
   /** A journal entry (see SharedStore.getJournal): Redis, else this replica's own. */
   getJournal(id: string): Promise<string | undefined> {
-    return this.attempt((r) => r.getJournal(id), () => this.local.getJournal(id));
+    return this.attempt(
+      (r) => r.getJournal(id),
+      () => this.local.getJournal(id),
+    );
   }
 
   putJournal(id: string, value: string, ttlMs: number): Promise<void> {
-    return this.attempt((r) => r.putJournal(id, value, ttlMs), () => this.local.putJournal(id, value, ttlMs));
+    return this.attempt(
+      (r) => r.putJournal(id, value, ttlMs),
+      () => this.local.putJournal(id, value, ttlMs),
+    );
   }
 
   async close(): Promise<void> {

@@ -42,7 +42,12 @@ export class StoreKeyWindows implements KeyWindows {
   /** Never rejects: Redis while it answers, else the local store. */
   async admitKey(req: KeyAdmission): Promise<KeyAdmitted> {
     const redis = this.redis;
-    const got = redis ? await this.host.via(() => redis.admitKey(req), () => this.admitDegraded(redis, req)) : await this.local.admitKey(req);
+    const got = redis
+      ? await this.host.via(
+          () => redis.admitKey(req),
+          () => this.admitDegraded(redis, req),
+        )
+      : await this.local.admitKey(req);
     if (got.lease) this.host.held(got.lease);
     return got;
   }
@@ -71,6 +76,11 @@ export class StoreKeyWindows implements KeyWindows {
   /** Never rejects: the shared window while on Redis, else the local one. */
   readWindow(w: WindowRef): Promise<number> {
     const redis = this.redis;
-    return redis ? this.host.via(() => redis.readWindow(w), () => this.local.readWindow(w)) : this.local.readWindow(w);
+    return redis
+      ? this.host.via(
+          () => redis.readWindow(w),
+          () => this.local.readWindow(w),
+        )
+      : this.local.readWindow(w);
   }
 }

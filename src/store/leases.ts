@@ -66,8 +66,14 @@ export class Leases {
 
   /** Renews leases now (the heartbeat does it on its own; see SharedStore.renew). */
   async renew(leases: readonly Lease[]): Promise<void> {
-    await this.renewFrom('memory', leases.filter((l) => l.from === 'memory'));
-    await this.renewFrom('redis', leases.filter((l) => l.from === 'redis'));
+    await this.renewFrom(
+      'memory',
+      leases.filter((l) => l.from === 'memory'),
+    );
+    await this.renewFrom(
+      'redis',
+      leases.filter((l) => l.from === 'redis'),
+    );
   }
 
   stop(): void {

@@ -8,7 +8,21 @@ import { applyFeedback, initialCapacity, type CapacityBounds, type CapacityFeedb
 import { BlobMap } from './blobs.js';
 import { SessionPins } from './pins.js';
 import { admitProbe, probeAnswered, probeEnded } from './probe-gate.js';
-import type { AdmitResult, Candidate, KeyAdmission, KeyAdmitted, KeyWindows, Lease, Refusal, SharedStore, SlotRequest, SlotResult, TargetRef, TargetView, WindowRef } from './types.js';
+import type {
+  AdmitResult,
+  Candidate,
+  KeyAdmission,
+  KeyAdmitted,
+  KeyWindows,
+  Lease,
+  Refusal,
+  SharedStore,
+  SlotRequest,
+  SlotResult,
+  TargetRef,
+  TargetView,
+  WindowRef,
+} from './types.js';
 import { MemoryWindows } from './windows.js';
 
 /** The most journal text one replica keeps in memory (characters), oldest entries dropped first. */
@@ -96,7 +110,8 @@ export class MemoryStore implements SharedStore, KeyWindows {
     let taken: AdmitResult['taken'] = null;
     for (let i = 0; i < candidates.length && !taken; i++) {
       const c = candidates[i]!;
-      const got: SlotResult | { ok: false; reason: 'cooling' } = !c.coolingOk && (this.cooldowns.get(c.key) ?? 0) > this.now() ? { ok: false, reason: 'cooling' } : this.take(c);
+      const got: SlotResult | { ok: false; reason: 'cooling' } =
+        !c.coolingOk && (this.cooldowns.get(c.key) ?? 0) > this.now() ? { ok: false, reason: 'cooling' } : this.take(c);
       if (got.ok) taken = { index: i, lease: got.lease };
       else refused[i] = got.reason;
     }
@@ -116,7 +131,18 @@ export class MemoryStore implements SharedStore, KeyWindows {
     const expires = this.now() + this.leaseMs;
     all.set(id, expires);
     if (req.deep) deep.set(id, expires);
-    return { ok: true, lease: { id, upstream: req.upstream, deep: req.deep, from: 'memory', inFlight: all.size, deepInFlight: req.deep ? deep.size : 0, probe: gate === 'probe' } };
+    return {
+      ok: true,
+      lease: {
+        id,
+        upstream: req.upstream,
+        deep: req.deep,
+        from: 'memory',
+        inFlight: all.size,
+        deepInFlight: req.deep ? deep.size : 0,
+        probe: gate === 'probe',
+      },
+    };
   }
 
   /**

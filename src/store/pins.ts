@@ -5,7 +5,11 @@
 export class SessionPins {
   private readonly pins = new Map<string, { target: string; expiresAt: number }>();
 
-  constructor(private readonly ttlMs: number, private readonly maxPins = 100_000, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly ttlMs: number,
+    private readonly maxPins = 100_000,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   get(session: string): string | undefined {
     const p = this.pins.get(session);

@@ -56,7 +56,9 @@ export class RedisKeyWindows implements KeyWindows {
     const refused = r === '' ? null : r === 'concurrency' ? 'concurrency' : Number(r) - 1;
     const windows = req.windows.map((_w, i) => ({ consumedPoints: Number(out[2 + 2 * i]), msBeforeNext: Math.max(0, Number(out[3 + 2 * i])) }));
     const lease: Lease | null =
-      refused === null && req.slot.limit > 0 ? { id, upstream: req.slot.upstream, deep: false, from: 'redis', inFlight: Number(out[1]), deepInFlight: 0, probe: false } : null;
+      refused === null && req.slot.limit > 0
+        ? { id, upstream: req.slot.upstream, deep: false, from: 'redis', inFlight: Number(out[1]), deepInFlight: 0, probe: false }
+        : null;
     return { refused, lease, windows, from: 'redis' };
   }
 

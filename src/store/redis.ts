@@ -77,11 +77,14 @@ export function createRedisClient(o: RedisStoreOptions): Client {
     ...(o.options as RedisOptions),
   };
   if (o.clusterNodes.length > 0) {
-    return new Cluster(o.clusterNodes.map((u) => ({ host: new URL(u).hostname, port: Number(new URL(u).port || 6379) })), {
-      enableOfflineQueue: false,
-      redisOptions: base,
-      clusterRetryStrategy: (times: number) => Math.min(100 + times * 100, 1_000),
-    });
+    return new Cluster(
+      o.clusterNodes.map((u) => ({ host: new URL(u).hostname, port: Number(new URL(u).port || 6379) })),
+      {
+        enableOfflineQueue: false,
+        redisOptions: base,
+        clusterRetryStrategy: (times: number) => Math.min(100 + times * 100, 1_000),
+      },
+    );
   }
   return o.url ? new Redis(o.url, base) : new Redis(base);
 }
@@ -113,12 +116,28 @@ export class RedisStore implements SharedStore {
 
   async view(targets: readonly TargetRef[]): Promise<TargetView[]> {
     if (targets.length === 0) return [];
-    const keys = targets.flatMap((t) => [this.key('inflight', t.upstream), this.key('deep', t.upstream), this.key('cap', t.upstream), this.key('cool', t.key), this.key('capall', t.upstream)]);
-    const out = await this.batch.send<number[]>('view', keys, targets.flatMap((t) => [...boundsArgs(t.capacity), ...boundsArgs(t.calls)]));
+    const keys = targets.flatMap((t) => [
+      this.key('inflight', t.upstream),
+      this.key('deep', t.upstream),
+      this.key('cap', t.upstream),
+      this.key('cool', t.key),
+      this.key('capall', t.upstream),
+    ]);
+    const out = await this.batch.send<number[]>(
+      'view',
+      keys,
+      targets.flatMap((t) => [...boundsArgs(t.capacity), ...boundsArgs(t.calls)]),
+    );
     const now = out[out.length - 1]!;
     return targets.map((_t, i) => {
       const until = Number(out[5 * i + 3]);
-      return { inFlight: Number(out[5 * i]), deep: Number(out[5 * i + 1]), limit: Number(out[5 * i + 2]), callLimit: Number(out[5 * i + 4]), coolingUntil: until > now ? until : 0 };
+      return {
+        inFlight: Number(out[5 * i]),
+        deep: Number(out[5 * i + 1]),
+        limit: Number(out[5 * i + 2]),
+        callLimit: Number(out[5 * i + 4]),
+        coolingUntil: until > now ? until : 0,
+      };
     });
   }
 
@@ -133,7 +152,13 @@ export class RedisStore implements SharedStore {
     if (candidates.length + extra.length === 0) return { taken: null, refused: [], views: [] };
     const id = randomUUID();
     const all = [...candidates, ...extra.map((t) => ({ ...t, limit: 0, deep: false, coolingOk: true }))];
-    const keys = all.flatMap((c) => [this.key('inflight', c.upstream), this.key('deep', c.upstream), this.key('cap', c.upstream), this.key('capall', c.upstream), this.key('cool', c.key)]);
+    const keys = all.flatMap((c) => [
+      this.key('inflight', c.upstream),
+      this.key('deep', c.upstream),
+      this.key('cap', c.upstream),
+      this.key('capall', c.upstream),
+      this.key('cool', c.key),
+    ]);
     const args = all.flatMap((c) => [c.limit, c.deep ? 1 : 0, ...boundsArgs(c.capacity), ...boundsArgs(c.calls), c.coolingOk ? 1 : 0]);
     // With the other calls of this turn (other requests' admissions, settlements): one command.
     const out = await this.batch.send<(number | string)[]>('admit', keys, [this.o.leaseMs, id, candidates.length, ...args]);
@@ -141,13 +166,27 @@ export class RedisStore implements SharedStore {
     const views: TargetView[] = all.map((_c, i) => {
       const o = 4 + 6 * i;
       const until = Number(out[o + 4]);
-      return { inFlight: Number(out[o + 1]), deep: Number(out[o + 2]), limit: Number(out[o + 3]), callLimit: Number(out[o + 5]), coolingUntil: until > now ? until : 0 };
+      return {
+        inFlight: Number(out[o + 1]),
+        deep: Number(out[o + 2]),
+        limit: Number(out[o + 3]),
+        callLimit: Number(out[o + 5]),
+        coolingUntil: until > now ? until : 0,
+      };
     });
     const refused = candidates.map((_c, i) => REFUSALS[String(out[4 + 6 * i])] ?? null);
     const index = Number(out[0]) - 1;
     if (index < 0) return { taken: null, refused, views };
     const c = candidates[index]!;
-    const lease: Lease = { id, upstream: c.upstream, deep: c.deep, from: 'redis', inFlight: Number(out[3]), deepInFlight: Number(out[1]), probe: Number(out[2]) === 1 };
+    const lease: Lease = {
+      id,
+      upstream: c.upstream,
+      deep: c.deep,
+      from: 'redis',
+      inFlight: Number(out[3]),
+      deepInFlight: Number(out[1]),
+      probe: Number(out[2]) === 1,
+    };
     return { taken: { index, lease }, refused, views };
   }
 

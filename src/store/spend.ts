@@ -54,14 +54,21 @@ export class SpendCounters {
   ) {
     this.applied = `${prefix}:applied:${randomUUID()}`;
     client?.defineCommand('syCounterAdd', { lua: COUNTER_ADD });
-    this.outage = new OutageCounts((adds, batched) => this.send(adds, batched), link, (counters) => this.onFlushed?.(counters));
+    this.outage = new OutageCounts(
+      (adds, batched) => this.send(adds, batched),
+      link,
+      (counters) => this.onFlushed?.(counters),
+    );
   }
 
   /** Sends numbered adds as one script call (through the batch when `batched`); each counter's total. */
   private async send(adds: readonly NumberedAdd[], batched: boolean): Promise<number[]> {
     const keys = [this.applied, ...adds.map((a) => a.counter)];
     const args = adds.flatMap((a) => [a.seq, a.amount, a.expire, a.kind]);
-    const out = batched && this.batch ? await this.batch.send<(number | string)[]>('add', keys, args) : await (this.client as unknown as AddingClient).syCounterAdd(keys.length, ...keys, ...args);
+    const out =
+      batched && this.batch
+        ? await this.batch.send<(number | string)[]>('add', keys, args)
+        : await (this.client as unknown as AddingClient).syCounterAdd(keys.length, ...keys, ...args);
     return adds.map((_a, i) => Number(out[2 * i + 1]));
   }
 
@@ -75,7 +82,9 @@ export class SpendCounters {
   }
 
   /** The Redis key of spend counter `key`. */
-  private spendKey(key: string): string { return `${this.prefix}:spend:${key}`; }
+  private spendKey(key: string): string {
+    return `${this.prefix}:spend:${key}`;
+  }
 
   /**
    * Reads counters, USD each (0 when absent), in one round trip (`MGET`: every counter is
@@ -114,7 +123,10 @@ export class SpendCounters {
       else sent.push({ i, add: { counter: k, seq: this.outage.nextSeq(k), amount: a.amount, expire: a.expireAtMs, kind: 'float' } });
     });
     if (sent.length === 0) return out;
-    const totals = await this.send(sent.map((s) => s.add), true).catch((err: Error) => err);
+    const totals = await this.send(
+      sent.map((s) => s.add),
+      true,
+    ).catch((err: Error) => err);
     sent.forEach((s, j) => {
       const a = adds[s.i]!;
       if (!(totals instanceof Error)) {

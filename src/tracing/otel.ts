@@ -82,9 +82,7 @@ function logged(exporter: SpanExporter, log: Logger): SpanExporter {
  */
 export async function startOtel(settings: TracingSettings, log: Logger, version: string): Promise<Tracing> {
   const exporter = logged(await makeExporter(settings), log);
-  const resource = defaultResource().merge(
-    resourceFromAttributes({ ...settings.resource, 'service.name': settings.serviceName, 'service.version': version }),
-  );
+  const resource = defaultResource().merge(resourceFromAttributes({ ...settings.resource, 'service.name': settings.serviceName, 'service.version': version }));
   const provider = new BasicTracerProvider({
     resource,
     sampler: makeSampler(settings.sampler),

@@ -107,7 +107,9 @@ function sampler(env: NodeJS.ProcessEnv, warnings: string[]): SamplerSettings {
   const name = (read(env, 'OTEL_TRACES_SAMPLER') ?? 'parentbased_always_on').toLowerCase();
   let kind = SAMPLERS[name];
   if (!kind) {
-    warnings.push(`OTEL_TRACES_SAMPLER ${JSON.stringify(name.slice(0, 32))} is not supported (${Object.keys(SAMPLERS).join(', ')}); parentbased_always_on is used`);
+    warnings.push(
+      `OTEL_TRACES_SAMPLER ${JSON.stringify(name.slice(0, 32))} is not supported (${Object.keys(SAMPLERS).join(', ')}); parentbased_always_on is used`,
+    );
     kind = SAMPLERS['parentbased_always_on']!;
   }
   let ratio = 1;
@@ -145,7 +147,8 @@ export function tracingSettings(env: NodeJS.ProcessEnv): SettingsResult {
   if (exporter === 'none') return off();
   const url = tracesUrl(env, warnings);
   if (!url) return off();
-  if (exporter !== undefined && exporter !== 'otlp') warnings.push(`OTEL_TRACES_EXPORTER ${JSON.stringify(exporter.slice(0, 32))} is not supported; spans go to the OTLP endpoint`);
+  if (exporter !== undefined && exporter !== 'otlp')
+    warnings.push(`OTEL_TRACES_EXPORTER ${JSON.stringify(exporter.slice(0, 32))} is not supported; spans go to the OTLP endpoint`);
   const protocol = (read(env, 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') ?? read(env, 'OTEL_EXPORTER_OTLP_PROTOCOL') ?? 'http/protobuf').toLowerCase();
   if (protocol !== 'http/protobuf' && protocol !== 'http/json') {
     warnings.push(`OTLP protocol ${JSON.stringify(protocol.slice(0, 32))} is not supported (http/protobuf or http/json); tracing is off`);

@@ -188,7 +188,14 @@ class OtelCallSpan implements CallSpan {
 }
 
 /** Opens a model call's span on `tracer`, continuing the trace of the client's `traceparent` / `tracestate` when valid. */
-export function openCallSpan(tracer: Tracer, propagator: TextMapPropagator, headers: IncomingHttpHeaders, startedAt: number, api: string, requested: string): CallSpan {
+export function openCallSpan(
+  tracer: Tracer,
+  propagator: TextMapPropagator,
+  headers: IncomingHttpHeaders,
+  startedAt: number,
+  api: string,
+  requested: string,
+): CallSpan {
   // A span name stays short whatever the client sent as `model`.
   const model = requested.length > MAX_MODEL ? requested.slice(0, MAX_MODEL) : requested;
   const parent = headers.traceparent === undefined ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, headers, defaultTextMapGetter);

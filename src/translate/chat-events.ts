@@ -78,7 +78,11 @@ export class ChatEvents {
  * failure instead.
  * @throws GatewayError `GW_ERR_UPSTREAM_BAD_RESPONSE` when the answer is not a JSON object.
  */
-export function rebuiltChatJson(parsed: unknown, secrets: readonly (string | undefined)[], rebuild: (chat: Obj, usage: Usage | null) => { body: Obj; text: string }): JsonResult {
+export function rebuiltChatJson(
+  parsed: unknown,
+  secrets: readonly (string | undefined)[],
+  rebuild: (chat: Obj, usage: Usage | null) => { body: Obj; text: string },
+): JsonResult {
   if (!isObj(parsed)) throw new GatewayError('GW_ERR_UPSTREAM_BAD_RESPONSE', { message: 'The upstream answered with JSON that is not an object.' });
   if ((isObj(parsed['error']) || typeof parsed['error'] === 'string') && !Array.isArray(parsed['choices'])) {
     return { body: Buffer.alloc(0), usage: null, failure: streamErrorFailure(readOpenAIError(parsed['error']), secrets) };

@@ -88,12 +88,23 @@ export function streamErrorFailure(fields: WireErrorFields | null, secrets: read
   if (classified.class === 'credential' || classified.class === 'permission') return { classified, error: new GatewayError('GW_ERR_UPSTREAM_AUTH'), reason };
   const code = client.code !== undefined ? client.code : (scrub(fields?.code, secrets) ?? 'upstream_stream_error');
   if (isCallerFault(classified)) {
-    return { classified, error: new GatewayError('GW_ERR_UPSTREAM_ERROR', { status: 400, message, type: 'invalid_request_error', openaiCode: code, heals: 'never' }), reason };
+    return {
+      classified,
+      error: new GatewayError('GW_ERR_UPSTREAM_ERROR', { status: 400, message, type: 'invalid_request_error', openaiCode: code, heals: 'never' }),
+      reason,
+    };
   }
   const type = client.type ?? scrub(fields?.type, secrets) ?? 'server_error';
   // A rate limit or an empty account before the first byte is what an HTTP 429 would have said.
   const status = classified.class === 'rate_limited' || classified.class === 'quota' ? 429 : undefined;
-  const error = new GatewayError('GW_ERR_UPSTREAM_STREAM', { message, type, openaiCode: code, param: scrub(fields?.param, secrets) ?? null, ...(status ? { status } : {}), heals: healsOf(classified) });
+  const error = new GatewayError('GW_ERR_UPSTREAM_STREAM', {
+    message,
+    type,
+    openaiCode: code,
+    param: scrub(fields?.param, secrets) ?? null,
+    ...(status ? { status } : {}),
+    heals: healsOf(classified),
+  });
   return { classified, error, reason };
 }
 

@@ -84,7 +84,8 @@ function markTools(tools: unknown): Obj[] | null {
   if (!Array.isArray(tools)) return null;
   for (let i = tools.length - 1; i >= 0; i--) {
     const t: unknown = tools[i];
-    if (isObj(t) && t['defer_loading'] !== true) return [...(tools.slice(0, i) as Obj[]), { ...t, cache_control: { ...EPHEMERAL } }, ...(tools.slice(i + 1) as Obj[])];
+    if (isObj(t) && t['defer_loading'] !== true)
+      return [...(tools.slice(0, i) as Obj[]), { ...t, cache_control: { ...EPHEMERAL } }, ...(tools.slice(i + 1) as Obj[])];
   }
   return null;
 }

@@ -46,7 +46,8 @@ export function turnsOf(body: Readonly<Obj>): Turn[] {
   return turns.map((m, i) => {
     if (!isObj(m)) throw invalid('Each message must be an object.', `messages[${i}]`);
     const role = m['role'];
-    if (role !== 'user' && role !== 'assistant' && role !== 'system') throw invalid(`Unknown message role '${asText(role)}': messages take 'user', 'assistant' or 'system'.`, `messages[${i}].role`);
+    if (role !== 'user' && role !== 'assistant' && role !== 'system')
+      throw invalid(`Unknown message role '${asText(role)}': messages take 'user', 'assistant' or 'system'.`, `messages[${i}].role`);
     return { role, content: m['content'], param: `messages[${i}].content` };
   });
 }
@@ -60,7 +61,10 @@ export function imageUrl(block: Obj, param: string, wire: string): string {
   const src = isObj(block['source']) ? block['source'] : {};
   if (src['type'] === 'base64' && typeof src['data'] === 'string') return `data:${asText(src['media_type'] ?? 'image/png')};base64,${src['data']}`;
   if (src['type'] === 'url' && typeof src['url'] === 'string') return src['url'];
-  throw invalid(`An image is sent to an upstream that speaks ${wire} as base64 data or a URL ('source.type' base64 or url); file ids are not available there.`, `${param}.source`);
+  throw invalid(
+    `An image is sent to an upstream that speaks ${wire} as base64 data or a URL ('source.type' base64 or url); file ids are not available there.`,
+    `${param}.source`,
+  );
 }
 
 /** A client tool, as every function-calling wire API takes it. */
@@ -83,11 +87,18 @@ export function clientTools(tools: unknown, wire: string): ClientTool[] {
   (Array.isArray(tools) ? tools : []).forEach((t, i) => {
     if (!isObj(t)) throw invalid('Each tool must be an object.', `tools[${i}]`);
     if (typeof t['type'] === 'string' && CLIENT_DEFINED.test(t['type'])) {
-      throw invalid(`Tools of type '${t['type']}' are defined by Anthropic and need an Anthropic account; this model's upstream speaks ${wire}: declare the tool with a name, description and input_schema instead.`, `tools[${i}]`);
+      throw invalid(
+        `Tools of type '${t['type']}' are defined by Anthropic and need an Anthropic account; this model's upstream speaks ${wire}: declare the tool with a name, description and input_schema instead.`,
+        `tools[${i}]`,
+      );
     }
     if (t['type'] !== undefined && t['type'] !== 'custom') return;
     if (!isObj(t['input_schema'])) throw invalid('A tool needs an input_schema (a JSON schema object).', `tools[${i}].input_schema`);
-    out.push({ name: asText(t['name'] ?? ''), ...(typeof t['description'] === 'string' ? { description: t['description'] } : {}), parameters: t['input_schema'] });
+    out.push({
+      name: asText(t['name'] ?? ''),
+      ...(typeof t['description'] === 'string' ? { description: t['description'] } : {}),
+      parameters: t['input_schema'],
+    });
   });
   return out;
 }

@@ -46,7 +46,11 @@ export class MessagesStreamWriter {
     if (this.started) return [];
     this.started = true;
     const usage = { input_tokens: Math.max(0, Math.round(this.promptTokens)), output_tokens: 0 };
-    return [this.frame('message_start', { message: { id: this.id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage } })];
+    return [
+      this.frame('message_start', {
+        message: { id: this.id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage },
+      }),
+    ];
   }
 
   /** Closes the open block, if any. */

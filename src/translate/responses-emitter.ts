@@ -53,14 +53,26 @@ export class ResponsesEmitter {
 
   /** Opens an item at the next output index. */
   open(kind: ItemKind, frames: Buffer[], call?: CallFields): OpenItem {
-    const item: OpenItem = { kind, id: newId(call?.custom ? 'ctc' : PREFIX[kind]), outputIndex: this.output.length, text: '', streamed: false, ...(call ? { call } : {}) };
+    const item: OpenItem = {
+      kind,
+      id: newId(call?.custom ? 'ctc' : PREFIX[kind]),
+      outputIndex: this.output.length,
+      text: '',
+      streamed: false,
+      ...(call ? { call } : {}),
+    };
     this.output.push({});
     const at = { output_index: item.outputIndex };
     frames.push(this.frame('response.output_item.added', { ...at, item: this.item(item, '', undefined, 'in_progress') }));
     const where = { item_id: item.id, ...at };
-    if (kind === 'message') frames.push(this.frame('response.content_part.added', { ...where, content_index: 0, part: { type: 'output_text', annotations: [], logprobs: [], text: '' } }));
-    else if (kind === 'reasoning') frames.push(this.frame('response.content_part.added', { ...where, content_index: 0, part: { type: 'reasoning_text', text: '' } }));
-    else if (kind === 'summary') frames.push(this.frame('response.reasoning_summary_part.added', { ...where, summary_index: 0, part: { type: 'summary_text', text: '' } }));
+    if (kind === 'message')
+      frames.push(
+        this.frame('response.content_part.added', { ...where, content_index: 0, part: { type: 'output_text', annotations: [], logprobs: [], text: '' } }),
+      );
+    else if (kind === 'reasoning')
+      frames.push(this.frame('response.content_part.added', { ...where, content_index: 0, part: { type: 'reasoning_text', text: '' } }));
+    else if (kind === 'summary')
+      frames.push(this.frame('response.reasoning_summary_part.added', { ...where, summary_index: 0, part: { type: 'summary_text', text: '' } }));
     return item;
   }
 
@@ -81,7 +93,9 @@ export class ResponsesEmitter {
         frames.push(this.frame('response.reasoning_summary_text.delta', { ...where, summary_index: 0, delta: piece }));
         return;
       case 'call':
-        frames.push(this.frame(item.call!.custom ? 'response.custom_tool_call_input.delta' : 'response.function_call_arguments.delta', { ...where, delta: piece }));
+        frames.push(
+          this.frame(item.call!.custom ? 'response.custom_tool_call_input.delta' : 'response.function_call_arguments.delta', { ...where, delta: piece }),
+        );
         return;
       default:
         return;
@@ -102,7 +116,14 @@ export class ResponsesEmitter {
       case 'message':
       case 'reasoning': {
         const message = item.kind === 'message';
-        frames.push(this.frame(message ? 'response.output_text.done' : 'response.reasoning_text.done', { ...where, content_index: 0, text, ...(message ? { logprobs: [] } : {}) }));
+        frames.push(
+          this.frame(message ? 'response.output_text.done' : 'response.reasoning_text.done', {
+            ...where,
+            content_index: 0,
+            text,
+            ...(message ? { logprobs: [] } : {}),
+          }),
+        );
         frames.push(this.frame('response.content_part.done', { ...where, content_index: 0, part: (done['content'] as Obj[])[0] }));
         break;
       }

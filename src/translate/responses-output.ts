@@ -29,11 +29,23 @@ export function reasoningTextItem(id: string, text: string, status: ItemStatus):
  */
 export function reasoningSummaryItem(id: string, summary: string | null, encrypted: string | undefined, status: ItemStatus): Obj {
   const done = status === 'completed';
-  return { id, type: 'reasoning', summary: done && summary !== null ? [{ type: 'summary_text', text: summary }] : [], ...(done && encrypted !== undefined ? { encrypted_content: encrypted } : {}), status };
+  return {
+    id,
+    type: 'reasoning',
+    summary: done && summary !== null ? [{ type: 'summary_text', text: summary }] : [],
+    ...(done && encrypted !== undefined ? { encrypted_content: encrypted } : {}),
+    status,
+  };
 }
 
 export function messageItem(id: string, text: string, status: ItemStatus): Obj {
-  return { id, type: 'message', status, role: 'assistant', content: status === 'completed' ? [{ type: 'output_text', annotations: [], logprobs: [], text }] : [] };
+  return {
+    id,
+    type: 'message',
+    status,
+    role: 'assistant',
+    content: status === 'completed' ? [{ type: 'output_text', annotations: [], logprobs: [], text }] : [],
+  };
 }
 
 /** What a tool call item is made of: the call's id, the tool (its namespace, if any) and the arguments (a custom tool: its input). */

@@ -94,7 +94,8 @@ function declared(tools: unknown, into: Declared[]): void {
     if (!isObj(t)) continue;
     if (t['type'] === 'namespace' && typeof t['name'] === 'string' && Array.isArray(t['tools'])) {
       for (const inner of t['tools'] as unknown[]) {
-        if (isObj(inner) && (inner['type'] === 'function' || inner['type'] === 'custom') && typeof inner['name'] === 'string') into.push({ name: inner['name'], namespace: t['name'], tool: inner });
+        if (isObj(inner) && (inner['type'] === 'function' || inner['type'] === 'custom') && typeof inner['name'] === 'string')
+          into.push({ name: inner['name'], namespace: t['name'], tool: inner });
       }
     } else if ((t['type'] === 'function' || t['type'] === 'custom') && typeof t['name'] === 'string') {
       into.push({ name: t['name'], namespace: null, tool: t });
@@ -149,7 +150,8 @@ export class ResponsesTools {
   static of(body: Readonly<Obj>): ResponsesTools {
     const all: Declared[] = [];
     declared(body['tools'], all);
-    if (Array.isArray(body['input'])) for (const item of body['input'] as unknown[]) if (isObj(item) && item['type'] === 'additional_tools') declared(item['tools'], all);
+    if (Array.isArray(body['input']))
+      for (const item of body['input'] as unknown[]) if (isObj(item) && item['type'] === 'additional_tools') declared(item['tools'], all);
     return new ResponsesTools(all);
   }
 
@@ -164,7 +166,9 @@ export class ResponsesTools {
    */
   wireName(name: string, namespace: unknown): string {
     const ns = typeof namespace === 'string' && namespace !== '' ? namespace : null;
-    const found = this.byKey.get(keyOf(ns, name)) ?? (ns === null ? this.byKey.get(keyOf(DEFAULT_NAMESPACE, name)) : ns === DEFAULT_NAMESPACE ? this.byKey.get(keyOf(null, name)) : undefined);
+    const found =
+      this.byKey.get(keyOf(ns, name)) ??
+      (ns === null ? this.byKey.get(keyOf(DEFAULT_NAMESPACE, name)) : ns === DEFAULT_NAMESPACE ? this.byKey.get(keyOf(null, name)) : undefined);
     if (found) return found.wire;
     return wireSafe(ns === null || ns === DEFAULT_NAMESPACE ? name : `${ns}__${name}`);
   }

@@ -110,10 +110,12 @@ export function releaseBody(body: Readable): Promise<void> {
   let left = RELEASE_MAX_BYTES;
   const timer = setTimeout(() => body.destroy(), RELEASE_GRACE_MS);
   timer.unref();
-  const closed = new Promise<void>((resolve) => body.once('close', () => {
-    clearTimeout(timer);
-    resolve();
-  }));
+  const closed = new Promise<void>((resolve) =>
+    body.once('close', () => {
+      clearTimeout(timer);
+      resolve();
+    }),
+  );
   body.on('data', (c: Buffer | string) => {
     left -= c.length;
     if (left < 0) body.destroy();

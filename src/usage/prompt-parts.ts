@@ -62,7 +62,29 @@ const MAX_DEPTH = 256;
 const MAX_NODES = 2_000_000;
 
 /** Fields whose values are bookkeeping, not prompt text, in the APIs' block shapes. */
-const SKIP_KEYS = new Set(['type', 'id', 'call_id', 'tool_use_id', 'tool_call_id', 'signature', 'encrypted_content', 'cache_control', 'status', 'media_type', 'detail', 'data', 'file_data', 'file_id', 'file_url', 'url', 'image_url', 'index', 'annotations', 'logprobs', 'citations']);
+const SKIP_KEYS = new Set([
+  'type',
+  'id',
+  'call_id',
+  'tool_use_id',
+  'tool_call_id',
+  'signature',
+  'encrypted_content',
+  'cache_control',
+  'status',
+  'media_type',
+  'detail',
+  'data',
+  'file_data',
+  'file_id',
+  'file_url',
+  'url',
+  'image_url',
+  'index',
+  'annotations',
+  'logprobs',
+  'citations',
+]);
 /** Fields whose object value is data the model reads as JSON (tool inputs, schemas): every key and value counts. */
 const DATA_KEYS = new Set(['input', 'arguments', 'parameters', 'input_schema', 'schema', 'output']);
 

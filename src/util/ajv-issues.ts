@@ -29,7 +29,9 @@ export function foldLiteralUnions<T extends AjvIssueLike>(issues: readonly T[]):
     const isNull = (i: T) => i.keyword === 'type' && i.params?.['type'] === 'null';
     if (!branches.some((i) => i.keyword === 'const' || i.keyword === 'enum')) continue;
     if (!branches.every((i) => i.keyword === 'const' || i.keyword === 'enum' || isNull(i))) continue;
-    const allowed = branches.flatMap((i) => (i.keyword === 'const' ? [i.params?.['allowedValue']] : isNull(i) ? [null] : ((i.params?.['allowedValues'] as unknown[]) ?? [])));
+    const allowed = branches.flatMap((i) =>
+      i.keyword === 'const' ? [i.params?.['allowedValue']] : isNull(i) ? [null] : ((i.params?.['allowedValues'] as unknown[]) ?? []),
+    );
     const shown = allowed.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(', ');
     folded.set(path, { ...branches[0]!, keyword: 'enum', message: `must be one of: ${shown}`, params: { allowedValues: allowed } });
   }

@@ -97,10 +97,18 @@ describe('a burst of 8 Codex and 8 Claude Code runs over two accounts that take 
       assert.ok(r.stdout.includes(doneText('responses')) || r.stdout.includes(doneText('chat')), `${agent} printed an account's answer:\n${tail(r)}`);
     }
     const refused = lines.filter((l) => l['status'] === 429 || l['status'] === 503);
-    assert.deepEqual(refused.map((l) => [l['api'], l['status'], l['error_class'], l['shed']]), [], `no turn got the gateway's 429 or 503: ${summary}`);
+    assert.deepEqual(
+      refused.map((l) => [l['api'], l['status'], l['error_class'], l['shed']]),
+      [],
+      `no turn got the gateway's 429 or 503: ${summary}`,
+    );
     const streamed = lines.filter((l) => l['stream'] === true && (l['attempts'] as number) >= 1);
     assert.ok(streamed.length >= 32, `two model turns or more per run: ${streamed.length}`);
     const got = streamed.map((l) => [l['status'], l['outcome'], l['tokens_estimated']]);
-    assert.deepEqual(got, got.map(() => [200, 'ok', false]), `every delivered turn booked ok with reported usage: ${summary}`);
+    assert.deepEqual(
+      got,
+      got.map(() => [200, 'ok', false]),
+      `every delivered turn booked ok with reported usage: ${summary}`,
+    );
   });
 });

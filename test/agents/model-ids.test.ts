@@ -52,7 +52,11 @@ describe('the ids and efforts the agents send, read from the installed packages,
   });
 
   const post = async (path: string, body: Record<string, unknown>) => {
-    const res = await fetch(`${gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${CLIENT_KEY}`, 'x-api-key': CLIENT_KEY, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${gw.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${CLIENT_KEY}`, 'x-api-key': CLIENT_KEY, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     return { status: res.status, model: res.headers.get('x-switchyard-model'), text: await res.text() };
   };
   const resolves = async (id: string): Promise<string> => {
@@ -64,7 +68,10 @@ describe('the ids and efforts the agents send, read from the installed packages,
 
   test("Codex's default (sent with the README's config) and every catalog id resolve to gpt-5.5-codex and are served", async () => {
     assert.ok(catalog.length >= 5, `the catalog lists models: ${catalog.map((m) => m.slug).join(', ')}`);
-    assert.ok(catalog.some((m) => m.slug === codexDefault), `the default ${codexDefault} is in the catalog`);
+    assert.ok(
+      catalog.some((m) => m.slug === codexDefault),
+      `the default ${codexDefault} is in the catalog`,
+    );
     for (const id of new Set([codexDefault, ...catalog.map((m) => m.slug)])) {
       assert.equal(await resolves(id), 'gpt-5.5-codex', id);
       const r = await post('/v1/responses', { model: id, input: 'hi' });
@@ -82,7 +89,8 @@ describe('the ids and efforts the agents send, read from the installed packages,
   });
 
   test("Claude Code's default and its shortcuts' ids resolve to claude-sonnet-4.6 and are served", async () => {
-    for (const s of ['opus', 'sonnet', 'haiku']) assert.ok(claudeSent.has(s), `sdk-tools.d.ts declares the shortcut ${s}: ${[...claudeSent.keys()].join(', ')}`);
+    for (const s of ['opus', 'sonnet', 'haiku'])
+      assert.ok(claudeSent.has(s), `sdk-tools.d.ts declares the shortcut ${s}: ${[...claudeSent.keys()].join(', ')}`);
     for (const [s, id] of claudeSent) {
       assert.equal(await resolves(id), 'claude-sonnet-4.6', `${s || 'no --model'}: ${id}`);
       const r = await post('/v1/messages', { model: id, max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] });
@@ -94,7 +102,12 @@ describe('the ids and efforts the agents send, read from the installed packages,
     const levels = await claudeEffortLevels();
     assert.ok(levels.includes('high'), levels.join(', '));
     for (const effort of levels) {
-      const r = await post('/v1/messages', { model: claudeSent.get('')!, max_tokens: 64, output_config: { effort }, messages: [{ role: 'user', content: 'hi' }] });
+      const r = await post('/v1/messages', {
+        model: claudeSent.get('')!,
+        max_tokens: 64,
+        output_config: { effort },
+        messages: [{ role: 'user', content: 'hi' }],
+      });
       assert.equal(r.status, 200, `${effort}: ${r.text.slice(0, 500)}`);
     }
   });

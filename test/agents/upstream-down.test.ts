@@ -99,7 +99,10 @@ for (const outage of ['connection refused', 'every call answered 503'] as const)
         const r = await claudePrint(gw.url, 'Say hi', { killMs: 90_000 });
         assertGaveUp(r, 'claude', error);
         const lines = gw.finished().filter((l) => l['api'] === 'messages');
-        assert.ok(lines.length > 0 && lines.every((l) => l['model'] === 'claude-sonnet-4.6'), `served as claude-sonnet-4.6 (its alias): ${JSON.stringify(lines.map((l) => l['model']))}`);
+        assert.ok(
+          lines.length > 0 && lines.every((l) => l['model'] === 'claude-sonnet-4.6'),
+          `served as claude-sonnet-4.6 (its alias): ${JSON.stringify(lines.map((l) => l['model']))}`,
+        );
       } finally {
         await gw.close();
       }

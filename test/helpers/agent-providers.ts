@@ -35,13 +35,21 @@ interface OfferedTool {
 
 /** The tools a request offers, on its wire API (Responses namespaces and `additional_tools` flattened). */
 function offered(wire: WireApi, body: Obj): OfferedTool[] {
-  if (wire === 'chat') return arr(body['tools']).filter(isObj).map((t) => (isObj(t['function']) ? t['function'] : {})).map((f) => ({ name: String(f['name']), custom: false, schema: f['parameters'] }));
-  if (wire === 'messages') return arr(body['tools']).filter(isObj).map((t) => ({ name: String(t['name']), custom: false, schema: t['input_schema'] }));
+  if (wire === 'chat')
+    return arr(body['tools'])
+      .filter(isObj)
+      .map((t) => (isObj(t['function']) ? t['function'] : {}))
+      .map((f) => ({ name: String(f['name']), custom: false, schema: f['parameters'] }));
+  if (wire === 'messages')
+    return arr(body['tools'])
+      .filter(isObj)
+      .map((t) => ({ name: String(t['name']), custom: false, schema: t['input_schema'] }));
   const out: OfferedTool[] = [];
   const add = (tools: unknown[]): void => {
     for (const t of tools.filter(isObj)) {
       if (t['type'] === 'namespace') add(arr(t['tools']));
-      else if (t['type'] === 'function' || t['type'] === 'custom') out.push({ name: String(t['name']), custom: t['type'] === 'custom', schema: t['parameters'] });
+      else if (t['type'] === 'function' || t['type'] === 'custom')
+        out.push({ name: String(t['name']), custom: t['type'] === 'custom', schema: t['parameters'] });
     }
   };
   add(arr(body['tools']));
@@ -95,44 +103,100 @@ function chatReply(call: ReturnType<typeof shellCall>, text: string): ScriptedRe
   const usage = chunk({}, null, { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 });
   if (!call) return sse([chunk({ role: 'assistant', content: '' }), chunk({ content: text }), chunk({}, 'stop'), usage, 'data: [DONE]\n\n']);
   const fn = { index: 0, id: 'call_agent_1', type: 'function', function: { name: call.name, arguments: '' } };
-  return sse([chunk({ role: 'assistant', content: null, tool_calls: [fn] }), chunk({ tool_calls: [{ index: 0, function: { arguments: JSON.stringify(call.args) } }] }), chunk({}, 'tool_calls'), usage, 'data: [DONE]\n\n']);
+  return sse([
+    chunk({ role: 'assistant', content: null, tool_calls: [fn] }),
+    chunk({ tool_calls: [{ index: 0, function: { arguments: JSON.stringify(call.args) } }] }),
+    chunk({}, 'tool_calls'),
+    usage,
+    'data: [DONE]\n\n',
+  ]);
 }
 
 function responsesReply(call: ReturnType<typeof shellCall>, text: string, model: unknown): ScriptedReply {
   let seq = 0;
   const ev = (type: string, data: Obj): string => event(type, { sequence_number: seq++, ...data });
-  const response = (status: string, output: Obj[]): Obj => ({ id: 'resp_agent', object: 'response', created_at: 1, status, model, output, usage: status === 'completed' ? { input_tokens: 100, input_tokens_details: { cached_tokens: 0 }, output_tokens: 10, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 110 } : null });
+  const response = (status: string, output: Obj[]): Obj => ({
+    id: 'resp_agent',
+    object: 'response',
+    created_at: 1,
+    status,
+    model,
+    output,
+    usage:
+      status === 'completed'
+        ? {
+            input_tokens: 100,
+            input_tokens_details: { cached_tokens: 0 },
+            output_tokens: 10,
+            output_tokens_details: { reasoning_tokens: 0 },
+            total_tokens: 110,
+          }
+        : null,
+  });
   const frames = [ev('response.created', { response: response('in_progress', []) })];
   let item: Obj;
   if (!call) {
     item = { type: 'message', id: 'msg_agent', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] };
     const at = { item_id: 'msg_agent', output_index: 0, content_index: 0 };
-    frames.push(ev('response.output_item.added', { output_index: 0, item: { ...item, status: 'in_progress', content: [] } }), ev('response.content_part.added', { ...at, part: { type: 'output_text', text: '', annotations: [] } }));
-    frames.push(ev('response.output_text.delta', { ...at, delta: text }), ev('response.output_text.done', { ...at, text }), ev('response.content_part.done', { ...at, part: (item['content'] as Obj[])[0]! }));
+    frames.push(
+      ev('response.output_item.added', { output_index: 0, item: { ...item, status: 'in_progress', content: [] } }),
+      ev('response.content_part.added', { ...at, part: { type: 'output_text', text: '', annotations: [] } }),
+    );
+    frames.push(
+      ev('response.output_text.delta', { ...at, delta: text }),
+      ev('response.output_text.done', { ...at, text }),
+      ev('response.content_part.done', { ...at, part: (item['content'] as Obj[])[0]! }),
+    );
   } else if (call.input !== undefined) {
     item = { type: 'custom_tool_call', id: 'ctc_agent', status: 'completed', call_id: 'call_agent_1', name: call.name, input: call.input };
     frames.push(ev('response.output_item.added', { output_index: 0, item: { ...item, status: 'in_progress', input: '' } }));
-    frames.push(ev('response.custom_tool_call_input.delta', { item_id: 'ctc_agent', output_index: 0, delta: call.input }), ev('response.custom_tool_call_input.done', { item_id: 'ctc_agent', output_index: 0, input: call.input }));
+    frames.push(
+      ev('response.custom_tool_call_input.delta', { item_id: 'ctc_agent', output_index: 0, delta: call.input }),
+      ev('response.custom_tool_call_input.done', { item_id: 'ctc_agent', output_index: 0, input: call.input }),
+    );
   } else {
     const args = JSON.stringify(call.args);
     item = { type: 'function_call', id: 'fc_agent', status: 'completed', call_id: 'call_agent_1', name: call.name, arguments: args };
     frames.push(ev('response.output_item.added', { output_index: 0, item: { ...item, status: 'in_progress', arguments: '' } }));
-    frames.push(ev('response.function_call_arguments.delta', { item_id: 'fc_agent', output_index: 0, delta: args }), ev('response.function_call_arguments.done', { item_id: 'fc_agent', output_index: 0, arguments: args }));
+    frames.push(
+      ev('response.function_call_arguments.delta', { item_id: 'fc_agent', output_index: 0, delta: args }),
+      ev('response.function_call_arguments.done', { item_id: 'fc_agent', output_index: 0, arguments: args }),
+    );
   }
   frames.push(ev('response.output_item.done', { output_index: 0, item }), ev('response.completed', { response: response('completed', [item]) }));
   return sse(frames);
 }
 
 function messagesReply(call: ReturnType<typeof shellCall>, text: string, model: unknown): ScriptedReply {
-  const frames = [event('message_start', { message: { id: 'msg_agent', type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 100, output_tokens: 1 } } })];
+  const frames = [
+    event('message_start', {
+      message: {
+        id: 'msg_agent',
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 100, output_tokens: 1 },
+      },
+    }),
+  ];
   if (!call) {
-    frames.push(event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }), event('content_block_delta', { index: 0, delta: { type: 'text_delta', text } }));
+    frames.push(
+      event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+      event('content_block_delta', { index: 0, delta: { type: 'text_delta', text } }),
+    );
   } else {
     const input = call.args ?? { input: call.input };
     frames.push(event('content_block_start', { index: 0, content_block: { type: 'tool_use', id: 'toolu_agent_1', name: call.name, input: {} } }));
     frames.push(event('content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: JSON.stringify(input) } }));
   }
-  frames.push(event('content_block_stop', { index: 0 }), event('message_delta', { delta: { stop_reason: call ? 'tool_use' : 'end_turn', stop_sequence: null }, usage: { output_tokens: 10 } }), event('message_stop', {}));
+  frames.push(
+    event('content_block_stop', { index: 0 }),
+    event('message_delta', { delta: { stop_reason: call ? 'tool_use' : 'end_turn', stop_sequence: null }, usage: { output_tokens: 10 } }),
+    event('message_stop', {}),
+  );
   return sse(frames);
 }
 
@@ -153,5 +217,8 @@ export function agentAccount(wire: WireApi, o: { textOnly?: boolean } = {}): (re
 
 /** The follow-ups `requests` hold for upstream model `model`: the tool output each carried. */
 export function followUps(wire: WireApi, requests: readonly ReceivedRequest[], model: string): string[] {
-  return requests.filter((r) => r.json?.['model'] === model).map((r) => toolOutput(wire, r.json ?? {})).filter((o): o is string => o !== null);
+  return requests
+    .filter((r) => r.json?.['model'] === model)
+    .map((r) => toolOutput(wire, r.json ?? {}))
+    .filter((o): o is string => o !== null);
 }

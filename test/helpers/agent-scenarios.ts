@@ -23,10 +23,17 @@ export const WEBSOCKET: readonly string[] = ['supports_websockets = true'];
 export async function assertOverWebSocket(gw: TestGateway): Promise<void> {
   const responses = gw.finished().filter((l) => l['api'] === 'responses');
   const overHttp = responses.filter((l) => l['transport'] !== 'websocket');
-  assert.deepEqual(overHttp.map((l) => l['status']), [], 'no Responses turn came as an HTTP POST');
+  assert.deepEqual(
+    overHttp.map((l) => l['status']),
+    [],
+    'no Responses turn came as an HTTP POST',
+  );
   const turns = responses.filter((l) => l['status'] === 200);
   assert.equal(turns[0]?.['attempts'], 0, 'the first is the warmup, answered by the gateway');
-  assert.ok(turns.filter((l) => (l['attempts'] as number) >= 1).length >= 2, `two model turns or more: ${JSON.stringify(turns.map((l) => [l['attempts'], l['status']]))}`);
+  assert.ok(
+    turns.filter((l) => (l['attempts'] as number) >= 1).length >= 2,
+    `two model turns or more: ${JSON.stringify(turns.map((l) => [l['attempts'], l['status']]))}`,
+  );
   assert.equal(new Set(turns.map((l) => l['request_id'])).size, turns.length, 'each turn has its own request id');
   assert.ok((metricValue(await gw.metricsText(), 'switchyard_websocket_turns_total', {}) ?? 0) >= turns.length);
 }
@@ -75,13 +82,23 @@ export function accountScenario(wire: WireApi, provider: 'openai-compatible' | '
       assert.ok(mine.length >= 2, `two turns or more reached the account: ${mine.length}\n${tail(r)}`);
       assert.deepEqual([...new Set(mine.map((q) => q.url))], [PATH[wire]], `every turn on the account's ${wire} API`);
       const outputs = followUps(wire, upstream.requests, o.upstreamModel);
-      assert.ok(outputs.some((out) => out.includes(ACCOUNT_ECHO)), `a follow-up carried the echo's output: ${JSON.stringify(outputs).slice(0, 2000)}`);
+      assert.ok(
+        outputs.some((out) => out.includes(ACCOUNT_ECHO)),
+        `a follow-up carried the echo's output: ${JSON.stringify(outputs).slice(0, 2000)}`,
+      );
       const lines = gw.finished().filter((l) => l['api'] === o.api && l['model'] === o.model && l['status'] === 200);
-      assert.ok(lines.length >= 2, `two turns or more finished 200 on /v1/${o.api}: ${JSON.stringify(gw.finished().map((l) => [l['api'], l['model'], l['status'], l['error_class']]))}`);
+      assert.ok(
+        lines.length >= 2,
+        `two turns or more finished 200 on /v1/${o.api}: ${JSON.stringify(gw.finished().map((l) => [l['api'], l['model'], l['status'], l['error_class']]))}`,
+      );
       // Every streamed turn is complete, with the account's usage, however soon the agent closed.
       const streamed = gw.finished().filter((l) => l['api'] === o.api && l['model'] === o.model && l['stream'] === true);
       const got = streamed.map((l) => [l['status'], l['outcome'], l['tokens_estimated']]);
-      assert.deepEqual(got, got.map(() => [200, 'ok', false]), 'every streamed turn booked ok with reported usage');
+      assert.deepEqual(
+        got,
+        got.map(() => [200, 'ok', false]),
+        'every streamed turn booked ok with reported usage',
+      );
     }
 
     const CODEX = { upstreamModel: 'fake-codex', api: 'responses', model: 'codex-side' };

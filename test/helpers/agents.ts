@@ -50,7 +50,7 @@ export async function installAgents(): Promise<void> {
   const done = join(CACHE, '.installed');
   const ready = () => existsSync(done) && existsSync(codexBin()) && existsSync(claudeBin()) && existsSync(claudeSdkTools());
   const lock = `${CACHE}.lock`;
-  for (const end = Date.now() + 600_000; !ready(); ) {
+  for (const end = Date.now() + 600_000; !ready();) {
     try {
       mkdirSync(lock);
     } catch {
@@ -62,7 +62,11 @@ export async function installAgents(): Promise<void> {
     try {
       mkdirSync(CACHE, { recursive: true });
       writeFileSync(join(CACHE, 'package.json'), '{"name":"switchyard-agents","private":true}');
-      await run('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error', CODEX, CLAUDE], { cwd: CACHE, timeout: 300_000, maxBuffer: 16 * 1024 * 1024 });
+      await run('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error', CODEX, CLAUDE], {
+        cwd: CACHE,
+        timeout: 300_000,
+        maxBuffer: 16 * 1024 * 1024,
+      });
       writeFileSync(done, new Date().toISOString());
     } finally {
       rmSync(lock, { recursive: true, force: true });
@@ -155,7 +159,14 @@ function codexConfig(url: string, opts: CodexOptions): string {
 
 /** The environment of a Codex run: a fresh CODEX_HOME, the key the README's `env_key` names. */
 function codexEnv(home: string): NodeJS.ProcessEnv {
-  return { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: home, CODEX_HOME: home, SWITCHYARD_API_KEY: CLIENT_KEY, OTEL_SDK_DISABLED: 'true', NO_COLOR: '1' };
+  return {
+    PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+    HOME: home,
+    CODEX_HOME: home,
+    SWITCHYARD_API_KEY: CLIENT_KEY,
+    OTEL_SDK_DISABLED: 'true',
+    NO_COLOR: '1',
+  };
 }
 
 /** `codex exec` against the gateway at `url` with the README's config lines (and `opts`). */

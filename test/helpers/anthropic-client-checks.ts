@@ -10,7 +10,12 @@ import { readSse, type Obj, type StreamFacts } from './recording-catalog.js';
 /** The Anthropic usage object for a usage in gateway terms (input apart from cache reads and writes). */
 export function anthropicUsageOf(u: Usage | null): Obj {
   if (!u) return { input_tokens: 0, output_tokens: 0 };
-  return { input_tokens: u.input - u.cached - (u.cacheWrite ?? 0), cache_creation_input_tokens: u.cacheWrite ?? 0, cache_read_input_tokens: u.cached, output_tokens: u.output };
+  return {
+    input_tokens: u.input - u.cached - (u.cacheWrite ?? 0),
+    cache_creation_input_tokens: u.cacheWrite ?? 0,
+    cache_read_input_tokens: u.cached,
+    output_tokens: u.output,
+  };
 }
 
 /** A content block as the client assembles it: the start's block and the text of its deltas. */
@@ -26,7 +31,10 @@ export function anthropicStream(out: string): { events: Obj[]; blocks: Block[] }
   for (const f of frames) assert.equal(f.event, (JSON.parse(f.data!) as Obj)['type'], 'the event name is the data type');
   const events = frames.map((f) => JSON.parse(f.data!) as Obj);
   assert.equal(events[0]!['type'], 'message_start');
-  assert.deepEqual(events.slice(-2).map((e) => e['type']), ['message_delta', 'message_stop']);
+  assert.deepEqual(
+    events.slice(-2).map((e) => e['type']),
+    ['message_delta', 'message_stop'],
+  );
   let open: number | null = null;
   const blocks: Block[] = [];
   for (const e of events.slice(1, -2)) {
@@ -49,7 +57,12 @@ export function anthropicStream(out: string): { events: Obj[]; blocks: Block[] }
 }
 
 /** What a finished response object says an Anthropic client must see. */
-export function expectedMessage(response: Obj): { text: string; thinking: string[]; calls: { id: unknown; name: unknown; input: unknown; args: string }[]; stop: string } {
+export function expectedMessage(response: Obj): {
+  text: string;
+  thinking: string[];
+  calls: { id: unknown; name: unknown; input: unknown; args: string }[];
+  stop: string;
+} {
   const output = (response['output'] as Obj[] | undefined) ?? [];
   let text = '';
   const thinking: string[] = [];
@@ -60,7 +73,8 @@ export function expectedMessage(response: Obj): { text: string; thinking: string
       const parts = [...((item['summary'] as Obj[] | undefined) ?? []), ...((item['content'] as Obj[] | undefined) ?? [])].map((p) => String(p['text']));
       if (parts.join('') !== '') thinking.push(parts.join('\n\n'));
     }
-    if (item['type'] === 'function_call') calls.push({ id: item['call_id'], name: item['name'], input: JSON.parse(item['arguments'] as string) as unknown, args: item['arguments'] as string });
+    if (item['type'] === 'function_call')
+      calls.push({ id: item['call_id'], name: item['name'], input: JSON.parse(item['arguments'] as string) as unknown, args: item['arguments'] as string });
   }
   const reason = (response['incomplete_details'] as Obj | null | undefined)?.['reason'];
   const stop = reason === 'max_output_tokens' ? 'max_tokens' : reason === 'content_filter' ? 'refusal' : calls.length > 0 ? 'tool_use' : 'end_turn';
@@ -79,9 +93,20 @@ export function checkMessagesOverResponses(out: string, facts: StreamFacts): voi
   assert.deepEqual(delta['delta'], { stop_reason: want.stop, stop_sequence: null });
   assert.deepEqual(delta['usage'], anthropicUsageOf(facts.usage));
   const of = (type: string): Block[] => blocks.filter((b) => b['type'] === type);
-  assert.equal(of('text').map((b) => b.deltas).join(''), want.text);
-  assert.deepEqual(of('thinking').map((b) => b.deltas), want.thinking);
-  assert.ok(of('thinking').every((b) => b['signature'] === '' && b['thinking'] === ''), 'no signature is invented');
+  assert.equal(
+    of('text')
+      .map((b) => b.deltas)
+      .join(''),
+    want.text,
+  );
+  assert.deepEqual(
+    of('thinking').map((b) => b.deltas),
+    want.thinking,
+  );
+  assert.ok(
+    of('thinking').every((b) => b['signature'] === '' && b['thinking'] === ''),
+    'no signature is invented',
+  );
   assert.deepEqual(
     of('tool_use').map((b) => ({ id: b['id'], name: b['name'], input: b['input'], args: b.deltas })),
     want.calls.map((c) => ({ id: c.id, name: c.name, input: {}, args: c.args })),

@@ -16,5 +16,9 @@ export function prompt(v: unknown, key = ''): unknown {
   if (typeof v === 'string' && (key === 'system' || key === 'content')) return v === '' ? v : [{ type: 'text', text: v }];
   if (Array.isArray(v)) return v.map((x) => prompt(x));
   if (!v || typeof v !== 'object') return v;
-  return Object.fromEntries(Object.entries(v as Obj).filter(([k]) => k !== 'cache_control').map(([k, x]) => [k, prompt(x, k)]));
+  return Object.fromEntries(
+    Object.entries(v as Obj)
+      .filter(([k]) => k !== 'cache_control')
+      .map(([k, x]) => [k, prompt(x, k)]),
+  );
 }

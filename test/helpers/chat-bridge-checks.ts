@@ -12,7 +12,14 @@ import { readSse, type Obj, type StreamFacts } from './recording-catalog.js';
 /** chat -> messages stamps `created` from the clock: the tests pin it here, so every run gives the same bytes. */
 export const NOW_MS = 1_760_000_000_000;
 
-export const FINISH: Readonly<Record<string, string>> = { end_turn: 'stop', stop_sequence: 'stop', pause_turn: 'stop', max_tokens: 'length', tool_use: 'tool_calls', refusal: 'content_filter' };
+export const FINISH: Readonly<Record<string, string>> = {
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  pause_turn: 'stop',
+  max_tokens: 'length',
+  tool_use: 'tool_calls',
+  refusal: 'content_filter',
+};
 
 /** OpenAI's usage object for Anthropic counts (prompt = input + cache reads + cache writes). */
 export function openAIUsage(u: Usage): Obj {
@@ -36,7 +43,7 @@ function chatAnswer(facts: StreamFacts): { content: string; reasoning: string; c
   const calls: { id: unknown; name: unknown; args: string }[] = [];
   let finish: string | null = null;
   for (const p of facts.payloads) {
-    for (const c of (Array.isArray(p?.['choices']) ? (p['choices'] as Obj[]) : [])) {
+    for (const c of Array.isArray(p?.['choices']) ? (p['choices'] as Obj[]) : []) {
       if (typeof c['finish_reason'] === 'string') finish = c['finish_reason'];
       const d = (c['delta'] ?? {}) as Obj;
       if (typeof d['content'] === 'string') content += d['content'];
@@ -66,13 +73,24 @@ function typedFrames(out: string): Obj[] {
 
 /** The Responses usage object for a usage in gateway terms. */
 export function responsesUsageOf(u: Usage): Obj {
-  return { input_tokens: u.input, input_tokens_details: { cached_tokens: u.cached }, output_tokens: u.output, output_tokens_details: { reasoning_tokens: u.reasoning }, total_tokens: u.input + u.output };
+  return {
+    input_tokens: u.input,
+    input_tokens_details: { cached_tokens: u.cached },
+    output_tokens: u.output,
+    output_tokens_details: { reasoning_tokens: u.reasoning },
+    total_tokens: u.input + u.output,
+  };
 }
 
 /** The Anthropic usage object for a usage in gateway terms (input apart from cache reads and writes). */
 export function anthropicUsageOf(u: Usage | null): Obj {
   if (!u) return { input_tokens: 0, output_tokens: 0 };
-  return { input_tokens: u.input - u.cached - (u.cacheWrite ?? 0), cache_creation_input_tokens: u.cacheWrite ?? 0, cache_read_input_tokens: u.cached, output_tokens: u.output };
+  return {
+    input_tokens: u.input - u.cached - (u.cacheWrite ?? 0),
+    cache_creation_input_tokens: u.cacheWrite ?? 0,
+    cache_read_input_tokens: u.cached,
+    output_tokens: u.output,
+  };
 }
 
 export const STOP_OF: Readonly<Record<string, string>> = { stop: 'end_turn', length: 'max_tokens', tool_calls: 'tool_use', content_filter: 'refusal' };
@@ -80,7 +98,10 @@ export const STOP_OF: Readonly<Record<string, string>> = { stop: 'end_turn', len
 /** chat -> responses: a chat client over a recorded Responses stream. */
 export const checkChatOverResponses: ClientCheck = (out, facts, wantsUsage) => {
   const frames = readSse(out).filter((f) => f.data !== null);
-  assert.ok(frames.every((f) => f.event === null && f.raw === `data: ${f.data}\n\n`), 'chat frames only');
+  assert.ok(
+    frames.every((f) => f.event === null && f.raw === `data: ${f.data}\n\n`),
+    'chat frames only',
+  );
   assert.equal(frames.at(-1)!.data, '[DONE]');
   const chunks = frames.slice(0, -1).map((f) => JSON.parse(f.data!) as Obj);
   const created = facts.payloads.find((p) => p?.['type'] === 'response.created')!['response'] as Obj;
@@ -109,16 +130,34 @@ export const checkChatOverResponses: ClientCheck = (out, facts, wantsUsage) => {
   }
   // What the recording says: text and reasoning deltas, function calls in order, usage.
   const of = (type: string) => facts.payloads.filter((p) => p?.['type'] === type) as Obj[];
-  assert.equal(content, of('response.output_text.delta').map((p) => p['delta']).join(''));
+  assert.equal(
+    content,
+    of('response.output_text.delta')
+      .map((p) => p['delta'])
+      .join(''),
+  );
   assert.equal(reasoning, [...of('response.reasoning_summary_text.delta'), ...of('response.reasoning_text.delta')].map((p) => p['delta']).join(''));
   const recorded = (final['output'] as Obj[]).filter((i) => i['type'] === 'function_call');
-  assert.deepEqual(calls.map((c) => ({ id: c.id, name: c.name, args: c.args })), recorded.map((i) => ({ id: i['call_id'], name: i['name'], args: i['arguments'] })));
+  assert.deepEqual(
+    calls.map((c) => ({ id: c.id, name: c.name, args: c.args })),
+    recorded.map((i) => ({ id: i['call_id'], name: i['name'], args: i['arguments'] })),
+  );
   const reason = (final['incomplete_details'] as Obj | null)?.['reason'];
   assert.deepEqual(finish, [reason === 'max_output_tokens' ? 'length' : recorded.length > 0 ? 'tool_calls' : 'stop']);
   const u = facts.usage;
   assert.deepEqual(
     usageChunks,
-    wantsUsage && u ? [{ prompt_tokens: u.input, completion_tokens: u.output, total_tokens: u.input + u.output, prompt_tokens_details: { cached_tokens: u.cached }, completion_tokens_details: { reasoning_tokens: u.reasoning } }] : [],
+    wantsUsage && u
+      ? [
+          {
+            prompt_tokens: u.input,
+            completion_tokens: u.output,
+            total_tokens: u.input + u.output,
+            prompt_tokens_details: { cached_tokens: u.cached },
+            completion_tokens_details: { reasoning_tokens: u.reasoning },
+          },
+        ]
+      : [],
   );
 };
 
@@ -126,8 +165,15 @@ export const checkChatOverResponses: ClientCheck = (out, facts, wantsUsage) => {
 export const checkResponsesOverChat: ClientCheck = (out, facts) => {
   const want = chatAnswer(facts);
   const events = typedFrames(out);
-  assert.deepEqual(events.map((e) => e['sequence_number']), events.map((_e, i) => i), 'sequence numbers count from 0');
-  assert.deepEqual(events.slice(0, 2).map((e) => e['type']), ['response.created', 'response.in_progress']);
+  assert.deepEqual(
+    events.map((e) => e['sequence_number']),
+    events.map((_e, i) => i),
+    'sequence numbers count from 0',
+  );
+  assert.deepEqual(
+    events.slice(0, 2).map((e) => e['type']),
+    ['response.created', 'response.in_progress'],
+  );
   const last = events.at(-1)!;
   assert.equal(last['type'], want.finish === 'length' || want.finish === 'content_filter' ? 'response.incomplete' : 'response.completed');
   const response = last['response'] as Obj;
@@ -135,27 +181,49 @@ export const checkResponsesOverChat: ClientCheck = (out, facts) => {
   assert.match(String(response['id']), /^resp_/);
   assert.deepEqual(response['usage'], facts.usage ? responsesUsageOf(facts.usage) : null);
   const of = (type: string): Obj[] => events.filter((e) => e['type'] === type);
-  assert.equal(of('response.output_text.delta').map((e) => e['delta']).join(''), want.content);
-  assert.equal(of('response.reasoning_text.delta').map((e) => e['delta']).join(''), want.reasoning);
+  assert.equal(
+    of('response.output_text.delta')
+      .map((e) => e['delta'])
+      .join(''),
+    want.content,
+  );
+  assert.equal(
+    of('response.reasoning_text.delta')
+      .map((e) => e['delta'])
+      .join(''),
+    want.reasoning,
+  );
   // Every added item is done once, in output order, and the final output is the done items.
   const added = of('response.output_item.added').map((e) => e['output_index']);
   const done = of('response.output_item.done');
-  assert.deepEqual(added, added.map((_x, i) => i));
+  assert.deepEqual(
+    added,
+    added.map((_x, i) => i),
+  );
   assert.deepEqual(done.map((e) => e['output_index']).sort(), added);
   const output = response['output'] as Obj[];
-  assert.deepEqual(output, [...done].sort((a, b) => (a['output_index'] as number) - (b['output_index'] as number)).map((e) => e['item']));
+  assert.deepEqual(
+    output,
+    [...done].sort((a, b) => (a['output_index'] as number) - (b['output_index'] as number)).map((e) => e['item']),
+  );
   const message = output.filter((i) => i['type'] === 'message');
-  assert.equal(message.map((m) => ((m['content'] as Obj[])[0]!['text'] as string)).join(''), want.content);
+  assert.equal(message.map((m) => (m['content'] as Obj[])[0]!['text'] as string).join(''), want.content);
   const reasoning = output.filter((i) => i['type'] === 'reasoning');
-  assert.equal(reasoning.map((r) => ((r['content'] as Obj[])[0]!['text'] as string)).join(''), want.reasoning);
-  assert.ok(reasoning.every((r) => Array.isArray(r['summary']) && (r['summary'] as unknown[]).length === 0 && r['encrypted_content'] === undefined), 'no summary or encrypted reasoning is invented');
+  assert.equal(reasoning.map((r) => (r['content'] as Obj[])[0]!['text'] as string).join(''), want.reasoning);
+  assert.ok(
+    reasoning.every((r) => Array.isArray(r['summary']) && (r['summary'] as unknown[]).length === 0 && r['encrypted_content'] === undefined),
+    'no summary or encrypted reasoning is invented',
+  );
   const calls = output.filter((i) => i['type'] === 'function_call');
   assert.deepEqual(
     calls.map((c) => ({ id: c['call_id'], name: c['name'], input: JSON.parse(c['arguments'] as string) as unknown })),
     want.calls.map((c) => ({ id: c.id, name: c.name, input: JSON.parse(c.args || '{}') as unknown })),
   );
   for (const c of calls) {
-    const deltas = of('response.function_call_arguments.delta').filter((e) => e['item_id'] === c['id']).map((e) => e['delta']).join('');
+    const deltas = of('response.function_call_arguments.delta')
+      .filter((e) => e['item_id'] === c['id'])
+      .map((e) => e['delta'])
+      .join('');
     assert.equal(deltas || '{}', c['arguments'], 'the argument deltas add up to the arguments');
   }
 };
@@ -165,7 +233,10 @@ export const checkMessagesOverChat: ClientCheck = (out, facts) => {
   const want = chatAnswer(facts);
   const events = typedFrames(out);
   assert.equal(events[0]!['type'], 'message_start');
-  assert.deepEqual(events.slice(-2).map((e) => e['type']), ['message_delta', 'message_stop']);
+  assert.deepEqual(
+    events.slice(-2).map((e) => e['type']),
+    ['message_delta', 'message_stop'],
+  );
   const delta = events.at(-2)!;
   assert.deepEqual(delta['delta'], { stop_reason: STOP_OF[want.finish ?? 'stop'] ?? 'end_turn', stop_sequence: null });
   assert.deepEqual(delta['usage'], anthropicUsageOf(facts.usage));
@@ -190,9 +261,22 @@ export const checkMessagesOverChat: ClientCheck = (out, facts) => {
   }
   assert.equal(open, null);
   const of = (type: string) => blocks.filter((b) => b['type'] === type);
-  assert.equal(of('text').map((b) => b.text).join(''), want.content);
-  assert.equal(of('thinking').map((b) => b.text).join(''), want.reasoning);
-  assert.ok(of('thinking').every((b) => b['signature'] === ''), 'no signature is invented');
+  assert.equal(
+    of('text')
+      .map((b) => b.text)
+      .join(''),
+    want.content,
+  );
+  assert.equal(
+    of('thinking')
+      .map((b) => b.text)
+      .join(''),
+    want.reasoning,
+  );
+  assert.ok(
+    of('thinking').every((b) => b['signature'] === ''),
+    'no signature is invented',
+  );
   assert.deepEqual(
     of('tool_use').map((b) => ({ id: b['id'], name: b['name'], input: JSON.parse(b.text || '{}') as unknown })),
     want.calls.map((c) => ({ id: c.id, name: c.name, input: JSON.parse(c.args || '{}') as unknown })),
@@ -235,7 +319,8 @@ export const checkChatOverMessages: ClientCheck = (out, facts, wantsUsage) => {
   const blocks = new Map<unknown, Obj & { args: string }>();
   let stop: unknown;
   for (const p of facts.payloads) {
-    if (p?.['type'] === 'content_block_start' && (p['content_block'] as Obj)['type'] === 'tool_use') blocks.set(p['index'], { ...(p['content_block'] as Obj), args: '' });
+    if (p?.['type'] === 'content_block_start' && (p['content_block'] as Obj)['type'] === 'tool_use')
+      blocks.set(p['index'], { ...(p['content_block'] as Obj), args: '' });
     if (p?.['type'] === 'message_delta') stop = (p['delta'] as Obj)['stop_reason'];
     if (p?.['type'] !== 'content_block_delta') continue;
     const d = p['delta'] as Obj;

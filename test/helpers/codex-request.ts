@@ -25,7 +25,12 @@ export const CODEX_ADDITIONAL_TOOLS: Obj = {
         { type: 'function', name: 'wait', description: 'Waits on a yielded exec cell', strict: false, parameters: params('cell_id') },
       ],
     },
-    { type: 'namespace', name: 'clock', description: 'Tools for reading and waiting on time.', tools: [{ type: 'function', name: 'sleep', description: 'Pause', strict: false, parameters: params('duration_ms') }] },
+    {
+      type: 'namespace',
+      name: 'clock',
+      description: 'Tools for reading and waiting on time.',
+      tools: [{ type: 'function', name: 'sleep', description: 'Pause', strict: false, parameters: params('duration_ms') }],
+    },
   ],
 };
 

@@ -128,7 +128,11 @@ keys:
  * Starts a gateway from YAML text; `env` fills its `${VAR}` references. `appEnv`, when given,
  * is the environment the app itself reads (`OTEL_*`, `DATABASE_URL`, reloads) instead of `process.env`.
  */
-export async function startGateway(yaml: string, env: NodeJS.ProcessEnv = { TEST_UPSTREAM_KEY: UPSTREAM_KEY }, appEnv?: NodeJS.ProcessEnv): Promise<TestGateway> {
+export async function startGateway(
+  yaml: string,
+  env: NodeJS.ProcessEnv = { TEST_UPSTREAM_KEY: UPSTREAM_KEY },
+  appEnv?: NodeJS.ProcessEnv,
+): Promise<TestGateway> {
   const logs: string[] = [];
   const logStream = new Writable({
     write(chunk: Buffer, _enc, cb) {

@@ -92,11 +92,18 @@ export function jsonAnswer(wire: ApiName): fc.Arbitrary<unknown> {
 export const errorAnswer: fc.Arbitrary<{ status: number; body: Buffer; retryAfter: string | undefined }> = fc.record({
   status: fc.oneof(fc.constantFrom(400, 401, 403, 404, 408, 409, 413, 422, 429, 500, 502, 503, 504, 529), fc.integer({ min: 400, max: 599 })),
   body: fc.oneof(
-    { weight: 4, arbitrary: fc.tuple(fc.constantFrom(...Object.values(ERROR_RECORDINGS).flat()), edits(2)).map(([n, e]) => Buffer.from(JSON.stringify(applyEdits(JSON.parse(fixture(n).toString('utf8')), e)))) },
+    {
+      weight: 4,
+      arbitrary: fc
+        .tuple(fc.constantFrom(...Object.values(ERROR_RECORDINGS).flat()), edits(2))
+        .map(([n, e]) => Buffer.from(JSON.stringify(applyEdits(JSON.parse(fixture(n).toString('utf8')), e)))),
+    },
     junk.map((j) => Buffer.from(JSON.stringify(j) ?? '')),
     fc.string({ maxLength: 40 }).map((s) => Buffer.from(s)),
   ),
-  retryAfter: fc.option(fc.oneof(fc.constantFrom('0', '1', '30', '-5', '1e9', 'NaN', 'Wed, 21 Oct 2015 07:28:00 GMT'), fc.string({ maxLength: 8 })), { nil: undefined }),
+  retryAfter: fc.option(fc.oneof(fc.constantFrom('0', '1', '30', '-5', '1e9', 'NaN', 'Wed, 21 Oct 2015 07:28:00 GMT'), fc.string({ maxLength: 8 })), {
+    nil: undefined,
+  }),
 });
 
 /** One SSE frame: the event in the wire's framing, or an odd frame. */
@@ -106,7 +113,16 @@ function frame(e: Event | string): string {
   return `${e.name !== null ? `event: ${e.name}\n` : ''}data: ${data}\n\n`;
 }
 
-const ODD_FRAMES = ['data: [DONE]\n\n', 'data: {"truncated":\n\n', 'data: not json\n\n', ': keep-alive\n\n', 'event: ping\ndata: {"type":"ping"}\n\n', 'data: null\n\n', 'data: []\n\n', 'data: 42\n\n'];
+const ODD_FRAMES = [
+  'data: [DONE]\n\n',
+  'data: {"truncated":\n\n',
+  'data: not json\n\n',
+  ': keep-alive\n\n',
+  'event: ping\ndata: {"type":"ping"}\n\n',
+  'data: null\n\n',
+  'data: []\n\n',
+  'data: 42\n\n',
+];
 
 /**
  * An upstream SSE body of `wire`: a recorded stream cut at a random point, with events
@@ -121,7 +137,12 @@ export function streamAnswer(wire: ApiName): fc.Arbitrary<string> {
     fc.constantFrom(...ODD_FRAMES),
   );
   const recorded = fc
-    .tuple(fc.constantFrom(...streams), fc.nat(), fc.array(fc.tuple(fc.nat(), fc.oneof(fc.constant(null), item)), { maxLength: 4 }), fc.array(fc.tuple(fc.nat(), edits(2)), { maxLength: 3 }))
+    .tuple(
+      fc.constantFrom(...streams),
+      fc.nat(),
+      fc.array(fc.tuple(fc.nat(), fc.oneof(fc.constant(null), item)), { maxLength: 4 }),
+      fc.array(fc.tuple(fc.nat(), edits(2)), { maxLength: 3 }),
+    )
     .map(([events, cut, changes, editsAt]) => {
       const out: (Event | string)[] = events.slice(0, 1 + (cut % events.length));
       for (const [at, ed] of editsAt) {
@@ -151,9 +172,26 @@ export const NO_TO_STRING = (): unknown => JSON.parse('{"toString":null}');
 export function knownBad(wire: ApiName): { json: unknown; stream: string } {
   const json = { ...recordedAnswers(wire)[0]!, model: NO_TO_STRING() };
   const streams: Record<ApiName, Event> = {
-    chat: { name: null, data: { id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '{}' } }, null] }, finish_reason: null }] } },
-    responses: { name: 'response.output_item.added', data: { type: 'response.output_item.added', output_index: 0, item: { id: 'fc_1', type: 'function_call', arguments: '', call_id: 'call_1', name: NO_TO_STRING() } } },
-    messages: { name: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: NO_TO_STRING(), name: 'f', input: {} } } },
+    chat: {
+      name: null,
+      data: {
+        id: 'c',
+        object: 'chat.completion.chunk',
+        choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '{}' } }, null] }, finish_reason: null }],
+      },
+    },
+    responses: {
+      name: 'response.output_item.added',
+      data: {
+        type: 'response.output_item.added',
+        output_index: 0,
+        item: { id: 'fc_1', type: 'function_call', arguments: '', call_id: 'call_1', name: NO_TO_STRING() },
+      },
+    },
+    messages: {
+      name: 'content_block_start',
+      data: { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: NO_TO_STRING(), name: 'f', input: {} } },
+    },
   };
   return { json, stream: frame(streams[wire]) };
 }

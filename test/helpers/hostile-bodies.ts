@@ -74,30 +74,50 @@ export const deep: fc.Arbitrary<unknown> = fc.oneof(fc.integer({ min: 10, max: 6
 const text = fc.oneof({ weight: 5, arbitrary: fc.string({ maxLength: 30 }) }, oddString);
 const toolName = fc.oneof(fc.constantFrom('get_weather', 'bash', 'exec_command', 'apply_patch'), fc.stringMatching(/^[a-zA-Z0-9_-]{1,64}$/));
 const id = fc.stringMatching(/^[a-zA-Z0-9_]{1,30}$/);
-const args = fc.oneof(fc.constantFrom('{}', '{"city":"Paris"}', '', '{"a":', 'null', '[1,2]'), junk.map((v) => JSON.stringify(v) ?? ''));
+const args = fc.oneof(
+  fc.constantFrom('{}', '{"city":"Paris"}', '', '{"a":', 'null', '[1,2]'),
+  junk.map((v) => JSON.stringify(v) ?? ''),
+);
 const schema = fc.oneof(fc.constant({ type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }), fc.constant({ type: 'object' }), junk);
 const effort = fc.constantFrom('minimal', 'low', 'medium', 'high', 'xhigh', 'none');
 const imageUrl = fc.constantFrom('https://example.com/cat.png', 'data:image/png;base64,iVBORw0KGgo=', 'data:,', '');
 
 /** Model names: the three of the hostile gateway (one per wire API), and names it does not know. */
-export const modelName: fc.Arbitrary<string> = fc.oneof({ weight: 12, arbitrary: fc.constantFrom('m-chat', 'm-resp', 'm-anth') }, oddString.filter((s) => s.length > 0));
+export const modelName: fc.Arbitrary<string> = fc.oneof(
+  { weight: 12, arbitrary: fc.constantFrom('m-chat', 'm-resp', 'm-anth') },
+  oddString.filter((s) => s.length > 0),
+);
 
 const chatPart = fc.oneof(
   fc.record({ type: fc.constant('text'), text }),
-  fc.record({ type: fc.constant('image_url'), image_url: fc.record({ url: imageUrl, detail: fc.constantFrom('auto', 'low', 'high') }, { requiredKeys: ['url'] }) }),
+  fc.record({
+    type: fc.constant('image_url'),
+    image_url: fc.record({ url: imageUrl, detail: fc.constantFrom('auto', 'low', 'high') }, { requiredKeys: ['url'] }),
+  }),
   fc.record({ type: fc.constant('input_audio'), input_audio: fc.record({ data: text, format: fc.constantFrom('wav', 'mp3') }) }),
 );
 const chatToolCall = fc.record({ id, type: fc.constant('function'), function: fc.record({ name: toolName, arguments: args }) });
 const chatMessage = fc.oneof(
-  fc.record({ role: fc.constantFrom('system', 'developer'), content: fc.oneof(text, fc.array(fc.record({ type: fc.constant('text'), text }), { maxLength: 3 })) }),
+  fc.record({
+    role: fc.constantFrom('system', 'developer'),
+    content: fc.oneof(text, fc.array(fc.record({ type: fc.constant('text'), text }), { maxLength: 3 })),
+  }),
   fc.record({ role: fc.constant('user'), content: fc.oneof(text, fc.array(chatPart, { maxLength: 3 })) }),
   fc.record(
-    { role: fc.constant('assistant'), content: fc.oneof(text, fc.constant(null)), tool_calls: fc.array(chatToolCall, { minLength: 1, maxLength: 3 }), reasoning_content: text },
+    {
+      role: fc.constant('assistant'),
+      content: fc.oneof(text, fc.constant(null)),
+      tool_calls: fc.array(chatToolCall, { minLength: 1, maxLength: 3 }),
+      reasoning_content: text,
+    },
     { requiredKeys: ['role', 'content'] },
   ),
   fc.record({ role: fc.constant('tool'), tool_call_id: id, content: fc.oneof(text, fc.array(chatPart, { maxLength: 2 })) }),
 );
-const chatTool = fc.record({ type: fc.constant('function'), function: fc.record({ name: toolName, description: text, parameters: schema, strict: fc.boolean() }, { requiredKeys: ['name'] }) });
+const chatTool = fc.record({
+  type: fc.constant('function'),
+  function: fc.record({ name: toolName, description: text, parameters: schema, strict: fc.boolean() }, { requiredKeys: ['name'] }),
+});
 
 /** A `POST /v1/chat/completions` body of the documented shape. */
 export const chatBody: fc.Arbitrary<Obj> = fc.record(
@@ -111,10 +131,17 @@ export const chatBody: fc.Arbitrary<Obj> = fc.record(
     max_tokens: fc.integer({ min: 1, max: 100_000 }),
     max_completion_tokens: fc.integer({ min: 1, max: 100_000 }),
     tools: fc.array(chatTool, { maxLength: 3 }),
-    tool_choice: fc.oneof(fc.constantFrom('auto', 'none', 'required'), toolName.map((name) => ({ type: 'function', function: { name } }))),
+    tool_choice: fc.oneof(
+      fc.constantFrom('auto', 'none', 'required'),
+      toolName.map((name) => ({ type: 'function', function: { name } })),
+    ),
     parallel_tool_calls: fc.boolean(),
     reasoning_effort: effort,
-    response_format: fc.oneof(fc.constant({ type: 'text' }), fc.constant({ type: 'json_object' }), schema.map((s) => ({ type: 'json_schema', json_schema: { name: 'x', schema: s } }))),
+    response_format: fc.oneof(
+      fc.constant({ type: 'text' }),
+      fc.constant({ type: 'json_object' }),
+      schema.map((s) => ({ type: 'json_schema', json_schema: { name: 'x', schema: s } })),
+    ),
     stop: fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, text, fc.array(text, { maxLength: 4 })),
     user: fc.string({ maxLength: 20 }),
     n: fc.oneof({ weight: 5, arbitrary: fc.constant(1) }, fc.integer({ min: 2, max: 3 })),
@@ -136,7 +163,12 @@ const respItem = fc.oneof(
   fc.record({ type: fc.constant('function_call_output'), call_id: id, output: fc.oneof(text, fc.array(respContent, { maxLength: 2 })) }),
   fc.record({ type: fc.constant('custom_tool_call'), call_id: id, name: toolName, input: text }),
   fc.record({ type: fc.constant('custom_tool_call_output'), call_id: id, output: text }),
-  fc.record({ type: fc.constant('reasoning'), id: id.map((s) => `rs_${s}`), summary: fc.array(fc.record({ type: fc.constant('summary_text'), text }), { maxLength: 2 }), encrypted_content: text }),
+  fc.record({
+    type: fc.constant('reasoning'),
+    id: id.map((s) => `rs_${s}`),
+    summary: fc.array(fc.record({ type: fc.constant('summary_text'), text }), { maxLength: 2 }),
+    encrypted_content: text,
+  }),
 );
 const respTool = fc.oneof(
   fc.record({ type: fc.constant('function'), name: toolName, description: text, parameters: schema, strict: fc.boolean() }, { requiredKeys: ['type', 'name'] }),
@@ -154,8 +186,16 @@ export const responsesBody: fc.Arbitrary<Obj> = fc.record(
     max_output_tokens: fc.integer({ min: 1, max: 100_000 }),
     reasoning: fc.record({ effort, summary: fc.constantFrom('auto', 'concise', 'detailed') }, { requiredKeys: [] }),
     tools: fc.array(respTool, { maxLength: 3 }),
-    tool_choice: fc.oneof(fc.constantFrom('auto', 'none', 'required'), toolName.map((name) => ({ type: 'function', name }))),
-    text: fc.record({ format: fc.oneof(fc.constant({ type: 'text' }), schema.map((s) => ({ type: 'json_schema', name: 'x', schema: s }))) }),
+    tool_choice: fc.oneof(
+      fc.constantFrom('auto', 'none', 'required'),
+      toolName.map((name) => ({ type: 'function', name })),
+    ),
+    text: fc.record({
+      format: fc.oneof(
+        fc.constant({ type: 'text' }),
+        schema.map((s) => ({ type: 'json_schema', name: 'x', schema: s })),
+      ),
+    }),
     store: fc.boolean(),
     temperature: fc.double({ min: 0, max: 2, noNaN: true }),
     include: fc.constant(['reasoning.encrypted_content']),
@@ -166,15 +206,21 @@ export const responsesBody: fc.Arbitrary<Obj> = fc.record(
 
 const block = fc.oneof(
   fc.record({ type: fc.constant('text'), text, cache_control: fc.constant({ type: 'ephemeral' }) }, { requiredKeys: ['type', 'text'] }),
-  fc.record({ type: fc.constant('image'), source: fc.record({ type: fc.constant('base64'), media_type: fc.constantFrom('image/png', 'image/gif'), data: text }) }),
+  fc.record({
+    type: fc.constant('image'),
+    source: fc.record({ type: fc.constant('base64'), media_type: fc.constantFrom('image/png', 'image/gif'), data: text }),
+  }),
   fc.record({ type: fc.constant('document'), source: fc.record({ type: fc.constant('text'), media_type: fc.constant('text/plain'), data: text }) }),
   fc.record({ type: fc.constant('tool_use'), id, name: toolName, input: fc.oneof(fc.constant({}), junk) }),
-  fc.record({
-    type: fc.constant('tool_result'),
-    tool_use_id: id,
-    content: fc.oneof(text, fc.array(fc.record({ type: fc.constant('text'), text }), { maxLength: 2 })),
-    is_error: fc.boolean(),
-  }, { requiredKeys: ['type', 'tool_use_id'] }),
+  fc.record(
+    {
+      type: fc.constant('tool_result'),
+      tool_use_id: id,
+      content: fc.oneof(text, fc.array(fc.record({ type: fc.constant('text'), text }), { maxLength: 2 })),
+      is_error: fc.boolean(),
+    },
+    { requiredKeys: ['type', 'tool_use_id'] },
+  ),
   fc.record({ type: fc.constant('thinking'), thinking: text, signature: text }),
   fc.record({ type: fc.constant('redacted_thinking'), data: text }),
 );
@@ -199,7 +245,12 @@ export const messagesBody: fc.Arbitrary<Obj> = fc.record(
     ),
     output_config: fc.record({ effort: fc.constantFrom('low', 'medium', 'high', 'max', 'xhigh') }),
     tools: fc.array(anthTool, { maxLength: 3 }),
-    tool_choice: fc.oneof(fc.constant({ type: 'auto' }), fc.constant({ type: 'any' }), toolName.map((name) => ({ type: 'tool', name })), fc.constant({ type: 'none' })),
+    tool_choice: fc.oneof(
+      fc.constant({ type: 'auto' }),
+      fc.constant({ type: 'any' }),
+      toolName.map((name) => ({ type: 'tool', name })),
+      fc.constant({ type: 'none' }),
+    ),
     metadata: fc.record({ user_id: fc.string({ maxLength: 20 }) }),
     temperature: fc.double({ min: 0, max: 1, noNaN: true }),
     stop_sequences: fc.array(text, { maxLength: 3 }),
@@ -219,7 +270,9 @@ export function hostile(valid: fc.Arbitrary<Obj>): fc.Arbitrary<unknown> {
   const turnsKey = (b: Obj) => (Array.isArray(b['messages']) ? 'messages' : 'input');
   return fc.oneof(
     fc.tuple(valid, oddKey, value).map(([b, k, v]) => ({ ...b, [k]: v })),
-    fc.tuple(valid, fc.constantFrom('model', 'messages', 'input', 'stream', 'max_tokens', 'tools', 'system', 'reasoning', 'thinking', 'stream_options'), value).map(([b, k, v]) => ({ ...b, [k]: v })),
+    fc
+      .tuple(valid, fc.constantFrom('model', 'messages', 'input', 'stream', 'max_tokens', 'tools', 'system', 'reasoning', 'thinking', 'stream_options'), value)
+      .map(([b, k, v]) => ({ ...b, [k]: v })),
     fc.tuple(valid, fc.constantFrom('model', 'messages', 'input')).map(([b, k]) => {
       const { [k]: _gone, ...rest } = b;
       return rest;

@@ -49,4 +49,3 @@ keys:
   - { name: team, key_sha256: ${hashKey(CLIENT_KEY)}, models: ["*"] }
 `;
 }
-

@@ -16,7 +16,14 @@ const STREAM = [
 ];
 const answer = (usage: Record<string, unknown>) => ({
   status: 200,
-  body: { id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage },
+  body: {
+    id: 'c',
+    object: 'chat.completion',
+    created: 1,
+    model: 'm',
+    choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+    usage,
+  },
 });
 
 /** The fake upstream: prompts pick the outcome; the cheap model always answers. */
@@ -31,7 +38,13 @@ export const script: Script = (req) => {
   if (prompt === 'linger') return { status: 200, headers: { 'content-type': 'text/event-stream' }, steps: [...STREAM, { delayMs: 300 }] };
   if (prompt === 'slow') return { status: 200, headers: { 'content-type': 'text/event-stream' }, steps: [STREAM[0]!, { delayMs: 3000 }, ...STREAM.slice(1)] };
   if (req.json?.['stream'] === true) return { status: 200, headers: { 'content-type': 'text/event-stream' }, steps: STREAM };
-  return answer({ prompt_tokens: 11, completion_tokens: 5, total_tokens: 16, prompt_tokens_details: { cached_tokens: 4 }, completion_tokens_details: { reasoning_tokens: 2 } });
+  return answer({
+    prompt_tokens: 11,
+    completion_tokens: 5,
+    total_tokens: 16,
+    prompt_tokens_details: { cached_tokens: 4 },
+    completion_tokens_details: { reasoning_tokens: 2 },
+  });
 };
 
 /** A gateway config writing its ledger to `dbUrl`, spooling under `spool`. */
@@ -53,7 +66,6 @@ keys:
   - { name: team-a, key_sha256: ${hashKey(CLIENT_KEY)}, metadata: { team: search } }
 `;
 }
-
 
 /**
  * One ledger test's world: its own database (dropped by `close`), a spool folder (removed),

@@ -10,7 +10,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 
-const INSTALL_HINT = 'install it with `apt-get install -y --no-install-recommends prometheus` (Debian/Ubuntu package `prometheus`, which ships both prometheus and promtool)';
+const INSTALL_HINT =
+  'install it with `apt-get install -y --no-install-recommends prometheus` (Debian/Ubuntu package `prometheus`, which ships both prometheus and promtool)';
 
 /** The absolute path of `name` on PATH, or throws naming the package. */
 export function requireBinary(name: 'prometheus' | 'promtool'): string {
@@ -111,7 +112,10 @@ scrape_configs:
       await close();
       throw new Error(`prometheus exited (${String(exited)}) before it was ready:\n${out}`);
     }
-    const ready = await fetch(`${url}/-/ready`).then((r) => r.ok, () => false);
+    const ready = await fetch(`${url}/-/ready`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ready) break;
     if (Date.now() > end) {
       await close();
@@ -127,7 +131,8 @@ scrape_configs:
       error?: string;
       data?: { resultType: string; result: unknown };
     };
-    if (res.status !== 200 || body.status !== 'success' || !body.data) throw new Error(`query ${expr}: HTTP ${res.status} ${body.error ?? JSON.stringify(body)}`);
+    if (res.status !== 200 || body.status !== 'success' || !body.data)
+      throw new Error(`query ${expr}: HTTP ${res.status} ${body.error ?? JSON.stringify(body)}`);
     const { resultType, result } = body.data;
     if (resultType === 'scalar') return [{ metric: {}, value: Number((result as [number, string])[1]) }];
     if (resultType !== 'vector') throw new Error(`query ${expr}: unexpected result type ${resultType}`);

@@ -69,11 +69,20 @@ export const ERROR_RECORDINGS: Readonly<Record<ApiName, readonly string[]>> = {
 
 /** Recordings of APIs the gateway does not speak as a wire API; kept for the SSE framer test (the Gemini streams are the only CRLF captures). */
 export const NOT_SPOKEN: readonly { readonly name: string; readonly reason: string }[] = [
-  { name: 'gemini-2.5-pro-stream-thinking.sse', reason: 'Gemini native streamGenerateContent: no Gemini wire API in the support matrix (used by the SSE framer test only)' },
+  {
+    name: 'gemini-2.5-pro-stream-thinking.sse',
+    reason: 'Gemini native streamGenerateContent: no Gemini wire API in the support matrix (used by the SSE framer test only)',
+  },
   { name: 'gemini-error-404.json', reason: 'Gemini native error body: no Gemini wire API in the support matrix' },
   { name: 'gemini-error-429-retry-info.json', reason: 'Gemini native error body (abridged by its source): no Gemini wire API in the support matrix' },
-  { name: 'gemini-stream-text.sse', reason: 'Gemini native streamGenerateContent: no Gemini wire API in the support matrix (used by the SSE framer test only)' },
-  { name: 'gemini-stream-tool-call.chunks.jsonl', reason: 'Gemini native streamGenerateContent: no Gemini wire API in the support matrix (used by the SSE framer test only)' },
+  {
+    name: 'gemini-stream-text.sse',
+    reason: 'Gemini native streamGenerateContent: no Gemini wire API in the support matrix (used by the SSE framer test only)',
+  },
+  {
+    name: 'gemini-stream-tool-call.chunks.jsonl',
+    reason: 'Gemini native streamGenerateContent: no Gemini wire API in the support matrix (used by the SSE framer test only)',
+  },
 ];
 
 /** The HTTP status of an error recording, read from its name (`…-error-404-…`). */

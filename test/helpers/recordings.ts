@@ -22,9 +22,7 @@ export function fixtureJson(name: string): Record<string, unknown> {
 /** Splits a recorded `.sse` body into its events (each with its blank-line terminator). */
 export function sseEvents(name: string): string[] {
   const text = fixture(name).toString('utf8');
-  return text
-    .split(/(?<=\n\n)/)
-    .filter((e) => e.trim() !== '');
+  return text.split(/(?<=\n\n)/).filter((e) => e.trim() !== '');
 }
 
 /** True for the `choices: []` usage chunk OpenAI sends only with include_usage. */

@@ -49,7 +49,10 @@ export class RedisCluster {
     const c = new RedisCluster(ports, mkdtempSync(join(tmpdir(), 'switchyard-cluster-')));
     for (const p of ports) c.launch(p, nodeTimeoutMs);
     for (const p of ports) await c.waitPing(p);
-    const created = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '1', '--cluster-yes'], { encoding: 'utf8', timeout: 30_000 });
+    const created = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '1', '--cluster-yes'], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
     await c.waitHealthy(15_000);
     return c;
@@ -62,10 +65,25 @@ export class RedisCluster {
 
   private launch(port: number, nodeTimeoutMs: number): void {
     const args = [
-      '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir,
-      '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', String(nodeTimeoutMs),
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      this.dir,
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      `nodes-${port}.conf`,
+      '--cluster-node-timeout',
+      String(nodeTimeoutMs),
       // Replicas sync at once (the default waits 5 s for more replicas), so they can take over.
-      '--repl-diskless-sync-delay', '0',
+      '--repl-diskless-sync-delay',
+      '0',
     ];
     const proc = spawn('redis-server', args, { stdio: 'ignore' });
     this.procs.set(port, proc);
@@ -94,17 +112,33 @@ export class RedisCluster {
       .map((l) => {
         const f = l.split(' ');
         const flags = f[2]!.split(',');
-        const slots = f.slice(8).filter((s) => /^\d+(-\d+)?$/.test(s)).map((s) => {
-          const [a, b] = s.split('-').map(Number);
-          return [a!, b ?? a!] as [number, number];
-        });
-        return { id: f[0]!, port: Number(/:(\d+)@/.exec(f[1]!)![1]), primary: flags.includes('master'), failed: flags.some((x) => x.startsWith('fail')), slots };
+        const slots = f
+          .slice(8)
+          .filter((s) => /^\d+(-\d+)?$/.test(s))
+          .map((s) => {
+            const [a, b] = s.split('-').map(Number);
+            return [a!, b ?? a!] as [number, number];
+          });
+        return {
+          id: f[0]!,
+          port: Number(/:(\d+)@/.exec(f[1]!)![1]),
+          primary: flags.includes('master'),
+          failed: flags.some((x) => x.startsWith('fail')),
+          slots,
+        };
       });
   }
 
   /** The port of the primary serving the slot of `key` (e.g. `{switchyard}`). */
   primaryOf(key: string): number {
-    const slot = Number(cli(this.ports.find((p) => this.procs.has(p))!, 'cluster', 'keyslot', key).trim());
+    const slot = Number(
+      cli(
+        this.ports.find((p) => this.procs.has(p))!,
+        'cluster',
+        'keyslot',
+        key,
+      ).trim(),
+    );
     const node = this.nodes().find((n) => n.primary && !n.failed && n.slots.some(([a, b]) => slot >= a && slot <= b));
     if (!node) throw new Error(`no live primary serves slot ${slot}`);
     return node.port;

@@ -31,9 +31,14 @@ function fromStream(facts: StreamFacts): Said {
   }
   const all = [...blocks.values()];
   return {
-    text: all.filter((b) => b['type'] === 'text').map((b) => b.text).join(''),
+    text: all
+      .filter((b) => b['type'] === 'text')
+      .map((b) => b.text)
+      .join(''),
     thinking: all.filter((b) => b['type'] === 'thinking').map((b) => ({ text: b.text, signed: b.sig !== '' })),
-    calls: all.filter((b) => b['type'] === 'tool_use').map((b) => ({ id: b['id'], name: b['name'], input: b.json === '' ? {} : (JSON.parse(b.json) as unknown) })),
+    calls: all
+      .filter((b) => b['type'] === 'tool_use')
+      .map((b) => ({ id: b['id'], name: b['name'], input: b.json === '' ? {} : (JSON.parse(b.json) as unknown) })),
     stop,
   };
 }
@@ -41,15 +46,28 @@ function fromStream(facts: StreamFacts): Said {
 function fromMessage(msg: Obj): Said {
   const blocks = msg['content'] as Obj[];
   return {
-    text: blocks.filter((b) => b['type'] === 'text').map((b) => b['text']).join(''),
-    thinking: blocks.filter((b) => b['type'] === 'thinking').map((b) => ({ text: String(b['thinking']), signed: typeof b['signature'] === 'string' && b['signature'] !== '' })),
+    text: blocks
+      .filter((b) => b['type'] === 'text')
+      .map((b) => b['text'])
+      .join(''),
+    thinking: blocks
+      .filter((b) => b['type'] === 'thinking')
+      .map((b) => ({ text: String(b['thinking']), signed: typeof b['signature'] === 'string' && b['signature'] !== '' })),
     calls: blocks.filter((b) => b['type'] === 'tool_use').map((b) => ({ id: b['id'], name: b['name'], input: b['input'] })),
     stop: msg['stop_reason'],
   };
 }
 
 const usageOf = (u: Usage | null): Obj | null =>
-  u ? { input_tokens: u.input, input_tokens_details: { cached_tokens: u.cached }, output_tokens: u.output, output_tokens_details: { reasoning_tokens: u.reasoning }, total_tokens: u.input + u.output } : null;
+  u
+    ? {
+        input_tokens: u.input,
+        input_tokens_details: { cached_tokens: u.cached },
+        output_tokens: u.output,
+        output_tokens_details: { reasoning_tokens: u.reasoning },
+        total_tokens: u.input + u.output,
+      }
+    : null;
 
 /** The response object's output against what the answer said. */
 function checkResponse(response: Obj, said: Said, usage: Usage | null): void {
@@ -61,7 +79,12 @@ function checkResponse(response: Obj, said: Said, usage: Usage | null): void {
   assert.deepEqual(response['usage'], usageOf(usage));
   const output = response['output'] as Obj[];
   const of = (type: string): Obj[] => output.filter((i) => i['type'] === type);
-  assert.equal(of('message').map((m) => ((m['content'] as Obj[])[0]!['text'] as string)).join(''), said.text);
+  assert.equal(
+    of('message')
+      .map((m) => (m['content'] as Obj[])[0]!['text'] as string)
+      .join(''),
+    said.text,
+  );
   const reasoning = of('reasoning');
   assert.deepEqual(
     reasoning.map((r) => ({ text: ((r['summary'] as Obj[])[0]?.['text'] as string | undefined) ?? '', signed: typeof r['encrypted_content'] === 'string' })),
@@ -81,24 +104,53 @@ export function checkResponsesStream(out: string, facts: StreamFacts): void {
   for (const f of frames) assert.equal(f.event, (JSON.parse(f.data!) as Obj)['type'], 'the event name is the data type');
   const events = frames.map((f) => JSON.parse(f.data!) as Obj);
   const said = fromStream(facts);
-  assert.deepEqual(events.map((e) => e['sequence_number']), events.map((_e, i) => i));
-  assert.deepEqual(events.slice(0, 2).map((e) => e['type']), ['response.created', 'response.in_progress']);
+  assert.deepEqual(
+    events.map((e) => e['sequence_number']),
+    events.map((_e, i) => i),
+  );
+  assert.deepEqual(
+    events.slice(0, 2).map((e) => e['type']),
+    ['response.created', 'response.in_progress'],
+  );
   const last = events.at(-1)!;
   assert.equal(last['type'], said.stop === 'max_tokens' ? 'response.incomplete' : 'response.completed');
   const response = last['response'] as Obj;
   assert.equal(response['id'], (events[0]!['response'] as Obj)['id']);
   checkResponse(response, said, facts.usage);
   const of = (type: string): Obj[] => events.filter((e) => e['type'] === type);
-  assert.equal(of('response.output_text.delta').map((e) => e['delta']).join(''), said.text);
-  assert.equal(of('response.reasoning_summary_text.delta').map((e) => e['delta']).join(''), said.thinking.map((t) => t.text).join(''));
+  assert.equal(
+    of('response.output_text.delta')
+      .map((e) => e['delta'])
+      .join(''),
+    said.text,
+  );
+  assert.equal(
+    of('response.reasoning_summary_text.delta')
+      .map((e) => e['delta'])
+      .join(''),
+    said.thinking.map((t) => t.text).join(''),
+  );
   assert.equal(of('response.reasoning_summary_part.added').length, said.thinking.length, 'a summary part before its deltas');
   const added = of('response.output_item.added').map((e) => e['output_index']);
-  assert.deepEqual(added, added.map((_x, i) => i));
+  assert.deepEqual(
+    added,
+    added.map((_x, i) => i),
+  );
   const done = of('response.output_item.done');
-  assert.deepEqual(done.map((e) => e['output_index']), added, 'each item done once, in order');
-  assert.deepEqual(response['output'], done.map((e) => e['item']));
+  assert.deepEqual(
+    done.map((e) => e['output_index']),
+    added,
+    'each item done once, in order',
+  );
+  assert.deepEqual(
+    response['output'],
+    done.map((e) => e['item']),
+  );
   for (const c of (response['output'] as Obj[]).filter((i) => i['type'] === 'function_call')) {
-    const deltas = of('response.function_call_arguments.delta').filter((e) => e['item_id'] === c['id']).map((e) => e['delta']).join('');
+    const deltas = of('response.function_call_arguments.delta')
+      .filter((e) => e['item_id'] === c['id'])
+      .map((e) => e['delta'])
+      .join('');
     assert.equal(deltas || '{}', c['arguments'], 'the argument deltas add up to the arguments');
   }
 }

@@ -13,8 +13,22 @@ type Obj = Record<string, unknown>;
 export const RESPONSES_DONE = 'The Responses-only provider saw the tool output. Done.';
 
 const frame = (o: Obj): string => `event: ${String(o['type'])}\ndata: ${JSON.stringify(o)}\n\n`;
-const response = (status: string, output: Obj[], usage: Obj | null): Obj => ({ id: 'resp_agent_1', object: 'response', created_at: 1, status, model: 'fake-responses', output, usage });
-const USAGE = { input_tokens: 900, input_tokens_details: { cached_tokens: 100 }, output_tokens: 20, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 920 };
+const response = (status: string, output: Obj[], usage: Obj | null): Obj => ({
+  id: 'resp_agent_1',
+  object: 'response',
+  created_at: 1,
+  status,
+  model: 'fake-responses',
+  output,
+  usage,
+});
+const USAGE = {
+  input_tokens: 900,
+  input_tokens_details: { cached_tokens: 100 },
+  output_tokens: 20,
+  output_tokens_details: { reasoning_tokens: 0 },
+  total_tokens: 920,
+};
 
 /** The reply to one `POST /v1/responses`: `command` run by the request's shell tool, or the final text. */
 export function responsesProvider(command: string): (req: ReceivedRequest) => ScriptedReply {
@@ -26,7 +40,13 @@ export function responsesProvider(command: string): (req: ReceivedRequest) => Sc
     const steps = [frame({ type: 'response.created', response: response('in_progress', [], null) })];
     let item: Obj;
     if (!shell || input.some((i) => i['type'] === 'function_call_output')) {
-      item = { id: 'msg_agent_1', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', annotations: [], text: RESPONSES_DONE }] };
+      item = {
+        id: 'msg_agent_1',
+        type: 'message',
+        status: 'completed',
+        role: 'assistant',
+        content: [{ type: 'output_text', annotations: [], text: RESPONSES_DONE }],
+      };
       steps.push(frame({ type: 'response.output_item.added', output_index: 0, item: { ...item, status: 'in_progress', content: [] } }));
       steps.push(frame({ type: 'response.output_text.delta', item_id: 'msg_agent_1', output_index: 0, content_index: 0, delta: RESPONSES_DONE }));
     } else {

@@ -18,8 +18,14 @@ export function framed(events: readonly Obj[]): Buffer {
   return Buffer.from(events.map((e) => `event: ${String(e['type'])}\ndata: ${JSON.stringify(e)}\n\n`).join(''), 'utf8');
 }
 
-const is = (type: string) => (e: Obj): boolean => e['type'] === type;
-const not = (...types: string[]) => (e: Obj): boolean => !types.includes(e['type'] as string);
+const is =
+  (type: string) =>
+  (e: Obj): boolean =>
+    e['type'] === type;
+const not =
+  (...types: string[]) =>
+  (e: Obj): boolean =>
+    !types.includes(e['type'] as string);
 
 /**
  * The ways a server may send a function call's arguments whole, from a recording whose calls
@@ -38,8 +44,14 @@ export function wholeArgumentVariants(name: string): { label: string; body: Buff
   return [
     { label: 'arguments whole in output_item.added (and again in the .done events)', body: framed(withArgsAdded.filter(noDeltas)) },
     { label: 'arguments only in function_call_arguments.done (and output_item.done)', body: framed(events.filter(noDeltas)) },
-    { label: 'arguments only in output_item.done', body: framed(events.filter(not('response.function_call_arguments.delta', 'response.function_call_arguments.done'))) },
-    { label: 'no output_item.added: the call whole in output_item.done', body: framed(events.filter((e) => !callAdded(e) && noDeltas(e) && !is('response.function_call_arguments.done')(e))) },
+    {
+      label: 'arguments only in output_item.done',
+      body: framed(events.filter(not('response.function_call_arguments.delta', 'response.function_call_arguments.done'))),
+    },
+    {
+      label: 'no output_item.added: the call whole in output_item.done',
+      body: framed(events.filter((e) => !callAdded(e) && noDeltas(e) && !is('response.function_call_arguments.done')(e))),
+    },
   ];
 }
 

@@ -91,7 +91,20 @@ export async function waitMode(gw: TestGateway, mode: string, ms = 5_000): Promi
 
 /** A StateStore of its own on the redis-server at `url`, in Redis mode, under `prefix` (close it after). */
 export async function storeOn(url: string, prefix: string): Promise<StateStore> {
-  const s = new StateStore({ redis_url: url, redis_options: {}, cluster_nodes: [], key_prefix: prefix, command_timeout_ms: 250, replicas: 1, lease_ms: 30_000, journal_ttl_ms: 60_000 }, { info: () => {}, warn: () => {} }, {});
+  const s = new StateStore(
+    {
+      redis_url: url,
+      redis_options: {},
+      cluster_nodes: [],
+      key_prefix: prefix,
+      command_timeout_ms: 250,
+      replicas: 1,
+      lease_ms: 30_000,
+      journal_ttl_ms: 60_000,
+    },
+    { info: () => {}, warn: () => {} },
+    {},
+  );
   await s.ready(3_000);
   assert.equal(s.mode, 'redis');
   return s;

@@ -24,7 +24,7 @@ export function byteByByte(input: Buffer): Buffer[] {
 export function randomPieces(input: Buffer, seed: number): Buffer[] {
   const r = seededRandom(seed);
   const out: Buffer[] = [];
-  for (let i = 0; i < input.length; ) {
+  for (let i = 0; i < input.length;) {
     const n = r() < 0.1 ? 1 + Math.floor(r() * 2000) : 1 + Math.floor(r() * 40);
     out.push(input.subarray(i, i + n));
     i += n;

@@ -29,7 +29,16 @@ describe('big prompts and /healthz', () => {
     );
     g.upstream.on((req) => {
       received.push({ messages: req.json?.['messages'] as { content: string }[], keys: Object.keys(req.json ?? {}) });
-      return { status: 200, body: { id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] } };
+      return {
+        status: 200,
+        body: {
+          id: 'c',
+          object: 'chat.completion',
+          created: 1,
+          model: 'm',
+          choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+        },
+      };
     });
   });
   after(() => closeAll(g?.gw, g?.upstream));
@@ -46,7 +55,11 @@ describe('big prompts and /healthz', () => {
       }
     })();
     const send = () =>
-      fetch(`${g.gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${TPM_KEY}`, 'content-type': 'application/json' }, body }).then(async (r) => {
+      fetch(`${g.gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TPM_KEY}`, 'content-type': 'application/json' },
+        body,
+      }).then(async (r) => {
         await r.arrayBuffer();
         return r.status;
       });

@@ -27,7 +27,17 @@ describe('compressed request bodies', () => {
     g.upstream.on((req) => {
       const msgs = req.json?.['messages'] as { content: string }[] | undefined;
       seen.push(String(msgs?.at(-1)?.content ?? ''));
-      return { status: 200, body: { id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } } };
+      return {
+        status: 200,
+        body: {
+          id: 'c',
+          object: 'chat.completion',
+          created: 1,
+          model: 'm',
+          choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+        },
+      };
     });
   });
   after(() => closeAll(g?.gw, g?.upstream));

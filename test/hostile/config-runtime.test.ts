@@ -59,14 +59,35 @@ function run(args: string[], env: NodeJS.ProcessEnv = {}, killAfterMs = 10_000):
 
 const CASES: { what: string; text: string; path: RegExp; secret?: string }[] = [
   { what: 'base_url "https://" (no host)', text: yaml().replace('http://127.0.0.1:9/v1', '"https://"'), path: /\/upstreams\/0\/base_url: (not a URL|no host)/ },
-  { what: 'base_url with a space in its host', text: yaml().replace('http://127.0.0.1:9/v1', '"https://exa mple.com/v1"'), path: /\/upstreams\/0\/base_url: not a URL/ },
-  { what: 'a header name with a space', text: yaml('\n    headers: { "Bad Name": "v" }'), path: /\/upstreams\/0\/headers: "Bad Name" is not a valid HTTP header name/ },
-  { what: 'a header value with CR LF', text: yaml('\n    headers: { X-Org: "org-SECRETVALUE\\r\\nX-Evil: 1" }'), path: /\/upstreams\/0\/headers\/X-Org: the value holds a CR, LF/, secret: 'SECRETVALUE' },
+  {
+    what: 'base_url with a space in its host',
+    text: yaml().replace('http://127.0.0.1:9/v1', '"https://exa mple.com/v1"'),
+    path: /\/upstreams\/0\/base_url: not a URL/,
+  },
+  {
+    what: 'a header name with a space',
+    text: yaml('\n    headers: { "Bad Name": "v" }'),
+    path: /\/upstreams\/0\/headers: "Bad Name" is not a valid HTTP header name/,
+  },
+  {
+    what: 'a header value with CR LF',
+    text: yaml('\n    headers: { X-Org: "org-SECRETVALUE\\r\\nX-Evil: 1" }'),
+    path: /\/upstreams\/0\/headers\/X-Org: the value holds a CR, LF/,
+    secret: 'SECRETVALUE',
+  },
   { what: 'spool_path a directory', text: yaml('', `ledger: { spool_path: "${join(dir, 'spool-dir')}" }`), path: /\/ledger\/spool_path: is a directory/ },
   { what: 'spool_path: /', text: yaml('', 'ledger: { spool_path: / }'), path: /\/ledger\/spool_path: is a directory/ },
-  { what: 'spool_path under a file', text: yaml('', `ledger: { spool_path: "${join(dir, 'c0.yaml', 'spool.jsonl')}" }`), path: /\/ledger\/spool_path: cannot be created: .* is not a directory/ },
+  {
+    what: 'spool_path under a file',
+    text: yaml('', `ledger: { spool_path: "${join(dir, 'c0.yaml', 'spool.jsonl')}" }`),
+    path: /\/ledger\/spool_path: cannot be created: .* is not a directory/,
+  },
   { what: 'admin.port in hex', text: yaml('', 'admin: { port: 0x5A0D }'), path: /\/admin\/port: numbers are written in decimal \(got 0x5A0D\)/ },
-  { what: 'a timeout in octal', text: yaml('\n    timeouts: { connect_ms: 0o17 }'), path: /\/upstreams\/0\/timeouts\/connect_ms: numbers are written in decimal/ },
+  {
+    what: 'a timeout in octal',
+    text: yaml('\n    timeouts: { connect_ms: 0o17 }'),
+    path: /\/upstreams\/0\/timeouts\/connect_ms: numbers are written in decimal/,
+  },
   { what: 'budget_alerts.url with no host', text: yaml('', 'budget_alerts: { url: "http://" }'), path: /\/budget_alerts\/url: (not a URL|no host)/ },
 ];
 

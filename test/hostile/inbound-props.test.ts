@@ -89,10 +89,16 @@ describe('hostile inbound bodies against one gateway on healthy accounts', { tim
   for (const route of ROUTES) {
     const valid = route.path.endsWith('count_tokens') ? messagesBody : VALID_BODIES[route.api];
     test(`${route.path}: valid-ish bodies`, async () => {
-      await fc.assert(fc.asyncProperty(valid, (b) => check(gw, route, rawJson(b))), { numRuns: RUNS, includeErrorInReport: true });
+      await fc.assert(
+        fc.asyncProperty(valid, (b) => check(gw, route, rawJson(b))),
+        { numRuns: RUNS, includeErrorInReport: true },
+      );
     });
     test(`${route.path}: hostile bodies`, async () => {
-      await fc.assert(fc.asyncProperty(hostile(valid), (b) => check(gw, route, rawJson(b))), { numRuns: RUNS, includeErrorInReport: true, examples: [[KNOWN_BAD[route.path]]] });
+      await fc.assert(
+        fc.asyncProperty(hostile(valid), (b) => check(gw, route, rawJson(b))),
+        { numRuns: RUNS, includeErrorInReport: true, examples: [[KNOWN_BAD[route.path]]] },
+      );
     });
   }
 

@@ -32,7 +32,17 @@ describe('model ids longer than 256 characters', () => {
   let gw: TestGateway;
   before(async () => {
     await upstream.start();
-    upstream.on(() => ({ status: 200, body: { id: 'c1', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } } }));
+    upstream.on(() => ({
+      status: 200,
+      body: {
+        id: 'c1',
+        object: 'chat.completion',
+        created: 1,
+        model: 'm',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      },
+    }));
     gw = await startGateway(`
 server: { log_level: warn }
 routing: { max_attempts: 1 }

@@ -53,11 +53,20 @@ test('SIGTERM to `npm start` drains the gateway and closes its port', { timeout:
   const start = pkg.scripts['start']!;
   assert.match(start, /dist\/main\.js/);
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-npm-start-'));
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'npm-start-probe', private: true, scripts: { start: start.replace('dist/main.js', JSON.stringify(MAIN)) } }));
+  writeFileSync(
+    join(dir, 'package.json'),
+    JSON.stringify({ name: 'npm-start-probe', private: true, scripts: { start: start.replace('dist/main.js', JSON.stringify(MAIN)) } }),
+  );
   const port = await freePort();
   const npm = spawn('npm', ['start', '--silent'], {
     cwd: dir,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', SWITCHYARD_CONFIG: join(ROOT, 'config', 'switchyard.yaml'), npm_config_update_notifier: 'false' },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      SWITCHYARD_CONFIG: join(ROOT, 'config', 'switchyard.yaml'),
+      npm_config_update_notifier: 'false',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -65,7 +74,11 @@ test('SIGTERM to `npm start` drains the gateway and closes its port', { timeout:
   npm.stderr.on('data', (d: Buffer) => (out += d.toString('utf8')));
   let gatewayPid = 0;
   try {
-    const listening = await waitFor(() => /"pid":(\d+),[^\n]*"msg":"switchyard listening on/.exec(out), 15_000, `the gateway listening; output so far: ${out.slice(-500)}`);
+    const listening = await waitFor(
+      () => /"pid":(\d+),[^\n]*"msg":"switchyard listening on/.exec(out),
+      15_000,
+      `the gateway listening; output so far: ${out.slice(-500)}`,
+    );
     gatewayPid = Number(listening[1]);
     assert.ok(await portOpen(port));
     npm.kill('SIGTERM');

@@ -153,7 +153,8 @@ for (const { client, wire } of supportedPairs()) {
           const f = makeTranslator(client, wire, ctxFor(wire)).error(status, retryAfter === undefined ? {} : { 'retry-after': retryAfter }, sent);
           assert.ok(f.error instanceof GatewayError);
           assert.ok(f.error.status >= 400 && f.error.status <= 599, `status ${f.error.status}`);
-          const shown = JSON.stringify(APIS[client].errorBody(f.error)) + APIS[client].sseErrorFrame(f.error).toString('utf8') + JSON.stringify(f.error.headers);
+          const shown =
+            JSON.stringify(APIS[client].errorBody(f.error)) + APIS[client].sseErrorFrame(f.error).toString('utf8') + JSON.stringify(f.error.headers);
           assert.ok(!shown.includes(UPSTREAM_SECRET), 'the upstream key is scrubbed');
           for (const v of Object.values(f.error.headers)) assert.equal(typeof v, 'string');
         }),

@@ -47,15 +47,30 @@ describe('upstream answers past the configured sizes', () => {
 
   test('an event just under it is relayed whole', async () => {
     const body = 'y'.repeat(LIMIT - 200);
-    const chunk = { id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: body }, finish_reason: 'stop' }] };
+    const chunk = {
+      id: 'c1',
+      object: 'chat.completion.chunk',
+      created: 1,
+      model: 'm',
+      choices: [{ index: 0, delta: { content: body }, finish_reason: 'stop' }],
+    };
     upstream.on(() => ({ status: 200, headers: SSE_HEADERS, steps: [`data: ${JSON.stringify(chunk)}\n\n`, 'data: [DONE]\n\n'] }));
     const raw = await rawStream(gw);
-    assert.ok(raw.events.some((e) => e.includes(body)), 'the big delta arrived');
+    assert.ok(
+      raw.events.some((e) => e.includes(body)),
+      'the big delta arrived',
+    );
     assert.ok(raw.events.at(-1)!.includes('[DONE]'));
   });
 
   test('a JSON answer past max_answer_bytes: 502 upstream_bad_response naming the setting; the next call is served', async () => {
-    const huge = JSON.stringify({ id: 'x', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'z'.repeat(LIMIT) }, finish_reason: 'stop' }] });
+    const huge = JSON.stringify({
+      id: 'x',
+      object: 'chat.completion',
+      created: 1,
+      model: 'm',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'z'.repeat(LIMIT) }, finish_reason: 'stop' }],
+    });
     upstream.on(() => ({ status: 200, headers: { 'content-type': 'application/json' }, steps: [huge] }));
     const r = await postChat(gw, { model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] });
     assert.equal(r.status, 502, r.text);
@@ -63,7 +78,13 @@ describe('upstream answers past the configured sizes', () => {
     assert.equal(body.error.code, 'upstream_bad_response');
     assert.match(body.error.message, /routing\.max_answer_bytes/);
 
-    const small = JSON.stringify({ id: 'x', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] });
+    const small = JSON.stringify({
+      id: 'x',
+      object: 'chat.completion',
+      created: 1,
+      model: 'm',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+    });
     upstream.on(() => ({ status: 200, headers: { 'content-type': 'application/json' }, steps: [small] }));
     const ok = await postChat(gw, { model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] });
     assert.equal(ok.status, 200, ok.text);

@@ -22,7 +22,13 @@ const NEW_KEY = 'sk-test-new-team-0123456789abcdef';
 const ENV = { TEST_UPSTREAM_KEY: UPSTREAM_KEY };
 
 function chunk(content: string, finish: string | null = null): string {
-  const c = { id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: content ? { content } : {}, finish_reason: finish }] };
+  const c = {
+    id: 'c1',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model: 'm',
+    choices: [{ index: 0, delta: content ? { content } : {}, finish_reason: finish }],
+  };
   return `data: ${JSON.stringify(c)}\n\n`;
 }
 
@@ -33,12 +39,33 @@ function script(name: string, slowMs = 800) {
     if (model.startsWith('fail')) return { status: 500, body: { error: { message: 'boom', type: 'server_error' } } };
     if (req.json?.['stream'] === true) {
       const pause = model.startsWith('slow') ? slowMs / 4 : 10;
-      return { status: 200, steps: [chunk(`${name}:`), { delayMs: pause }, chunk('a'), { delayMs: pause }, chunk('b'), { delayMs: pause }, chunk('c'), { delayMs: pause }, chunk('', 'stop'), 'data: [DONE]\n\n'] };
+      return {
+        status: 200,
+        steps: [
+          chunk(`${name}:`),
+          { delayMs: pause },
+          chunk('a'),
+          { delayMs: pause },
+          chunk('b'),
+          { delayMs: pause },
+          chunk('c'),
+          { delayMs: pause },
+          chunk('', 'stop'),
+          'data: [DONE]\n\n',
+        ],
+      };
     }
     return {
       status: 200,
       delayMs: 30,
-      body: { id: 'c', object: 'chat.completion', created: 1, model, choices: [{ index: 0, message: { role: 'assistant', content: `${name}:${model}` }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } },
+      body: {
+        id: 'c',
+        object: 'chat.completion',
+        created: 1,
+        model,
+        choices: [{ index: 0, message: { role: 'assistant', content: `${name}:${model}` }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      },
     };
   };
 }
@@ -125,7 +152,11 @@ function auth(key: string | undefined): Record<string, string> {
   return key === undefined ? {} : { authorization: `Bearer ${key}` };
 }
 
-async function chat(url: string, model: string, opts: { key?: string; stream?: boolean } = {}): Promise<{ status: number; upstream: string | null; text: string }> {
+async function chat(
+  url: string,
+  model: string,
+  opts: { key?: string; stream?: boolean } = {},
+): Promise<{ status: number; upstream: string | null; text: string }> {
   const res = await fetch(`${url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...auth(opts.key ?? CLIENT_KEY) },
@@ -162,8 +193,17 @@ describe('admin API and hot reload', () => {
   test('auth matrix: no or wrong key 401, client key 403, admin key 200; admin routes do not exist on the client port', async () => {
     const r = await start({ upstreams: { a: a.url }, models: { m: 'a/m-a' } });
     try {
-      for (const [method, path] of [['GET', '/admin/upstreams'], ['GET', '/admin/keys'], ['POST', '/admin/reload']] as const) {
-        for (const [key, status] of [[undefined, 401], ['sk-wrong-key', 401], [CLIENT_KEY, 403], [ADMIN_KEY, 200]] as const) {
+      for (const [method, path] of [
+        ['GET', '/admin/upstreams'],
+        ['GET', '/admin/keys'],
+        ['POST', '/admin/reload'],
+      ] as const) {
+        for (const [key, status] of [
+          [undefined, 401],
+          ['sk-wrong-key', 401],
+          [CLIENT_KEY, 403],
+          [ADMIN_KEY, 200],
+        ] as const) {
           const res = await fetch(`${r.adminUrl}${path}`, { method, headers: auth(key) });
           assert.equal(res.status, status, `${method} ${path} with ${key ?? 'no key'}`);
           const body = (await res.json()) as { error?: { message: string; type: string; code: string | null } };
@@ -211,7 +251,17 @@ describe('admin API and hot reload', () => {
         data: [{ name: 'team-a', models: ['*'], metadata: {}, limits: null, usage: {} }],
       });
 
-      type Row = { model: string; upstream: string; target: string; state: string; in_flight: number; max_concurrency: number; call_limit: number; capacity: { deep_in_flight: number; limit: number }; latency_ms: number };
+      type Row = {
+        model: string;
+        upstream: string;
+        target: string;
+        state: string;
+        in_flight: number;
+        max_concurrency: number;
+        call_limit: number;
+        capacity: { deep_in_flight: number; limit: number };
+        latency_ms: number;
+      };
       const rows = (JSON.parse(text) as { data: Row[] }).data;
       const row = (target: string) => rows.find((x) => x.target === target)!;
       assert.deepEqual(rows.map((x) => x.target).sort(), ['a/fail-a', 'a/m-a', 'c/slow-c']);
@@ -281,7 +331,10 @@ describe('admin API and hot reload', () => {
       stop = true;
       await Promise.all(workers);
 
-      for (const [name, p] of [['slow1', slow1], ['slow2', slow2]] as const) {
+      for (const [name, p] of [
+        ['slow1', slow1],
+        ['slow2', slow2],
+      ] as const) {
         const res = await p;
         assert.equal(res.status, 200, name);
         assert.equal(streamContent(res.text), 'a:abc', `${name} completed on the provider it started with`);
@@ -311,7 +364,10 @@ describe('admin API and hot reload', () => {
       assert.match(body.error.message, /\/models\/0\/targets\/0\/upstream: unknown upstream "nope"/);
 
       writeFileSync(r.file, 'upstreams: [\n');
-      assert.throws(() => r.gw.reload(), (err: unknown) => err instanceof ConfigError && /not valid YAML/.test(err.message));
+      assert.throws(
+        () => r.gw.reload(),
+        (err: unknown) => err instanceof ConfigError && /not valid YAML/.test(err.message),
+      );
       assert.throws(() => r.gw.reload(join(dir, 'missing.yaml')), ConfigError);
 
       const ok = await chat(r.url, 'm');

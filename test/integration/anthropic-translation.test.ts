@@ -40,7 +40,7 @@ function expectedFromStream(name: string) {
   let usage: AnthropicUsage = { input_tokens: 0, output_tokens: 0 };
   let stop: string | null = null;
   for (const p of anthropicPayloads(name)) {
-    if (p['type'] === 'message_start') usage = { ...usage, ...((p['message'] as { usage: AnthropicUsage }).usage) };
+    if (p['type'] === 'message_start') usage = { ...usage, ...(p['message'] as { usage: AnthropicUsage }).usage };
     if (p['type'] === 'content_block_start') {
       const b = p['content_block'] as AnthropicBlock;
       blocks.set(p['index'] as number, { type: b.type, ...(b.id ? { id: b.id } : {}), ...(b.name ? { name: b.name } : {}), json: '' });
@@ -56,7 +56,9 @@ function expectedFromStream(name: string) {
       stop = (p['delta'] as { stop_reason: string }).stop_reason;
     }
   }
-  const tools = [...blocks.values()].filter((b) => b.type === 'tool_use').map((b) => ({ id: b.id!, name: b.name!, input: b.json === '' ? {} : (JSON.parse(b.json) as unknown) }));
+  const tools = [...blocks.values()]
+    .filter((b) => b.type === 'tool_use')
+    .map((b) => ({ id: b.id!, name: b.name!, input: b.json === '' ? {} : (JSON.parse(b.json) as unknown) }));
   return { text, reasoning, tools, usage, stop };
 }
 
@@ -85,11 +87,12 @@ describe('anthropic upstream behind chat completions', () => {
     test(`non-stream ${name}: content, tool calls, reasoning, usage, finish reason and cost`, async () => {
       const rec = fixtureJson(name) as { content: AnthropicBlock[]; usage: AnthropicUsage; stop_reason: string };
       upstream.on(() => ({ status: 200, body: rec }));
-      const { data, response } = await client.chat.completions
-        .create({ model: 'claude-test', messages: [{ role: 'user', content: 'hi' }] })
-        .withResponse();
+      const { data, response } = await client.chat.completions.create({ model: 'claude-test', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
       const choice = data.choices[0]!;
-      const text = rec.content.filter((b) => b.type === 'text').map((b) => b.text).join('');
+      const text = rec.content
+        .filter((b) => b.type === 'text')
+        .map((b) => b.text)
+        .join('');
       assert.equal(choice.message.content ?? '', text);
       const tools = rec.content.filter((b) => b.type === 'tool_use');
       assert.equal(choice.message.tool_calls?.length ?? 0, tools.length);
@@ -99,7 +102,10 @@ describe('anthropic upstream behind chat completions', () => {
         assert.equal(call.function.name, t.name);
         assert.deepEqual(JSON.parse(call.function.arguments), t.input);
       });
-      const thinking = rec.content.filter((b) => b.type === 'thinking').map((b) => b.thinking).join('');
+      const thinking = rec.content
+        .filter((b) => b.type === 'thinking')
+        .map((b) => b.thinking)
+        .join('');
       if (thinking) assert.equal((choice.message as unknown as { reasoning_content: string }).reasoning_content, thinking);
       assert.equal(choice.finish_reason, FINISH[rec.stop_reason]);
       assert.equal(data.usage?.prompt_tokens, promptTokens(rec.usage));
@@ -108,7 +114,11 @@ describe('anthropic upstream behind chat completions', () => {
       const cached = rec.usage.cache_read_input_tokens ?? 0;
       const written = rec.usage.cache_creation_input_tokens ?? 0;
       const want =
-        ((promptTokens(rec.usage) - cached - written) * PRICE.input + cached * PRICE.cached_input + written * PRICE.cache_write + rec.usage.output_tokens * PRICE.output) / 1e6;
+        ((promptTokens(rec.usage) - cached - written) * PRICE.input +
+          cached * PRICE.cached_input +
+          written * PRICE.cache_write +
+          rec.usage.output_tokens * PRICE.output) /
+        1e6;
       assert.ok(Math.abs(Number(response.headers.get('x-switchyard-cost-usd')) - want) < 1e-8, `${response.headers.get('x-switchyard-cost-usd')} vs ${want}`);
 
       // What went upstream: the Messages API, with Anthropic's auth and version headers.
@@ -189,16 +199,31 @@ describe('anthropic upstream behind chat completions', () => {
       stop: ['END'],
       messages: [
         { role: 'system', content: 'be brief' },
-        { role: 'user', content: [{ type: 'text', text: 'weather?' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }] },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'weather?' },
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+          ],
+        },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+        },
         { role: 'tool', tool_call_id: 'call_1', content: 'sunny' },
       ],
-      tools: [{ type: 'function', function: { name: 'get_weather', description: 'w', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }],
+      tools: [
+        { type: 'function', function: { name: 'get_weather', description: 'w', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
+      ],
       tool_choice: 'required',
     });
     const b = upstream.requests[0]!.json!;
     assert.equal(JSON.stringify(b['system']).includes('be brief'), true);
-    const msgs = b['messages'] as { role: string; content: { type: string; id?: string; tool_use_id?: string; input?: unknown; source?: { type: string } }[] }[];
+    const msgs = b['messages'] as {
+      role: string;
+      content: { type: string; id?: string; tool_use_id?: string; input?: unknown; source?: { type: string } }[];
+    }[];
     assert.deepEqual(
       msgs.map((m) => m.role),
       ['user', 'assistant', 'user'],
@@ -267,8 +292,13 @@ describe('anthropic upstream behind chat completions', () => {
 
   test('a client that leaves after the stream started is recorded with 499 and estimated input tokens', async () => {
     // message_start, the first text block and its first delta; then the upstream goes quiet.
-    const head = anthropicPayloads('anthropic-messages-stream-text.chunks.jsonl').filter((p) => p['type'] !== 'ping').slice(0, 3);
-    assert.deepEqual(head.map((p) => p['type']), ['message_start', 'content_block_start', 'content_block_delta']);
+    const head = anthropicPayloads('anthropic-messages-stream-text.chunks.jsonl')
+      .filter((p) => p['type'] !== 'ping')
+      .slice(0, 3);
+    assert.deepEqual(
+      head.map((p) => p['type']),
+      ['message_start', 'content_block_start', 'content_block_delta'],
+    );
     upstream.on(() => ({
       status: 200,
       headers: { 'content-type': 'text/event-stream' },
@@ -315,7 +345,14 @@ describe('anthropic upstream behind chat completions', () => {
       stop: ['\n', '  ', 'END'],
       messages: [
         { role: 'system', content: '   ' },
-        { role: 'user', content: [{ type: 'text', text: ' \n ' }, { type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: `data:image/jpg;base64,${png}` } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: ' \n ' },
+            { type: 'text', text: 'look' },
+            { type: 'image_url', image_url: { url: `data:image/jpg;base64,${png}` } },
+          ],
+        },
         { role: 'assistant', content: '\t' },
         { role: 'user', content: 'and?' },
       ],
@@ -324,7 +361,14 @@ describe('anthropic upstream behind chat completions', () => {
     assert.deepEqual(sent['stop_sequences'], ['END']);
     assert.equal(sent['system'], undefined, 'a whitespace-only system prompt is dropped');
     assert.deepEqual(sent['messages'], [
-      { role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: png } }, { type: 'text', text: 'and?' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'look' },
+          { type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: png } },
+          { type: 'text', text: 'and?' },
+        ],
+      },
     ]);
   });
 
@@ -333,9 +377,19 @@ describe('anthropic upstream behind chat completions', () => {
     const cases: { status: number; body: unknown; want: number; cls: abstract new (...args: never[]) => unknown }[] = [
       { status: 400, body: fixtureJson('anthropic-error-400-invalid-request.json'), want: 400, cls: OpenAI.BadRequestError },
       { status: 404, body: fixtureJson('anthropic-error-404-not-found.json'), want: 404, cls: OpenAI.NotFoundError },
-      { status: 429, body: { type: 'error', error: { type: 'rate_limit_error', message: 'Number of request tokens has exceeded your per-minute rate limit' } }, want: 429, cls: OpenAI.RateLimitError },
+      {
+        status: 429,
+        body: { type: 'error', error: { type: 'rate_limit_error', message: 'Number of request tokens has exceeded your per-minute rate limit' } },
+        want: 429,
+        cls: OpenAI.RateLimitError,
+      },
       { status: 529, body: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, want: 503, cls: OpenAI.InternalServerError },
-      { status: 401, body: { type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } }, want: 502, cls: OpenAI.InternalServerError },
+      {
+        status: 401,
+        body: { type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } },
+        want: 502,
+        cls: OpenAI.InternalServerError,
+      },
     ];
     for (const c of cases) {
       upstream.on(() => ({ status: c.status, body: c.body }));

@@ -215,9 +215,18 @@ describe('refusals never reach the upstream', () => {
     { name: 'messages an object', body: { model: 'gpt-test', messages: { role: 'user', content: 'hi' } }, param: 'messages' },
     { name: 'stream as the string "true"', body: { model: 'gpt-test', messages: MESSAGES, stream: 'true' }, param: 'stream' },
     { name: 'temperature as a string', body: { model: 'gpt-test', messages: MESSAGES, temperature: '0.7' }, param: 'temperature' },
-    { name: 'reasoning_effort "very high!" (not a level word)', body: { model: 'gpt-test', messages: MESSAGES, reasoning_effort: 'very high!' }, param: 'reasoning_effort' },
+    {
+      name: 'reasoning_effort "very high!" (not a level word)',
+      body: { model: 'gpt-test', messages: MESSAGES, reasoning_effort: 'very high!' },
+      param: 'reasoning_effort',
+    },
     { name: 'reasoning_effort 3', body: { model: 'gpt-test', messages: MESSAGES, reasoning_effort: 3 }, param: 'reasoning_effort' },
-    { name: 'cluster_routing "fastest"', body: { model: 'gpt-test', messages: MESSAGES, cluster_routing: 'fastest' }, param: 'cluster_routing', lists: 'fast, balanced, cheap, sticky' },
+    {
+      name: 'cluster_routing "fastest"',
+      body: { model: 'gpt-test', messages: MESSAGES, cluster_routing: 'fastest' },
+      param: 'cluster_routing',
+      lists: 'fast, balanced, cheap, sticky',
+    },
   ];
   for (const c of INVALID) {
     test(`${c.name}: 400 invalid_request_error naming param ${c.param}`, async () => {
@@ -334,7 +343,7 @@ describe('accepted keys', () => {
     test(`the key is accepted from ${name}`, async () => {
       const models = await call(`${gw.url}/v1/models`, { headers });
       assert.equal(models.status, 200, models.text);
-      assert.deepEqual(((models.json as { data: { id: string }[] }).data.map((m) => m.id)).sort(), ['gpt-test', 'reasoner-test']);
+      assert.deepEqual((models.json as { data: { id: string }[] }).data.map((m) => m.id).sort(), ['gpt-test', 'reasoner-test']);
 
       const before = upstream.requests.length;
       const r = await postChat(gw, { model: 'gpt-test', messages: MESSAGES }, headers);

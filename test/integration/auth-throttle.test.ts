@@ -42,7 +42,10 @@ describe('bad-key throttle on the client port', () => {
     assert.equal(await status(models(url, CLIENT_KEY)), 200, 'the valid key from the same address is not affected');
     assert.equal(await status(models(url, OTHER_KEY)), 200);
     // The SDK sees a RateLimitError and does not retry into it (x-should-retry: false).
-    const err = await g.gw.client({ apiKey: 'sk-stale-agent-key', maxRetries: 3 }).models.list().catch((e: unknown) => e);
+    const err = await g.gw
+      .client({ apiKey: 'sk-stale-agent-key', maxRetries: 3 })
+      .models.list()
+      .catch((e: unknown) => e);
     assert.ok(err instanceof RateLimitError, String(err));
     const before = Number(/switchyard_auth_throttled_total (\d+)/.exec(await g.gw.metricsText())?.[1]);
     assert.equal(before, 2, 'one refusal each for the raw call and the SDK call: the SDK did not retry');
@@ -82,7 +85,7 @@ describe('bad-key throttle on the client port', () => {
     const r = await fetch(`${g.gw.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     assert.equal(r.status, 401);
     const body = (await r.json()) as { type: string; error: { type: string; message: string } };
-    assert.equal(body.type, 'error', "the Anthropic error shape");
+    assert.equal(body.type, 'error', 'the Anthropic error shape');
     assert.equal(body.error.type, 'authentication_error');
     assert.match(body.error.message, /x-api-key/);
   });

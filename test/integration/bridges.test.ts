@@ -88,7 +88,15 @@ describe('bridges to a chat-completions account, through the official SDKs', () 
     const client = gw.client();
     const call = recorded(TOOL_CALL).calls[0]!;
     const tools = [{ type: 'function' as const, name: call.name, description: 'report', parameters: { type: 'object', properties: {} }, strict: false }];
-    const s1 = client.responses.stream({ model: 'deep-chat', input: 'What is the capital of Mexico?', tools, reasoning: { effort: 'high' }, store: false, include: ['reasoning.encrypted_content'], prompt_cache_key: 'sess-1' });
+    const s1 = client.responses.stream({
+      model: 'deep-chat',
+      input: 'What is the capital of Mexico?',
+      tools,
+      reasoning: { effort: 'high' },
+      store: false,
+      include: ['reasoning.encrypted_content'],
+      prompt_cache_key: 'sess-1',
+    });
     const types: string[] = [];
     s1.on('event', (e) => types.push(e.type));
     const r1 = await s1.finalResponse();
@@ -103,11 +111,16 @@ describe('bridges to a chat-completions account, through the official SDKs', () 
     assert.equal(sent1.json?.['reasoning_effort'], 'high');
     assert.deepEqual(sent1.json?.['stream_options'], { include_usage: true });
     assert.equal((sent1.json?.['tools'] as Obj[])[0]!['type'], 'function');
-    for (const k of ['store', 'include', 'prompt_cache_key', 'input', 'reasoning']) assert.equal(sent1.json?.[k], undefined, `${k} is not sent to a chat server`);
+    for (const k of ['store', 'include', 'prompt_cache_key', 'input', 'reasoning'])
+      assert.equal(sent1.json?.[k], undefined, `${k} is not sent to a chat server`);
 
     const s2 = client.responses.stream({
       model: 'deep-chat',
-      input: [{ role: 'user', content: 'What is the capital of Mexico?' }, ...(r1.output as unknown as Obj[]), { type: 'function_call_output', call_id: fc.call_id, output: 'reported' }] as never,
+      input: [
+        { role: 'user', content: 'What is the capital of Mexico?' },
+        ...(r1.output as unknown as Obj[]),
+        { type: 'function_call_output', call_id: fc.call_id, output: 'reported' },
+      ] as never,
       tools,
       reasoning: { effort: 'high' },
     });
@@ -121,33 +134,46 @@ describe('bridges to a chat-completions account, through the official SDKs', () 
     assert.equal(r2.usage?.output_tokens, usage['completion_tokens']);
     assert.equal(r2.usage?.output_tokens_details.reasoning_tokens, (usage['completion_tokens_details'] as Obj)['reasoning_tokens']);
     const messages = upstream.requests[1]!.json?.['messages'] as Obj[];
-    assert.deepEqual(messages.map((m) => m['role']), ['user', 'assistant', 'tool']);
+    assert.deepEqual(
+      messages.map((m) => m['role']),
+      ['user', 'assistant', 'tool'],
+    );
     assert.deepEqual((messages[1]!['tool_calls'] as Obj[])[0], { id: call.id, type: 'function', function: { name: call.name, arguments: fc.arguments } });
     assert.deepEqual(messages[2], { role: 'tool', tool_call_id: call.id, content: 'reported' });
   });
 
   test('Responses client, JSON: instructions as a system message, max_output_tokens as the output cap, the answer as a response', async () => {
     upstream.on(() => ({ status: 200, body: fixtureJson('deepseek-reasoner.json') }));
-    const r = await gw.client().responses.create({ model: 'deep-chat', instructions: 'Be brief.', input: 'How do I cross the street?', max_output_tokens: 500 });
+    const r = await gw
+      .client()
+      .responses.create({ model: 'deep-chat', instructions: 'Be brief.', input: 'How do I cross the street?', max_output_tokens: 500 });
     const rec = fixtureJson('deepseek-reasoner.json');
-    const message = ((rec['choices'] as Obj[])[0]!['message'] as Obj);
+    const message = (rec['choices'] as Obj[])[0]!['message'] as Obj;
     assert.equal(r.object, 'response');
     assert.equal(r.output_text, message['content']);
     assert.equal(r.usage?.input_tokens, (rec['usage'] as Obj)['prompt_tokens']);
     const sent = upstream.requests[0]!.json!;
-    assert.deepEqual(sent['messages'], [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'How do I cross the street?' }]);
+    assert.deepEqual(sent['messages'], [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'How do I cross the street?' },
+    ]);
     assert.equal(sent['max_tokens'], 500);
     assert.equal(sent['stream'], undefined);
   });
 
   test("Responses client: a custom tool (Codex's apply_patch) is offered as a function with one string input and comes back as a custom_tool_call", async () => {
     const patch = '*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch';
-    const chunk = (delta: Obj, finish: string | null = null) => `data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'deepseek-reasoner', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    const chunk = (delta: Obj, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'deepseek-reasoner', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
     upstream.on((): ScriptedReply => ({
       status: 200,
       headers: { 'content-type': 'text/event-stream' },
       steps: [
-        chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'call_patch1', type: 'function', function: { name: 'apply_patch', arguments: '' } }] }),
+        chunk({
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ index: 0, id: 'call_patch1', type: 'function', function: { name: 'apply_patch', arguments: '' } }],
+        }),
         chunk({ tool_calls: [{ index: 0, function: { arguments: JSON.stringify({ input: patch }) } }] }),
         chunk({}, 'tool_calls'),
         'data: [DONE]\n\n',
@@ -155,7 +181,14 @@ describe('bridges to a chat-completions account, through the official SDKs', () 
     }));
     const r = await gw
       .client()
-      .responses.stream({ model: 'deep-chat', input: 'add a file', parallel_tool_calls: false, tools: [{ type: 'custom', name: 'apply_patch', description: 'Apply a patch', format: { type: 'grammar', syntax: 'lark', definition: 'start: /.+/' } }] as never })
+      .responses.stream({
+        model: 'deep-chat',
+        input: 'add a file',
+        parallel_tool_calls: false,
+        tools: [
+          { type: 'custom', name: 'apply_patch', description: 'Apply a patch', format: { type: 'grammar', syntax: 'lark', definition: 'start: /.+/' } },
+        ] as never,
+      })
       .finalResponse();
     const item = r.output[0] as unknown as Obj;
     assert.deepEqual([item['type'], item['name'], item['call_id'], item['input']], ['custom_tool_call', 'apply_patch', 'call_patch1', patch]);
@@ -167,7 +200,13 @@ describe('bridges to a chat-completions account, through the official SDKs', () 
 
   test('Responses client: an upstream 429 reaches the SDK as RateLimitError, in OpenAI error shape', async () => {
     upstream.on(() => ({ status: 429, headers: { 'retry-after': '1' }, body: fixtureJson('openai-error-429-rate-limit-exceeded.json') }));
-    const err = await gw.client().responses.create({ model: 'deep-chat', input: 'hi' }).then(() => null, (e: unknown) => e);
+    const err = await gw
+      .client()
+      .responses.create({ model: 'deep-chat', input: 'hi' })
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     assert.ok(err instanceof RateLimitError, String(err));
   });
 
@@ -175,7 +214,9 @@ describe('bridges to a chat-completions account, through the official SDKs', () 
     const call = recorded(TOOL_CALL).calls[0]!;
     const tools = [{ name: call.name, description: 'report', input_schema: { type: 'object' as const, properties: {} } }];
     const question = { role: 'user' as const, content: 'What is the capital of Mexico?' };
-    const m1 = await anthropic.messages.stream({ model: 'deep-chat', max_tokens: 20_000, thinking: { type: 'enabled', budget_tokens: 16_384 }, tools, messages: [question] }).finalMessage();
+    const m1 = await anthropic.messages
+      .stream({ model: 'deep-chat', max_tokens: 20_000, thinking: { type: 'enabled', budget_tokens: 16_384 }, tools, messages: [question] })
+      .finalMessage();
     assert.equal(m1.stop_reason, 'tool_use');
     const use = m1.content.find((b) => b.type === 'tool_use');
     assert.ok(use && use.type === 'tool_use');
@@ -183,7 +224,10 @@ describe('bridges to a chat-completions account, through the official SDKs', () 
     const sent1 = upstream.requests[0]!.json!;
     assert.equal(sent1['reasoning_effort'], 'high', 'a 16k thinking budget reads as high effort');
     assert.equal(sent1['max_tokens'], 20_000);
-    assert.deepEqual((sent1['tools'] as Obj[])[0], { type: 'function', function: { name: call.name, description: 'report', parameters: { type: 'object', properties: {} } } });
+    assert.deepEqual((sent1['tools'] as Obj[])[0], {
+      type: 'function',
+      function: { name: call.name, description: 'report', parameters: { type: 'object', properties: {} } },
+    });
 
     const m2 = await anthropic.messages
       .stream({
@@ -191,38 +235,63 @@ describe('bridges to a chat-completions account, through the official SDKs', () 
         max_tokens: 20_000,
         thinking: { type: 'enabled', budget_tokens: 16_384 },
         tools,
-        messages: [question, { role: 'assistant', content: m1.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: 'reported' }] }],
+        messages: [
+          question,
+          { role: 'assistant', content: m1.content },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: 'reported' }] },
+        ],
       })
       .finalMessage();
     const want = recorded(REASONER);
     assert.equal(m2.stop_reason, 'end_turn');
-    assert.deepEqual(m2.content.map((b) => b.type), ['thinking', 'text']);
+    assert.deepEqual(
+      m2.content.map((b) => b.type),
+      ['thinking', 'text'],
+    );
     assert.equal((m2.content[0] as { thinking: string }).thinking, want.reasoning);
     assert.equal((m2.content[1] as { text: string }).text, want.content);
     assert.equal(m2.usage.output_tokens, want.usage!['completion_tokens']);
     const messages = upstream.requests[1]!.json?.['messages'] as Obj[];
-    assert.deepEqual(messages.map((m) => m['role']), ['user', 'assistant', 'tool']);
+    assert.deepEqual(
+      messages.map((m) => m['role']),
+      ['user', 'assistant', 'tool'],
+    );
     assert.equal((messages[1]!['tool_calls'] as Obj[])[0]!['id'], call.id);
     assert.deepEqual(messages[2], { role: 'tool', tool_call_id: call.id, content: 'reported' });
   });
 
   test('Messages client, JSON: system and stop sequences go across, the answer comes back as a message with thinking', async () => {
     upstream.on(() => ({ status: 200, body: fixtureJson('deepseek-reasoner.json') }));
-    const m = await anthropic.messages.create({ model: 'deep-chat', max_tokens: 300, system: [{ type: 'text', text: 'Be brief.' }], stop_sequences: ['END'], messages: [{ role: 'user', content: 'How do I cross the street?' }] });
+    const m = await anthropic.messages.create({
+      model: 'deep-chat',
+      max_tokens: 300,
+      system: [{ type: 'text', text: 'Be brief.' }],
+      stop_sequences: ['END'],
+      messages: [{ role: 'user', content: 'How do I cross the street?' }],
+    });
     const rec = fixtureJson('deepseek-reasoner.json');
     const message = (rec['choices'] as Obj[])[0]!['message'] as Obj;
-    assert.deepEqual(m.content.map((b) => b.type), ['thinking', 'text']);
+    assert.deepEqual(
+      m.content.map((b) => b.type),
+      ['thinking', 'text'],
+    );
     assert.equal((m.content[1] as { text: string }).text, message['content']);
     assert.match(m.id, /^msg_/);
     const sent = upstream.requests[0]!.json!;
-    assert.deepEqual(sent['messages'], [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'How do I cross the street?' }]);
+    assert.deepEqual(sent['messages'], [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'How do I cross the street?' },
+    ]);
     assert.deepEqual(sent['stop'], ['END']);
   });
 
   test('Messages client: an upstream 400 reaches the SDK as BadRequestError in Anthropic error shape, with the upstream message', async () => {
     const body = fixture('openai-chat-error-400-unsupported-value.json');
     upstream.on(() => ({ status: 400, headers: { 'content-type': 'application/json' }, body: JSON.parse(body.toString('utf8')) as unknown }));
-    const err = await anthropic.messages.create({ model: 'deep-chat', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }).then(() => null, (e: unknown) => e);
+    const err = await anthropic.messages.create({ model: 'deep-chat', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     assert.ok(err instanceof Anthropic.BadRequestError, String(err));
     const upstreamMessage = ((JSON.parse(body.toString('utf8')) as Obj)['error'] as Obj)['message'] as string;
     assert.equal((err.error as { type: string; error: { type: string; message: string } }).error.message, upstreamMessage);
@@ -238,7 +307,19 @@ describe('bridges to a chat-completions account, through the official SDKs', () 
       messages: [
         { role: 'user', content: 'look' },
         { role: 'assistant', content: [{ type: 'tool_use', id: 'tu1', name: 'shot', input: {} }] },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'tu1', content: [{ type: 'text', text: 'here' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } }] }] },
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: 'tu1',
+              content: [
+                { type: 'text', text: 'here' },
+                { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } },
+              ],
+            },
+          ],
+        },
       ],
     });
     const m = upstream.requests.at(-1)!.json!['messages'] as Obj[];
@@ -251,7 +332,14 @@ describe('bridges to a chat-completions account, through the official SDKs', () 
       input: [
         { role: 'user', content: 'look' },
         { type: 'function_call', call_id: 'c1', name: 'shot', arguments: '{}' },
-        { type: 'function_call_output', call_id: 'c1', output: [{ type: 'input_text', text: 'here' }, { type: 'input_image', image_url: `data:image/png;base64,${png}` }] },
+        {
+          type: 'function_call_output',
+          call_id: 'c1',
+          output: [
+            { type: 'input_text', text: 'here' },
+            { type: 'input_image', image_url: `data:image/png;base64,${png}` },
+          ],
+        },
       ] as never,
     });
     const r = upstream.requests.at(-1)!.json!['messages'] as Obj[];
@@ -261,13 +349,18 @@ describe('bridges to a chat-completions account, through the official SDKs', () 
     ]);
   });
 
-  test("Messages client: Anthropic-defined client tools and a tool without input_schema are refused 400 naming the tool", async () => {
+  test('Messages client: Anthropic-defined client tools and a tool without input_schema are refused 400 naming the tool', async () => {
     const before = upstream.requests.length;
     for (const [tools, param] of [
       [[{ type: 'bash_20250124', name: 'bash' }], 'tools[0]'],
       [[{ name: 'ok', input_schema: { type: 'object' } }, { name: 'no-schema' }], 'tools[1].input_schema'],
     ] as const) {
-      const err = await anthropic.messages.create({ model: 'deep-chat', max_tokens: 10, tools: tools as never, messages: [{ role: 'user', content: 'hi' }] }).then(() => null, (e: unknown) => e);
+      const err = await anthropic.messages
+        .create({ model: 'deep-chat', max_tokens: 10, tools: tools as never, messages: [{ role: 'user', content: 'hi' }] })
+        .then(
+          () => null,
+          (e: unknown) => e,
+        );
       assert.ok(err instanceof Anthropic.BadRequestError, String(err));
       assert.match(err.message, param === 'tools[0]' ? /defined by Anthropic/ : /input_schema/);
     }
@@ -276,8 +369,15 @@ describe('bridges to a chat-completions account, through the official SDKs', () 
 
   test('Messages client: a block a chat server cannot take is refused 400 naming it, upstream untouched', async () => {
     const err = await anthropic.messages
-      .create({ model: 'deep-chat', max_tokens: 10, messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' } }] }] })
-      .then(() => null, (e: unknown) => e);
+      .create({
+        model: 'deep-chat',
+        max_tokens: 10,
+        messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' } }] }],
+      })
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     assert.ok(err instanceof Anthropic.BadRequestError, String(err));
     assert.match(err.message, /text documents/);
     assert.equal(upstream.requests.length, 0);
@@ -330,7 +430,10 @@ keys:
       return { status: res.status, shed: res.headers.get('x-switchyard-shed'), completed: text.includes('event: response.completed') };
     };
     const results = await Promise.all([call(), call(), call(), call()]);
-    assert.deepEqual(results.map((r) => [r.status, r.completed]), Array(4).fill([200, true]));
+    assert.deepEqual(
+      results.map((r) => [r.status, r.completed]),
+      Array(4).fill([200, true]),
+    );
     assert.deepEqual([accounts[0]!.requests.length, accounts[1]!.requests.length], [1, 1], 'spread: one deep call per account');
     assert.equal(cheap.requests.length, 2);
     assert.equal(results.filter((r) => r.shed === 'codex->cheap').length, 2, JSON.stringify(results));

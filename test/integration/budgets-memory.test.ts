@@ -90,9 +90,6 @@ describe('budgets on the in-memory store', () => {
     assert.equal(acctB.count, 2, 'the refused request reached no upstream');
     await waitFor(() => posts.length >= 4, 3000, 'four alerts');
     await new Promise((r) => setTimeout(r, 200));
-    assert.deepEqual(
-      posts.map((p) => `${p.budget}@${p.threshold}=${p.spent_usd}`).sort(),
-      ['a-credit@0.5=1', 'a-credit@1=2', 'search@0.5=4', 'search@1=6'],
-    );
+    assert.deepEqual(posts.map((p) => `${p.budget}@${p.threshold}=${p.spent_usd}`).sort(), ['a-credit@0.5=1', 'a-credit@1=2', 'search@0.5=4', 'search@1=6']);
   });
 });

@@ -18,7 +18,10 @@ import { answer, deferred, promptOf, type Deferred } from '../helpers/accounts.j
 import { FakeUpstream, type ScriptedReply } from '../helpers/fake-upstream.js';
 import { CLIENT_KEY, postChat, startGateway, type TestGateway } from '../helpers/gateway.js';
 
-const RATE_LIMITED: ScriptedReply = { status: 429, body: { error: { message: 'Rate limit reached for requests', type: 'requests', param: null, code: 'rate_limit_exceeded' } } };
+const RATE_LIMITED: ScriptedReply = {
+  status: 429,
+  body: { error: { message: 'Rate limit reached for requests', type: 'requests', param: null, code: 'rate_limit_exceeded' } },
+};
 
 /** The account: one call at a time (429 above); `hold` waits for the gate; `linger` ends its body 300 ms after `[DONE]`. */
 class OneAtATime {
@@ -173,7 +176,11 @@ describe('first come, first served on an account that takes one call', () => {
         await sleep(100);
       }
       for (const r of await Promise.all(calls)) assert.equal(r.status, 200, r.text);
-      assert.deepEqual(account.served.map((p) => p.split(' ')[0]), names, `served in arrival order (${account.throttled} refused)`);
+      assert.deepEqual(
+        account.served.map((p) => p.split(' ')[0]),
+        names,
+        `served in arrival order (${account.throttled} refused)`,
+      );
     } finally {
       await gw.close();
       await account.fake.close();
@@ -185,7 +192,12 @@ describe('the wait a shed 503 names', () => {
   test('a deep call that waited in line is told the wait for the next place, not the line behind it: the first in line is told no more than the last', async () => {
     const account = new OneAtATime();
     await account.fake.start();
-    const gw = await startGateway(yaml(account.fake.url, 5_000).replace('shed: { wait_ms: 200 }\n    targets: [{ upstream: x, model: deep-x }]', 'shed: { wait_ms: 100 }\n    targets: [{ upstream: x, model: deep-x }]'));
+    const gw = await startGateway(
+      yaml(account.fake.url, 5_000).replace(
+        'shed: { wait_ms: 200 }\n    targets: [{ upstream: x, model: deep-x }]',
+        'shed: { wait_ms: 100 }\n    targets: [{ upstream: x, model: deep-x }]',
+      ),
+    );
     try {
       // Five served deep calls of ~1.2 s: the model's typical deep call time is known.
       for (let i = 0; i < 5; i++) assert.equal((await call(gw, 'deep', 'slow', { reasoning_effort: 'high' })).status, 200);
@@ -213,7 +225,7 @@ describe('the wait a shed 503 names', () => {
 });
 
 async function waitUntil(fn: () => boolean, ms = 3_000): Promise<void> {
-  for (const end = Date.now() + ms; !fn(); ) {
+  for (const end = Date.now() + ms; !fn();) {
     assert.ok(Date.now() < end, 'timed out waiting');
     await sleep(5);
   }

@@ -20,7 +20,10 @@ import { CLIENT_KEY, startGateway, type TestGateway } from '../helpers/gateway.j
 import { fixtureJson } from '../helpers/recordings.js';
 
 type Obj = Record<string, unknown>;
-const CAPTURE = JSON.parse(readFileSync(new URL('../../../test/captures/claude-code-2.1.332-first-request.json', import.meta.url), 'utf8')) as { headers: Record<string, string>; body: Obj };
+const CAPTURE = JSON.parse(readFileSync(new URL('../../../test/captures/claude-code-2.1.332-first-request.json', import.meta.url), 'utf8')) as {
+  headers: Record<string, string>;
+  body: Obj;
+};
 const MARK = { type: 'ephemeral' };
 const MAX_BREAKPOINTS = 4;
 
@@ -37,7 +40,10 @@ const CHAT_BODY = {
   ],
   tools: [
     { type: 'function', function: { name: 'weather', description: 'Weather now', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
-    { type: 'function', function: { name: 'forecast', description: 'Weather tomorrow', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
+    {
+      type: 'function',
+      function: { name: 'forecast', description: 'Weather tomorrow', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+    },
   ],
 };
 
@@ -79,7 +85,13 @@ keys:
     assert.equal(claude.requests[0]!.url, '/v1/messages');
     assert.equal(markers(auto), 3);
     assert.ok(markers(auto) <= MAX_BREAKPOINTS);
-    assert.deepEqual((auto['tools'] as Obj[]).map((t) => [t['name'], t['cache_control']]), [['weather', undefined], ['forecast', MARK]]);
+    assert.deepEqual(
+      (auto['tools'] as Obj[]).map((t) => [t['name'], t['cache_control']]),
+      [
+        ['weather', undefined],
+        ['forecast', MARK],
+      ],
+    );
     assert.deepEqual(auto['system'], [{ type: 'text', text: 'You are a terse weather assistant.', cache_control: MARK }]);
     const messages = auto['messages'] as Obj[];
     assert.deepEqual(messages.at(-2), { role: 'assistant', content: [{ type: 'text', text: 'It is 12C and cloudy.', cache_control: MARK }] });
@@ -96,11 +108,18 @@ keys:
       ],
       'claude-auto',
     );
-    const res = await fetch(`${gw.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${CLIENT_KEY}` }, body: JSON.stringify({ ...body, stream: false }) });
+    const res = await fetch(`${gw.url}/v1/responses`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${CLIENT_KEY}` },
+      body: JSON.stringify({ ...body, stream: false }),
+    });
     assert.equal(res.status, 200, await res.clone().text());
     const sent = received(0);
     assert.equal(markers(sent), 3);
-    assert.deepEqual((sent['tools'] as Obj[]).map((t) => t['cache_control'] ?? null), [null, null, MARK]);
+    assert.deepEqual(
+      (sent['tools'] as Obj[]).map((t) => t['cache_control'] ?? null),
+      [null, null, MARK],
+    );
     assert.deepEqual(sent['system'], [{ type: 'text', text: 'You are Codex.', cache_control: MARK }]);
     const messages = sent['messages'] as Obj[];
     const stable = (messages.at(-2)!['content'] as Obj[]).at(-1)!;
@@ -111,7 +130,13 @@ keys:
   test("Claude Code's request, with its own markers, is forwarded with exactly those", async () => {
     const res = await fetch(`${gw.url}/v1/messages?beta=true`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': CLIENT_KEY, 'anthropic-version': CAPTURE.headers['anthropic-version']!, 'anthropic-beta': CAPTURE.headers['anthropic-beta']!, 'x-claude-code-session-id': CAPTURE.headers['x-claude-code-session-id']! },
+      headers: {
+        'content-type': 'application/json',
+        'x-api-key': CLIENT_KEY,
+        'anthropic-version': CAPTURE.headers['anthropic-version']!,
+        'anthropic-beta': CAPTURE.headers['anthropic-beta']!,
+        'x-claude-code-session-id': CAPTURE.headers['x-claude-code-session-id']!,
+      },
       body: JSON.stringify({ ...CAPTURE.body, model: 'claude-auto', stream: false }),
     });
     assert.equal(res.status, 200, await res.clone().text());

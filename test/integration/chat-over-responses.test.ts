@@ -51,7 +51,19 @@ keys:
     upstream.requests.length = 0;
     upstream.on(() => ({ status: 200, headers: { 'content-type': 'text/event-stream' }, steps: sseEvents(RECORDING) }));
     const tools = [{ type: 'function' as const, function: { name: 'final_result', parameters: { type: 'object', properties: {} } } }];
-    const final = await gw.client().chat.completions.stream({ model: 'codex-only', messages: [{ role: 'system', content: 'Be exact.' }, { role: 'user', content: 'compute' }], tools, reasoning_effort: 'low', stream_options: { include_usage: true } }).finalChatCompletion();
+    const final = await gw
+      .client()
+      .chat.completions.stream({
+        model: 'codex-only',
+        messages: [
+          { role: 'system', content: 'Be exact.' },
+          { role: 'user', content: 'compute' },
+        ],
+        tools,
+        reasoning_effort: 'low',
+        stream_options: { include_usage: true },
+      })
+      .finalChatCompletion();
     const want = completed();
     const call = (want['output'] as Obj[]).find((i) => i['type'] === 'function_call')!;
     const choice = final.choices[0]!;
@@ -62,9 +74,17 @@ keys:
     assert.equal(final.usage?.completion_tokens, (want['usage'] as Obj)['output_tokens']);
     const sent = upstream.requests[0]!;
     assert.equal(sent.url, '/v1/responses');
-    assert.deepEqual(sent.json?.['input'], [{ role: 'system', content: 'Be exact.' }, { role: 'user', content: 'compute' }]);
+    assert.deepEqual(sent.json?.['input'], [
+      { role: 'system', content: 'Be exact.' },
+      { role: 'user', content: 'compute' },
+    ]);
     assert.deepEqual(sent.json?.['reasoning'], { effort: 'low' });
-    assert.deepEqual((sent.json?.['tools'] as Obj[])[0], { type: 'function', name: 'final_result', parameters: { type: 'object', properties: {} }, strict: false });
+    assert.deepEqual((sent.json?.['tools'] as Obj[])[0], {
+      type: 'function',
+      name: 'final_result',
+      parameters: { type: 'object', properties: {} },
+      strict: false,
+    });
     assert.equal(sent.json?.['store'], false);
   });
 
@@ -90,9 +110,15 @@ keys:
     assert.equal(upstream.requests[0]!.json?.['max_output_tokens'], 200);
   });
 
-  test("a field the Responses API has no room for is refused 400 naming it, the account untouched", async () => {
+  test('a field the Responses API has no room for is refused 400 naming it, the account untouched', async () => {
     upstream.requests.length = 0;
-    const err = await gw.client().chat.completions.create({ model: 'codex-only', messages: [{ role: 'user', content: 'hi' }], stop: ['END'] }).then(() => null, (e: unknown) => e);
+    const err = await gw
+      .client()
+      .chat.completions.create({ model: 'codex-only', messages: [{ role: 'user', content: 'hi' }], stop: ['END'] })
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     assert.ok(err instanceof BadRequestError, String(err));
     assert.equal(err.param, 'stop');
     assert.equal(upstream.requests.length, 0);

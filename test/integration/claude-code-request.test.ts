@@ -17,23 +17,41 @@ import { readSse, type Obj } from '../helpers/recording-catalog.js';
 import { anthropicPayloads, replay, replayAnthropic } from '../helpers/recordings.js';
 import { completedResponse } from '../helpers/responses-variants.js';
 
-const CAPTURE = JSON.parse(readFileSync(new URL('../../../test/captures/claude-code-2.1.332-first-request.json', import.meta.url), 'utf8')) as { headers: Record<string, string>; body: Obj };
+const CAPTURE = JSON.parse(readFileSync(new URL('../../../test/captures/claude-code-2.1.332-first-request.json', import.meta.url), 'utf8')) as {
+  headers: Record<string, string>;
+  body: Obj;
+};
 const BETA = CAPTURE.headers['anthropic-beta']!;
 
 /** The captured request, to `model`, with Claude Code's headers; the SSE events that came back, parsed. */
 async function send(gw: TestGateway, model: string): Promise<{ status: number; events: Obj[] }> {
   const res = await fetch(`${gw.url}/v1/messages?beta=true`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-api-key': CLIENT_KEY, 'anthropic-version': CAPTURE.headers['anthropic-version']!, 'anthropic-beta': BETA, 'user-agent': CAPTURE.headers['user-agent']! },
+    headers: {
+      'content-type': 'application/json',
+      'x-api-key': CLIENT_KEY,
+      'anthropic-version': CAPTURE.headers['anthropic-version']!,
+      'anthropic-beta': BETA,
+      'user-agent': CAPTURE.headers['user-agent']!,
+    },
     body: JSON.stringify({ ...CAPTURE.body, model }),
   });
   const text = await res.text();
-  return { status: res.status, events: readSse(text).filter((e) => e.data !== null).map((e) => JSON.parse(e.data!) as Obj) };
+  return {
+    status: res.status,
+    events: readSse(text)
+      .filter((e) => e.data !== null)
+      .map((e) => JSON.parse(e.data!) as Obj),
+  };
 }
 
 /** The gateway's own estimate of the captured prompt (count_tokens on a model without an Anthropic account). */
 async function estimate(gw: TestGateway, model: string): Promise<number> {
-  const res = await fetch(`${gw.url}/v1/messages/count_tokens`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': CLIENT_KEY }, body: JSON.stringify({ ...CAPTURE.body, model }) });
+  const res = await fetch(`${gw.url}/v1/messages/count_tokens`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': CLIENT_KEY },
+    body: JSON.stringify({ ...CAPTURE.body, model }),
+  });
   assert.equal(res.headers.get('x-switchyard-estimated'), 'true');
   return ((await res.json()) as { input_tokens: number }).input_tokens;
 }
@@ -49,7 +67,11 @@ describe('Claude Code 2.1.332, as installed, on every wire API', () => {
   before(async () => {
     await Promise.all([chat.start(), responses.start(), claude.start()]);
     chat.on(replay('openai-chat-stream-text-include-usage.sse'));
-    responses.on(() => ({ status: 200, headers: { 'content-type': 'text/event-stream' }, steps: readSse(readFileSync(new URL('../../../test/fixtures/openai-responses-stream-text.sse', import.meta.url), 'utf8')).map((e) => e.raw) }));
+    responses.on(() => ({
+      status: 200,
+      headers: { 'content-type': 'text/event-stream' },
+      steps: readSse(readFileSync(new URL('../../../test/fixtures/openai-responses-stream-text.sse', import.meta.url), 'utf8')).map((e) => e.raw),
+    }));
     claude.on(replayAnthropic('anthropic-messages-stream-text.chunks.jsonl'));
     gw = await startGateway(`
 routing: { max_attempts: 1 }
@@ -80,17 +102,23 @@ keys:
     assert.equal(sent.url, '/v1/chat/completions');
     const body = sent.json!;
     const messages = body['messages'] as Obj[];
-    assert.deepEqual(messages.map((m) => m['role']), ['system', 'user', 'system']);
+    assert.deepEqual(
+      messages.map((m) => m['role']),
+      ['system', 'user', 'system'],
+    );
     assert.ok(String(messages[2]!['content']).startsWith('# Environment'));
     assert.equal(body['reasoning_effort'], 'medium');
-    assert.deepEqual((body['tools'] as Obj[]).map((t) => (t['function'] as Obj)['name']), ['Bash', 'Read', 'ToolSearch', 'DeferredToolPlaceholder']);
+    assert.deepEqual(
+      (body['tools'] as Obj[]).map((t) => (t['function'] as Obj)['name']),
+      ['Bash', 'Read', 'ToolSearch', 'DeferredToolPlaceholder'],
+    );
     for (const k of ['context_management', 'thinking', 'output_config', 'metadata', 'user']) assert.equal(body[k], undefined, `${k} not sent`);
     assert.ok(!sent.body.includes('defer_loading') && !sent.body.includes('device_id'));
     assert.equal(sent.headers['anthropic-beta'], undefined);
     assert.deepEqual(got.events.map((e) => e['type']).slice(-2), ['message_delta', 'message_stop']);
   });
 
-  test('message_start: the gateway estimate (> 0) over the chat bridge, the upstream count in message_delta; Anthropic\'s own over an Anthropic account', async () => {
+  test("message_start: the gateway estimate (> 0) over the chat bridge, the upstream count in message_delta; Anthropic's own over an Anthropic account", async () => {
     const got = await send(gw, 'on-chat');
     const announced = startUsage(got.events)['input_tokens'] as number;
     assert.ok(announced > 0, `message_start.usage.input_tokens = ${announced}`);
@@ -107,7 +135,7 @@ keys:
     assert.equal(passed.status, 200);
     assert.deepEqual(claude.requests[0]!.json, { ...CAPTURE.body, model: 'claude-opus-5-5' });
     assert.equal(claude.requests[0]!.headers['anthropic-beta'], BETA);
-    assert.deepEqual(startUsage(passed.events), ((anthropicPayloads('anthropic-messages-stream-text.chunks.jsonl')[0]!['message'] as Obj)['usage'] as Obj));
+    assert.deepEqual(startUsage(passed.events), (anthropicPayloads('anthropic-messages-stream-text.chunks.jsonl')[0]!['message'] as Obj)['usage'] as Obj);
     const line = await waitFor(() => gw.finished().find((l) => l['model'] === 'on-claude'), 2000, 'the request line');
     assert.equal(line['status'], 200);
   });
@@ -120,15 +148,18 @@ keys:
     const body = sent.json!;
     assert.ok(String(body['instructions']).includes('You are a Claude agent'));
     const input = body['input'] as Obj[];
-    assert.deepEqual(input.map((i) => i['role']), ['user', 'system']);
+    assert.deepEqual(
+      input.map((i) => i['role']),
+      ['user', 'system'],
+    );
     assert.ok(String(input[1]!['content']).startsWith('# Environment'));
     assert.deepEqual([body['reasoning'], body['store'], body['max_output_tokens'], body['stream']], [{ effort: 'medium' }, false, 128000, true]);
-    for (const k of ['context_management', 'thinking', 'output_config', 'metadata', 'user', 'safety_identifier']) assert.equal(body[k], undefined, `${k} not sent`);
+    for (const k of ['context_management', 'thinking', 'output_config', 'metadata', 'user', 'safety_identifier'])
+      assert.equal(body[k], undefined, `${k} not sent`);
     assert.ok(!sent.body.includes('defer_loading') && !sent.body.includes('device_id'));
     assert.equal(sent.headers['anthropic-beta'], undefined);
     assert.ok((startUsage(got.events)['input_tokens'] as number) > 0);
     const usage = completedResponse('openai-responses-stream-text.sse')['usage'] as Obj;
     assert.deepEqual((got.events.at(-2)!['usage'] as Obj)['output_tokens'], usage['output_tokens']);
   });
-
 });

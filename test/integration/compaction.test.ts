@@ -22,15 +22,33 @@ const COMPACTED = {
   object: 'response.compaction',
   created_at: 1764967971,
   output: [
-    { id: 'msg_000', type: 'message', status: 'completed', content: [{ type: 'input_text', text: 'Create a simple landing page for a dog petting cafe.' }], role: 'user' },
+    {
+      id: 'msg_000',
+      type: 'message',
+      status: 'completed',
+      content: [{ type: 'input_text', text: 'Create a simple landing page for a dog petting cafe.' }],
+      role: 'user',
+    },
     { id: 'cmp_001', type: 'compaction', encrypted_content: 'gAAAAABpM0Yj-...=' },
   ],
-  usage: { input_tokens: 139, input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 }, output_tokens: 438, output_tokens_details: { reasoning_tokens: 64 }, total_tokens: 577 },
+  usage: {
+    input_tokens: 139,
+    input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
+    output_tokens: 438,
+    output_tokens_details: { reasoning_tokens: 64 },
+    total_tokens: 577,
+  },
 };
 const COST = (139 * PRICE.input + 438 * PRICE.output) / 1e6;
 const INPUT: OpenAI.Responses.ResponseInputItem[] = [
   { role: 'user', content: 'Create a simple landing page for a dog petting cafe.' },
-  { id: 'msg_001', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', annotations: [], text: 'Below is a single file landing page.' }] },
+  {
+    id: 'msg_001',
+    type: 'message',
+    status: 'completed',
+    role: 'assistant',
+    content: [{ type: 'output_text', annotations: [], text: 'Below is a single file landing page.' }],
+  },
 ];
 
 const compacts = (r: ReceivedRequest): boolean => r.url === '/v1/responses/compact';
@@ -135,14 +153,18 @@ describe('POST /v1/responses/compact is a model call', () => {
   test("the upstream's refusal reaches the client in OpenAI's shape; a model with no Responses account is a 400 unsupported_api", async () => {
     answer({ status: 400, body: { error: { message: "Invalid 'input': empty.", type: 'invalid_request_error', param: 'input', code: null } } });
     try {
-      const err = await client().responses.compact({ model: 'codex-test', input: [] }).catch((e: unknown) => e);
+      const err = await client()
+        .responses.compact({ model: 'codex-test', input: [] })
+        .catch((e: unknown) => e);
       assert.ok(err instanceof OpenAI.BadRequestError, String(err));
       assert.match(err.message, /Invalid 'input'/);
     } finally {
       answer({ status: 200, body: COMPACTED });
     }
     const sent = a.requests.length;
-    const refused = await client().responses.compact({ model: 'chat-test', input: INPUT }).catch((e: unknown) => e);
+    const refused = await client()
+      .responses.compact({ model: 'chat-test', input: INPUT })
+      .catch((e: unknown) => e);
     assert.ok(refused instanceof OpenAI.BadRequestError, String(refused));
     assert.equal(refused.code, 'unsupported_api');
     assert.match(refused.message, /responses API/);

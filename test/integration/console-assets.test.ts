@@ -76,7 +76,10 @@ describe('console pages from their asset files', () => {
       assert.equal(element(html, 'style'), asset('console.css'));
       const nav = PAGES.map((q) => `<a href="${q.path}"${q.tab === p.tab ? ' aria-current="page"' : ''}>${q.tab === 'live' ? 'Live' : 'Spend'}</a>`).join('');
       const fill: Record<string, string> = { title: p.title, nav, style: asset('console.css'), main: asset(`${p.tab}.html`), script };
-      assert.equal(html, asset('page.html').replace(/\{\{(\w+)\}\}/g, (_m, k: string) => fill[k]!));
+      assert.equal(
+        html,
+        asset('page.html').replace(/\{\{(\w+)\}\}/g, (_m, k: string) => fill[k]!),
+      );
     });
 
     test(`${p.path}: the CSP allows exactly the served inline script and stylesheet`, () => {

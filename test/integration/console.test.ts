@@ -167,7 +167,16 @@ describe('console', () => {
     adminUrl = await admin.listen({ host: '127.0.0.1', port: 0 });
     browser = await chromium.launch({
       executablePath: '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
   after(async () => {
@@ -231,12 +240,17 @@ describe('console', () => {
     assert.equal(await page.inputValue('#key'), '', 'the key does not stay in the input');
 
     const ups = await rows(page, 'upstreams');
-    assert.deepEqual(
-      ups.map((r) => `${r.cols['upstream']}|${r.cols['model']}|${r.cols['state']}`).sort(),
-      ['fake|broken|healthy', 'fake|flaky|healthy', 'fake|gpt-test|healthy', 'spare|backup|healthy'],
-    );
+    assert.deepEqual(ups.map((r) => `${r.cols['upstream']}|${r.cols['model']}|${r.cols['state']}`).sort(), [
+      'fake|broken|healthy',
+      'fake|flaky|healthy',
+      'fake|gpt-test|healthy',
+      'spare|backup|healthy',
+    ]);
     assert.ok(ups.every((r) => r.cols['provider'] === 'openai-compatible' && r.cols['mode'] === 'live'));
-    assert.ok(ups.every((r) => /^\d+ \/ \d+$/.test(r.cols['heat'] ?? '') && /\d/.test(r.cols['latency'] ?? '')), 'window heat and latency estimate shown');
+    assert.ok(
+      ups.every((r) => /^\d+ \/ \d+$/.test(r.cols['heat'] ?? '') && /\d/.test(r.cols['latency'] ?? '')),
+      'window heat and latency estimate shown',
+    );
     assert.equal(await total(page, 'requests'), '0');
     assert.equal((await rows(page, 'recent')).length, 0);
     const keysBefore = await rows(page, 'keys');
@@ -256,7 +270,10 @@ describe('console', () => {
     for await (const _chunk of stream) void _chunk;
     const fb = await client.chat.completions.create({ model: 'flaky', messages }).withResponse();
     assert.equal(fb.response.headers.get('x-switchyard-fallback'), 'flaky->backup');
-    await assert.rejects(client.chat.completions.create({ model: 'broken', messages }), (err: unknown) => err instanceof OpenAI.APIError && (err.status ?? 0) >= 500);
+    await assert.rejects(
+      client.chat.completions.create({ model: 'broken', messages }),
+      (err: unknown) => err instanceof OpenAI.APIError && (err.status ?? 0) >= 500,
+    );
 
     await until(page, `document.querySelectorAll('#recent tbody tr[data-request-id]').length === 5`);
     assert.equal(await page.evaluate('window.consoleMarker'), 'still-here', 'the page was not reloaded');
@@ -286,7 +303,9 @@ describe('console', () => {
     assert.equal(await total(page, 'upstream_error'), '1');
     assert.equal(await total(page, 'fallbacks'), '1');
     assert.ok(dollars(await total(page, 'spend_today')) > 0);
-    const reroutes = await page.evaluate(`[...document.querySelectorAll('#reroute-counts tbody tr')].map((tr) => [...tr.cells].map((c) => c.textContent).join('|'))`);
+    const reroutes = await page.evaluate(
+      `[...document.querySelectorAll('#reroute-counts tbody tr')].map((tr) => [...tr.cells].map((c) => c.textContent).join('|'))`,
+    );
     assert.deepEqual(reroutes, ['fallback|flaky \u2192 backup|1']);
     const rerouted = await rows(page, 'reroute-recent');
     assert.deepEqual(
@@ -306,7 +325,17 @@ describe('console', () => {
     const html = await page.content();
     const text = await page.innerText('body');
     const json = await (await fetch(`${adminUrl}/admin/console.json`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).text();
-    for (const secret of [CLIENT_KEY, OTHER_KEY, UPSTREAM_KEY, SPARE_UPSTREAM_KEY, ADMIN_KEY, hashKey(CLIENT_KEY), hashKey(ADMIN_KEY), PROMPT_CANARY, COMPLETION_CANARY]) {
+    for (const secret of [
+      CLIENT_KEY,
+      OTHER_KEY,
+      UPSTREAM_KEY,
+      SPARE_UPSTREAM_KEY,
+      ADMIN_KEY,
+      hashKey(CLIENT_KEY),
+      hashKey(ADMIN_KEY),
+      PROMPT_CANARY,
+      COMPLETION_CANARY,
+    ]) {
       assert.ok(!html.includes(secret), `page HTML leaks ${secret.slice(0, 12)}…`);
       assert.ok(!text.includes(secret), `page text leaks ${secret.slice(0, 12)}…`);
       assert.ok(!json.includes(secret), `console.json leaks ${secret.slice(0, 12)}…`);

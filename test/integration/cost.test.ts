@@ -187,7 +187,14 @@ describe('cost accounting', () => {
     let chunks = 0;
     try {
       const stream = await gw.client().chat.completions.create(
-        { model: 'gpt-test', messages: [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'Tell me a long story about a lighthouse keeper.' }], stream: true },
+        {
+          model: 'gpt-test',
+          messages: [
+            { role: 'system', content: 'You are terse.' },
+            { role: 'user', content: 'Tell me a long story about a lighthouse keeper.' },
+          ],
+          stream: true,
+        },
         { signal: ac.signal },
       );
       for await (const c of stream) {

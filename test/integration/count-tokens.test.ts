@@ -17,14 +17,24 @@ import { anthropicConfigYaml, CLIENT_KEY, closeAll, finishedLine, OTHER_KEY, sta
 
 const TPM_KEY = 'sk-test-count-tpm-0123456789abcdef';
 const RPM_KEY = 'sk-test-count-rpm-0123456789abcdef';
-const CHAT_ANSWER = { id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 } };
+const CHAT_ANSWER = {
+  id: 'c',
+  object: 'chat.completion',
+  created: 1,
+  model: 'm',
+  choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 },
+};
 
 /** About 4,000 o200k tokens of log-like text. */
 const BIG = Array.from({ length: 1400 }, (_, i) => `line ${i}: upstream ok`).join('\n');
 const BIG_TOKENS = countTokens(BIG);
 
 /** A Messages body whose user turn is `blocks`. */
-const turn = (blocks: unknown[]): Anthropic.MessageCountTokensParams => ({ model: 'gpt-test', messages: [{ role: 'user', content: blocks as Anthropic.ContentBlockParam[] }] });
+const turn = (blocks: unknown[]): Anthropic.MessageCountTokensParams => ({
+  model: 'gpt-test',
+  messages: [{ role: 'user', content: blocks as Anthropic.ContentBlockParam[] }],
+});
 
 /** `{"model":…,"messages":[{"role":"user","content":[<5,000 nested tool_result blocks>]}]}`, built as text (JSON.stringify overflows on it). */
 function deepBody(extra = ''): string {
@@ -63,7 +73,13 @@ describe('count_tokens estimates and tpm reservations count tool results, tool i
     assert.equal(result.response.headers.get('x-switchyard-estimated'), 'true');
     assert.ok(result.data.input_tokens >= BIG_TOKENS && result.data.input_tokens <= BIG_TOKENS * 1.1, `${result.data.input_tokens} for ${BIG_TOKENS}`);
     const input = { path: 'notes.txt', content: BIG };
-    const used = await client.messages.countTokens({ model: 'gpt-test', messages: [{ role: 'user', content: 'write it' }, { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'write', input }] }] });
+    const used = await client.messages.countTokens({
+      model: 'gpt-test',
+      messages: [
+        { role: 'user', content: 'write it' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'write', input }] },
+      ],
+    });
     const expected = countTokens(JSON.stringify(input));
     assert.ok(used.input_tokens >= expected * 0.95 && used.input_tokens <= expected * 1.15, `${used.input_tokens} for ${expected}`);
   });
@@ -71,17 +87,29 @@ describe('count_tokens estimates and tpm reservations count tool results, tool i
   test('an image and a PDF document count their estimates', async () => {
     const text = (await client.messages.countTokens(turn([{ type: 'text', text: 'describe' }]))).input_tokens;
     const png = Buffer.alloc(120_000, 3).toString('base64');
-    const image = await client.messages.countTokens(turn([{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } }, { type: 'text', text: 'describe' }]));
+    const image = await client.messages.countTokens(
+      turn([
+        { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } },
+        { type: 'text', text: 'describe' },
+      ]),
+    );
     assert.equal(image.input_tokens, text + IMAGE_TOKENS);
     const pdf = Buffer.alloc(120_000, 1).toString('base64');
-    const doc = await client.messages.countTokens(turn([{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf } }, { type: 'text', text: 'describe' }]));
+    const doc = await client.messages.countTokens(
+      turn([
+        { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf } },
+        { type: 'text', text: 'describe' },
+      ]),
+    );
     assert.equal(doc.input_tokens, text + 3 * PAGE_TOKENS);
   });
 
   test('a tpm-limited key is refused a big tool result before the upstream (its reservation counts it)', async () => {
     const limited = new Anthropic({ apiKey: TPM_KEY, baseURL: gw.url, maxRetries: 0 });
     const sent = upstream.requests.length;
-    const err = await limited.messages.create({ ...turn([{ type: 'tool_result', tool_use_id: 'toolu_1', content: BIG }]), max_tokens: 10 }).catch((e: unknown) => e);
+    const err = await limited.messages
+      .create({ ...turn([{ type: 'tool_result', tool_use_id: 'toolu_1', content: BIG }]), max_tokens: 10 })
+      .catch((e: unknown) => e);
     assert.ok(err instanceof Anthropic.RateLimitError, String(err));
     assert.equal(upstream.requests.length, sent);
     // A small prompt on the same key still goes through.
@@ -113,19 +141,42 @@ describe('count_tokens estimates and tpm reservations count tool results, tool i
   });
 
   test('the log line of an estimate names the API, the model and the model as sent; of a refusal, the model as sent', async () => {
-    assert.deepEqual(await countLine(gw, CLIENT_KEY, 'gpt-test'), { api: 'messages/count_tokens', model: 'gpt-test', requested_model: 'gpt-test', upstream: null, status: 200, outcome: 'ok' });
+    assert.deepEqual(await countLine(gw, CLIENT_KEY, 'gpt-test'), {
+      api: 'messages/count_tokens',
+      model: 'gpt-test',
+      requested_model: 'gpt-test',
+      upstream: null,
+      status: 200,
+      outcome: 'ok',
+    });
     // team-limited may use reasoner-test only.
-    assert.deepEqual(await countLine(gw, OTHER_KEY, 'gpt-test'), { api: 'messages/count_tokens', model: null, requested_model: 'gpt-test', upstream: null, status: 404, outcome: 'client_error' });
+    assert.deepEqual(await countLine(gw, OTHER_KEY, 'gpt-test'), {
+      api: 'messages/count_tokens',
+      model: null,
+      requested_model: 'gpt-test',
+      upstream: null,
+      status: 404,
+      outcome: 'client_error',
+    });
   });
 });
 
 describe('count_tokens on a model with an Anthropic account', () => {
-  test("the log line names the API, the model, the model as sent (an alias) and the account that counted", async () => {
+  test('the log line names the API, the model, the model as sent (an alias) and the account that counted', async () => {
     const claude = await new FakeUpstream().start();
     claude.on(() => ({ status: 200, body: { input_tokens: 42 } }));
-    const gw = await startGateway(anthropicConfigYaml(claude.url).replace('  - name: claude-test\n', '  - name: claude-test\n    aliases: ["claude-latest"]\n'));
+    const gw = await startGateway(
+      anthropicConfigYaml(claude.url).replace('  - name: claude-test\n', '  - name: claude-test\n    aliases: ["claude-latest"]\n'),
+    );
     try {
-      assert.deepEqual(await countLine(gw, CLIENT_KEY, 'claude-latest'), { api: 'messages/count_tokens', model: 'claude-test', requested_model: 'claude-latest', upstream: 'claude', status: 200, outcome: 'ok' });
+      assert.deepEqual(await countLine(gw, CLIENT_KEY, 'claude-latest'), {
+        api: 'messages/count_tokens',
+        model: 'claude-test',
+        requested_model: 'claude-latest',
+        upstream: 'claude',
+        status: 200,
+        outcome: 'ok',
+      });
       assert.equal(claude.requests.length, 1);
     } finally {
       await closeAll(gw, claude);

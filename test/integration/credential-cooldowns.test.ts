@@ -68,7 +68,14 @@ function ok(model: unknown): ScriptedReply {
 
 /** The upstream's 403 for `up-a`; its message echoes the key, which the gateway must scrub. */
 const PERMISSION = { error: { type: 'permission_error', message: `Key ${UPSTREAM_KEY} does not have permission to use model up-a`, param: null, code: null } };
-const INVALID_KEY = { error: { message: `Incorrect API key provided: ${UPSTREAM_KEY.slice(0, 8)}***${UPSTREAM_KEY.slice(-4)}.`, type: 'invalid_request_error', param: null, code: 'invalid_api_key' } };
+const INVALID_KEY = {
+  error: {
+    message: `Incorrect API key provided: ${UPSTREAM_KEY.slice(0, 8)}***${UPSTREAM_KEY.slice(-4)}.`,
+    type: 'invalid_request_error',
+    param: null,
+    code: 'invalid_api_key',
+  },
+};
 
 async function chat(client: OpenAI, model: string): Promise<string | APIError> {
   try {
@@ -189,13 +196,26 @@ describe("a caller's own 404 (a resource it named does not exist) cools nothing"
   test('a 404 previous_response_not_found goes back to that caller; every later call of every model is served', async () => {
     upstream.on((req) =>
       JSON.stringify(req.json).includes('bad_resp_123')
-        ? { status: 404, body: { error: { message: "Previous response with id 'bad_resp_123' not found.", type: 'invalid_request_error', param: 'previous_response_id', code: 'previous_response_not_found' } } }
+        ? {
+            status: 404,
+            body: {
+              error: {
+                message: "Previous response with id 'bad_resp_123' not found.",
+                type: 'invalid_request_error',
+                param: 'previous_response_id',
+                code: 'previous_response_not_found',
+              },
+            },
+          }
         : ok(req.json?.['model']),
     );
-    const bad = await gw.client().chat.completions.create({ model: 'model-a', messages: [{ role: 'user', content: 'bad_resp_123' }] }).then(
-      () => null,
-      (e: unknown) => e,
-    );
+    const bad = await gw
+      .client()
+      .chat.completions.create({ model: 'model-a', messages: [{ role: 'user', content: 'bad_resp_123' }] })
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     assert.ok(bad instanceof APIError && bad.status === 404, `the caller gets the upstream's 404: ${String(bad)}`);
     assert.equal(bad.code, 'previous_response_not_found');
     for (let i = 0; i < 3; i++) {

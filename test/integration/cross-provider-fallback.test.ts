@@ -67,7 +67,11 @@ describe('fallback from an OpenAI-compatible model to an Anthropic one in a burs
   });
 
   test('8 concurrent streams: the first 3 served by the OpenAI account, the throttled rest by Claude, all complete', async () => {
-    const rateLimited = { status: 429, headers: { 'retry-after': '0' }, body: JSON.parse(fixture('openai-error-429-rate-limit-exceeded.json').toString('utf8')) as unknown };
+    const rateLimited = {
+      status: 429,
+      headers: { 'retry-after': '0' },
+      body: JSON.parse(fixture('openai-error-429-rate-limit-exceeded.json').toString('utf8')) as unknown,
+    };
     const ok = replay(OPENAI, { delayMs: 20 });
     oai.on((req, i) => (i < 3 ? ok(req) : rateLimited));
     claude.on(replayAnthropic(CLAUDE, { delayMs: 5 }));

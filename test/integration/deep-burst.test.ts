@@ -81,18 +81,30 @@ function yaml(a: string, b: string, shed?: { line: string; cheap: string }): str
 server: { log_level: info }
 upstreams:
   - { id: acct-a, provider: openai-compatible, base_url: "${a}/v1", api_key: "\${TEST_UPSTREAM_KEY}" }
-  - { id: acct-b, provider: openai-compatible, base_url: "${b}/v1", api_key: "\${TEST_UPSTREAM_KEY}" }${shed ? `
-  - { id: acct-c, provider: openai-compatible, base_url: "${shed.cheap}/v1", api_key: "\${TEST_UPSTREAM_KEY}" }` : ''}
+  - { id: acct-b, provider: openai-compatible, base_url: "${b}/v1", api_key: "\${TEST_UPSTREAM_KEY}" }${
+    shed
+      ? `
+  - { id: acct-c, provider: openai-compatible, base_url: "${shed.cheap}/v1", api_key: "\${TEST_UPSTREAM_KEY}" }`
+      : ''
+  }
 models:
   - name: house
     aliases: ["claude-*", "gpt-5*"]
     reasoning: true
-    price: { input: 1, output: 2 }${shed ? `
-    shed: ${shed.line}` : ''}
-    targets: [{ upstream: acct-a, model: house-up }, { upstream: acct-b, model: house-up }]${shed ? `
+    price: { input: 1, output: 2 }${
+      shed
+        ? `
+    shed: ${shed.line}`
+        : ''
+    }
+    targets: [{ upstream: acct-a, model: house-up }, { upstream: acct-b, model: house-up }]${
+      shed
+        ? `
   - name: cheap
     price: { input: 0.1, output: 0.2 }
-    targets: [{ upstream: acct-c, model: cheap-up }]` : ''}
+    targets: [{ upstream: acct-c, model: cheap-up }]`
+        : ''
+    }
 keys:
   - { name: agents, key_sha256: ${hashKey(CLIENT_KEY)} }
 `;
@@ -141,7 +153,11 @@ async function burst(gw: TestGateway): Promise<{ outcomes: Outcome[]; lines: Rec
 /** Every call completed, none with a 429, and no account ever had more than PLACES calls open. */
 function assertAllServed(outcomes: Outcome[], accounts: Account[], summary: string, text: RegExp): void {
   assert.equal(outcomes.filter((o) => o.status === 429).length, 0, `no call got a 429: ${summary}`);
-  assert.deepEqual(outcomes.map((o) => o.status), Array(16).fill(200), `every call completed: ${summary}`);
+  assert.deepEqual(
+    outcomes.map((o) => o.status),
+    Array(16).fill(200),
+    `every call completed: ${summary}`,
+  );
   for (const o of outcomes) assert.match(o.text, text, summary);
   for (const a of accounts) assert.ok(a.max <= PLACES, `${a.id} never had more than ${PLACES} calls open: ${a.max}`);
 }
@@ -177,7 +193,10 @@ describe('a deep-reasoning burst over accounts that are full', () => {
       const { outcomes, lines, summary } = await burst(gw);
       assertAllServed(outcomes, accounts, summary, /^from acct-[abc], done\.$/);
       const marks = lines.map((l) => String(l['shed'] ?? ''));
-      assert.ok(marks.some((m) => /^queued:\d+ms$/.test(m)), `some calls waited for a place before any rung below: ${summary}`);
+      assert.ok(
+        marks.some((m) => /^queued:\d+ms$/.test(m)),
+        `some calls waited for a place before any rung below: ${summary}`,
+      );
       const toCheap = lines.filter((l) => l['shed'] === 'house->cheap');
       assert.ok(toCheap.length > 0, `the calls still without a place after the wait were shed to the cheap model: ${summary}`);
       for (const l of toCheap) assert.equal(l['upstream'], 'acct-c');

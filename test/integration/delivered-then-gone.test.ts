@@ -49,7 +49,11 @@ keys:
 /** The recording for the wire API a request was sent on (by its path), every event, then `tail`. */
 function replayThen(tail: Step[], opts: { pauseBeforeLast?: number } = {}) {
   return (req: ReceivedRequest) => {
-    const events = req.url.endsWith('/responses') ? sseEvents(RESPONSES.file) : req.url.endsWith('/messages') ? anthropicEvents(MESSAGES.file) : sseEvents(CHAT.file);
+    const events = req.url.endsWith('/responses')
+      ? sseEvents(RESPONSES.file)
+      : req.url.endsWith('/messages')
+        ? anthropicEvents(MESSAGES.file)
+        : sseEvents(CHAT.file);
     const steps: Step[] = [...events];
     if (opts.pauseBeforeLast) steps.splice(steps.length - 1, 0, { delayMs: opts.pauseBeforeLast });
     return { status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8' }, steps: [...steps, ...tail] };
@@ -159,7 +163,9 @@ describe('a client that leaves right after the terminal event has a completed re
   test('the Anthropic SDK breaking out at message_stop', async () => {
     upstream.on(replayThen([{ delayMs: 300 }]));
     const client = new Anthropic({ apiKey: CLIENT_KEY, baseURL: gw.url, maxRetries: 0 });
-    const { data, response } = await client.messages.create({ model: 'm-claude', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }], stream: true }).withResponse();
+    const { data, response } = await client.messages
+      .create({ model: 'm-claude', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }], stream: true })
+      .withResponse();
     let stopped = false;
     for await (const ev of data) {
       if (ev.type === 'message_stop') {
@@ -185,7 +191,10 @@ describe('a client that leaves right after the terminal event has a completed re
     await assertDelivered(gw, raw.id, RESPONSES);
 
     const t0 = Date.now();
-    const { data, response } = await gw.client().chat.completions.create({ model: 'm-oai', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } }).withResponse();
+    const { data, response } = await gw
+      .client()
+      .chat.completions.create({ model: 'm-oai', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } })
+      .withResponse();
     let promptTokens: number | null = null;
     for await (const chunk of data) promptTokens = chunk.usage?.prompt_tokens ?? promptTokens;
     assert.ok(Date.now() - t0 < 1500, `the SDK's stream ended ${Date.now() - t0} ms in`);

@@ -123,7 +123,9 @@ describe('Dockerfile', () => {
   });
 
   test('runtime stage ships package.json, dist, config and the runtime data that package.json "files" lists', () => {
-    const copied = new Set(ops(runtime, 'COPY').flatMap((i) => copyArgs(i).sources.map((s) => (copyArgs(i).from ? posix.relative(ops(build, 'WORKDIR').at(-1)!.args, s) : s))));
+    const copied = new Set(
+      ops(runtime, 'COPY').flatMap((i) => copyArgs(i).sources.map((s) => (copyArgs(i).from ? posix.relative(ops(build, 'WORKDIR').at(-1)!.args, s) : s))),
+    );
     // package.json marks the package root that src/util/package-root.ts looks for.
     assert.ok(copied.has('package.json'), 'package.json');
     assert.ok(copied.has('package-lock.json'), 'package-lock.json (npm ci)');
@@ -159,7 +161,7 @@ describe('Dockerfile', () => {
     // `exec`: npm's SIGTERM goes to the shell it runs the script in; exec makes that shell node.
     const start = /^exec\s+node\s+(.*)\s+dist\/main\.js$/.exec(pkg.scripts['start'] ?? '');
     assert.ok(start, `npm start is "exec node <flags> dist/main.js", got ${pkg.scripts['start']}`);
-    assert.deepEqual(argv.slice(1, -1), start[1]!.split(/\s+/), 'the ENTRYPOINT passes npm start\'s node flags');
+    assert.deepEqual(argv.slice(1, -1), start[1]!.split(/\s+/), "the ENTRYPOINT passes npm start's node flags");
     assert.equal(ops(runtime, 'WORKDIR').at(-1)?.args, '/app');
   });
 

@@ -45,7 +45,13 @@ function promqlMetrics(expr: string): string[] {
   for (const m of e.matchAll(/[a-zA-Z_:][a-zA-Z0-9_:]*/g)) {
     const before = e[m.index - 1];
     if (before && /[0-9.]/.test(before)) continue; // exponent of a number
-    if (e.slice(m.index + m[0].length).trimStart().startsWith('(')) continue; // function / aggregation
+    if (
+      e
+        .slice(m.index + m[0].length)
+        .trimStart()
+        .startsWith('(')
+    )
+      continue; // function / aggregation
     if (KEYWORDS.has(m[0].toLowerCase())) continue;
     out.push(m[0]);
   }
@@ -56,7 +62,13 @@ function promqlMetrics(expr: string): string[] {
 function promqlLabels(expr: string): string[] {
   const e = expr.replace(/"(?:[^"\\]|\\.)*"/g, '""');
   const out: string[] = [];
-  for (const m of e.matchAll(/\b(?:by|without|on|ignoring)\s*\(([^)]*)\)/g)) out.push(...m[1]!.split(',').map((s) => s.trim()).filter(Boolean));
+  for (const m of e.matchAll(/\b(?:by|without|on|ignoring)\s*\(([^)]*)\)/g))
+    out.push(
+      ...m[1]!
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    );
   for (const m of e.matchAll(/\{([^}]*)\}/g)) for (const l of m[1]!.matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)/g)) out.push(l[1]!);
   return out;
 }
@@ -110,7 +122,8 @@ describe('Grafana provisioning and dashboard', () => {
     assert.ok(prov, 'provisioning mounted at /etc/grafana/provisioning');
     for (const sub of ['datasources', 'dashboards']) assert.ok(statSync(join(ROOT, prov.source, sub)).isDirectory(), sub);
     for (const sub of ['datasources', 'dashboards']) {
-      for (const f of readdirSync(join(ROOT, prov.source, sub))) assert.ok(isObj(parseYaml(readFileSync(join(ROOT, prov.source, sub, f), 'utf8'))), `${sub}/${f} parses`);
+      for (const f of readdirSync(join(ROOT, prov.source, sub)))
+        assert.ok(isObj(parseYaml(readFileSync(join(ROOT, prov.source, sub, f), 'utf8'))), `${sub}/${f} parses`);
     }
   });
 

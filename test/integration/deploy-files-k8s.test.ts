@@ -207,7 +207,8 @@ describe('Kubernetes manifests', () => {
           assert.equal(ref.optional, true, `${v}: optional (absent = upstream off / in-memory store)`);
         }
         for (const x of [...spec.containers, ...(spec.initContainers ?? [])]) {
-          for (const e of x.env ?? []) if (e.valueFrom?.secretKeyRef) assert.ok(e.valueFrom.secretKeyRef.key in data, `${x.name}: ${e.name}'s key is in the Secret`);
+          for (const e of x.env ?? [])
+            if (e.valueFrom?.secretKeyRef) assert.ok(e.valueFrom.secretKeyRef.key in data, `${x.name}: ${e.name}'s key is in the Secret`);
         }
       });
 
@@ -265,7 +266,11 @@ describe('Kubernetes manifests', () => {
     }
     const kc = isolatedKubeconfig();
     try {
-      const r = spawnSync('kubectl', ['annotate', '--local', '-f', join(ROOT, K8S), 'switchyard.test/parsed=true', '-o', 'name'], { encoding: 'utf8', env: { ...process.env, KUBECONFIG: kc.file }, timeout: 60_000 });
+      const r = spawnSync('kubectl', ['annotate', '--local', '-f', join(ROOT, K8S), 'switchyard.test/parsed=true', '-o', 'name'], {
+        encoding: 'utf8',
+        env: { ...process.env, KUBECONFIG: kc.file },
+        timeout: 60_000,
+      });
       assert.equal(r.status, 0, r.stderr);
       const expected = k8sAll.map((d) => `${String(d['kind']).toLowerCase()}/${String(obj(d['metadata'], 'metadata')['name'])}`);
       const got = r.stdout
@@ -287,7 +292,12 @@ describe('Kubernetes manifests', () => {
     // a gateway): a cluster only when SWITCHYARD_TEST_KUBECONFIG names one.
     const kc = process.env['SWITCHYARD_TEST_KUBECONFIG'] ? { file: process.env['SWITCHYARD_TEST_KUBECONFIG'], cleanup: () => {} } : isolatedKubeconfig();
     try {
-      const r = spawnSync('kubectl', ['apply', '--dry-run=client', '--validate=false', '-f', join(ROOT, K8S)], { encoding: 'utf8', env: { ...process.env, KUBECONFIG: kc.file }, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+      const r = spawnSync('kubectl', ['apply', '--dry-run=client', '--validate=false', '-f', join(ROOT, K8S)], {
+        encoding: 'utf8',
+        env: { ...process.env, KUBECONFIG: kc.file },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        timeout: 60_000,
+      });
       if (r.status !== 0 && /connect|dial tcp|server API group list|unable to recognize/i.test(r.stderr)) {
         t.skip('kubectl needs an API server for apply --dry-run=client (set SWITCHYARD_TEST_KUBECONFIG to run it against a cluster)');
         return;

@@ -66,13 +66,21 @@ describe('runtime layout (the runtime stage rebuilt in a temp dir)', () => {
   });
 
   test('the layout has the files the Dockerfile copies', () => {
-    for (const f of ['package.json', 'package-lock.json', 'dist/main.js', 'config/switchyard.yaml', 'src/providers/simulator/recordings', 'src/server/console/assets/page.html']) {
+    for (const f of [
+      'package.json',
+      'package-lock.json',
+      'dist/main.js',
+      'config/switchyard.yaml',
+      'src/providers/simulator/recordings',
+      'src/server/console/assets/page.html',
+    ]) {
       assert.ok(existsSync(join(dir, f)), f);
     }
   });
 
   test('the console pages build from its files (the admin listener reads them at start)', () => {
-    const script = "const { consolePages } = await import('./dist/server/console/page.js'); const p = consolePages(); console.log(p.live.html.length > 0 && p.spend.html.length > 0);";
+    const script =
+      "const { consolePages } = await import('./dist/server/console/page.js'); const p = consolePages(); console.log(p.live.html.length > 0 && p.spend.html.length > 0);";
     const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: dir, encoding: 'utf8', timeout: 10_000 });
     assert.equal(r.stdout.trim(), 'true', r.stderr);
   });
@@ -91,7 +99,11 @@ describe('runtime layout (the runtime stage rebuilt in a temp dir)', () => {
     assert.equal(res.status, 200, await res.clone().text());
     const body = (await res.json()) as { choices: { message: { content: string } }[] };
     assert.ok(body.choices[0]!.message.content.length > 0);
-    assert.match(stdout, new RegExp(`"config":"${join(dir, 'config', 'switchyard.yaml').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"`), 'the default config is read from WORKDIR/config');
+    assert.match(
+      stdout,
+      new RegExp(`"config":"${join(dir, 'config', 'switchyard.yaml').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"`),
+      'the default config is read from WORKDIR/config',
+    );
   });
 
   test('exits 0 on SIGTERM (the STOPSIGNAL)', async () => {

@@ -24,17 +24,17 @@ describe('client disconnect', () => {
     upstream.on(replay('openai-chat-stream-text-no-usage-2023.sse', { delayMs: 60 }));
     const reqIndex = upstream.requests.length;
     const logIndex = gw.finished().length;
-    const abortedBefore = metricValue(await gw.metricsText(), 'switchyard_requests_total', { model: 'gpt-test', status: '499', outcome: 'client_aborted' }) ?? 0;
+    const abortedBefore =
+      metricValue(await gw.metricsText(), 'switchyard_requests_total', { model: 'gpt-test', status: '499', outcome: 'client_aborted' }) ?? 0;
 
     const ac = new AbortController();
     const chunks: unknown[] = [];
     let abortAt = 0;
     let caught: unknown = null;
     try {
-      const stream = await gw.client().chat.completions.create(
-        { model: 'gpt-test', messages: [{ role: 'user', content: 'hello' }], stream: true },
-        { signal: ac.signal },
-      );
+      const stream = await gw
+        .client()
+        .chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'hello' }], stream: true }, { signal: ac.signal });
       for await (const c of stream) {
         chunks.push(c);
         if (chunks.length === 4) {

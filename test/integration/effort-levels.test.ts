@@ -18,12 +18,45 @@ function reply(req: ReceivedRequest, text: string): ScriptedReply {
   const usage = { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 };
   if (req.url.endsWith('/responses')) {
     const output = [{ type: 'message', id: 'msg_1', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] }];
-    return { status: 200, body: { id: 'resp_1', object: 'response', created_at: 1, status: 'completed', model: 'm', output, usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 } } };
+    return {
+      status: 200,
+      body: {
+        id: 'resp_1',
+        object: 'response',
+        created_at: 1,
+        status: 'completed',
+        model: 'm',
+        output,
+        usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 },
+      },
+    };
   }
   if (req.url.endsWith('/messages')) {
-    return { status: 200, body: { id: 'msg_1', type: 'message', role: 'assistant', model: 'm', content: [{ type: 'text', text }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } } };
+    return {
+      status: 200,
+      body: {
+        id: 'msg_1',
+        type: 'message',
+        role: 'assistant',
+        model: 'm',
+        content: [{ type: 'text', text }],
+        stop_reason: 'end_turn',
+        stop_sequence: null,
+        usage: { input_tokens: 1, output_tokens: 1 },
+      },
+    };
   }
-  return { status: 200, body: { id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }], usage } };
+  return {
+    status: 200,
+    body: {
+      id: 'c',
+      object: 'chat.completion',
+      created: 1,
+      model: 'm',
+      choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
+      usage,
+    },
+  };
 }
 
 /** The prompt text of a received request, on any of the three wire APIs. */
@@ -75,12 +108,18 @@ keys:
   after(() => closeAll(gw, a, claude));
 
   const post = async (path: string, body: Record<string, unknown>) => {
-    const res = await fetch(`${gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${CLIENT_KEY}`, 'x-api-key': CLIENT_KEY, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${gw.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${CLIENT_KEY}`, 'x-api-key': CLIENT_KEY, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     return { status: res.status, shed: res.headers.get('x-switchyard-shed'), text: await res.text() };
   };
-  const chat = (effort: string, prompt = 'x', model = 'deep') => post('/v1/chat/completions', { model, reasoning_effort: effort, messages: [{ role: 'user', content: prompt }] });
+  const chat = (effort: string, prompt = 'x', model = 'deep') =>
+    post('/v1/chat/completions', { model, reasoning_effort: effort, messages: [{ role: 'user', content: prompt }] });
   const responses = (effort: string, prompt = 'x') => post('/v1/responses', { model: 'deep', reasoning: { effort }, input: prompt });
-  const messages = (effort: string, prompt = 'x') => post('/v1/messages', { model: 'claude-deep', max_tokens: 100, output_config: { effort }, messages: [{ role: 'user', content: prompt }] });
+  const messages = (effort: string, prompt = 'x') =>
+    post('/v1/messages', { model: 'claude-deep', max_tokens: 100, output_config: { effort }, messages: [{ role: 'user', content: prompt }] });
 
   /** Runs `send` while a deep call holds the account's one deep place; returns its result. */
   async function whileHot<T>(up: FakeUpstream, hold: () => Promise<unknown>, send: () => Promise<T>): Promise<T> {
@@ -100,7 +139,11 @@ keys:
       const cold = await chat(level);
       assert.equal(cold.status, 200, cold.text);
       assert.equal(a.requests.at(-1)!.json!['reasoning_effort'], level, 'relayed as sent to an upstream of the same API');
-      const hot = await whileHot(a, () => chat('high', 'hold'), () => chat(level));
+      const hot = await whileHot(
+        a,
+        () => chat('high', 'hold'),
+        () => chat(level),
+      );
       assert.equal(hot.status, 200, hot.text);
       assert.equal(hot.shed, `effort:${level}->low`);
       assert.equal(a.requests.at(-1)!.json!['reasoning_effort'], 'low');
@@ -110,14 +153,22 @@ keys:
   test('Responses reasoning.effort "ultra": accepted and deep; the lowered call carries reasoning.effort low', async () => {
     const cold = await responses('ultra');
     assert.equal(cold.status, 200, cold.text);
-    const hot = await whileHot(a, () => responses('high', 'hold'), () => responses('ultra'));
+    const hot = await whileHot(
+      a,
+      () => responses('high', 'hold'),
+      () => responses('ultra'),
+    );
     assert.equal(hot.status, 200, hot.text);
     assert.equal(hot.shed, 'effort:ultra->low');
     assert.deepEqual(a.requests.at(-1)!.json!['reasoning'], { effort: 'low' });
   });
 
   test('an unknown level counts as the default effort: accepted, relayed as sent, not deep', async () => {
-    const hot = await whileHot(a, () => chat('high', 'hold'), () => chat('turbo'));
+    const hot = await whileHot(
+      a,
+      () => chat('high', 'hold'),
+      () => chat('turbo'),
+    );
     assert.equal(hot.status, 200, hot.text);
     assert.equal(hot.shed, null, 'a medium call needs no deep place');
     assert.equal(a.requests.at(-1)!.json!['reasoning_effort'], 'turbo');
@@ -127,7 +178,11 @@ keys:
     const cold = await messages('max');
     assert.equal(cold.status, 200, cold.text);
     assert.deepEqual(claude.requests.at(-1)!.json!['output_config'], { effort: 'max' });
-    const hot = await whileHot(claude, () => messages('high', 'hold'), () => messages('max'));
+    const hot = await whileHot(
+      claude,
+      () => messages('high', 'hold'),
+      () => messages('max'),
+    );
     assert.equal(hot.status, 200, hot.text);
     assert.equal(hot.shed, 'effort:max->minimal');
     assert.deepEqual(claude.requests.at(-1)!.json!['output_config'], { effort: 'low' });

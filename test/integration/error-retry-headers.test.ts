@@ -87,13 +87,28 @@ describe('x-should-retry and Retry-After on the gateway errors', () => {
     assertFinal(await post(gw, '/v1/chat/completions', { model: 'chat-test' }), 400, 'openai', 'chat, no messages');
     assertFinal(await post(gw, '/v1/messages', { model: 'claude-test', max_tokens: 10 }), 400, 'anthropic', 'messages, no messages');
     assertFinal(await post(gw, '/v1/chat/completions', '{"model":'), 400, 'openai', 'chat, bad JSON');
-    assertFinal(await post(gw, '/v1/chat/completions', { ...chatBody, messages: [{ role: 'user', content: 'x'.repeat(5000) }] }), 413, 'openai', 'chat, body too large');
+    assertFinal(
+      await post(gw, '/v1/chat/completions', { ...chatBody, messages: [{ role: 'user', content: 'x'.repeat(5000) }] }),
+      413,
+      'openai',
+      'chat, body too large',
+    );
     // A compaction is not translated: a model with no Responses account cannot take one (unsupported_api).
     assertFinal(await post(gw, '/v1/responses/compact', { model: 'claude-test', input: 'hi' }), 400, 'openai', 'compaction, model not on this endpoint');
     assert.equal(claude.requests.length + chat.requests.length, 0, 'none reached an upstream');
 
     // A spent budget: 429 insufficient_quota.
-    chat.on(() => ({ status: 200, body: { id: 'c', object: 'chat.completion', created: 1, model: 'chat-up', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 } } }));
+    chat.on(() => ({
+      status: 200,
+      body: {
+        id: 'c',
+        object: 'chat.completion',
+        created: 1,
+        model: 'chat-up',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },
+      },
+    }));
     assert.equal((await post(gw, '/v1/chat/completions', chatBody, OTHER_KEY)).status, 200, 'the first call spends the whole budget');
     const spent = await post(gw, '/v1/chat/completions', chatBody, OTHER_KEY);
     assertFinal(spent, 429, 'openai', 'budget spent');
@@ -101,7 +116,10 @@ describe('x-should-retry and Retry-After on the gateway errors', () => {
   });
 
   test('an upstream that keeps answering 503: final answers that name no wait, api_error for Messages clients, and the SDK does not retry them', async () => {
-    claude.on((req) => ({ status: 503, body: req.url.startsWith('/v1/messages') ? { type: 'error', error: { type: 'api_error', message: 'Service unavailable (test).' } } : {} }));
+    claude.on((req) => ({
+      status: 503,
+      body: req.url.startsWith('/v1/messages') ? { type: 'error', error: { type: 'api_error', message: 'Service unavailable (test).' } } : {},
+    }));
     const before = claude.requests.length;
     // Past the retry budget (3 retries per 10 s) and into the target's cooldown.
     for (let i = 0; i < 4; i++) {

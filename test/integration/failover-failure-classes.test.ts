@@ -24,9 +24,20 @@ describe('failure classes', () => {
     for (const id of ['a', 'b', 'slow', 'cred401', 'cred403', 'x401', 'y403', 'x2', 'y2', 'nf']) f[id] = await new FakeUpstream().start();
     f['b']!.on(() => ok('from b'));
     f['slow']!.on(() => ({ ...ok('too late'), delayMs: 2000 }));
-    const credBody = { error: { message: `Incorrect API key provided: ${UPSTREAM_KEY.slice(0, 8)}***. See your account.`, type: 'invalid_request_error', param: null, code: 'invalid_api_key' } };
+    const credBody = {
+      error: {
+        message: `Incorrect API key provided: ${UPSTREAM_KEY.slice(0, 8)}***. See your account.`,
+        type: 'invalid_request_error',
+        param: null,
+        code: 'invalid_api_key',
+      },
+    };
     for (const id of ['cred401', 'x401', 'x2']) f[id]!.on(() => ({ status: 401, body: credBody }));
-    for (const id of ['cred403', 'y403', 'y2']) f[id]!.on(() => ({ status: 403, body: { error: { message: 'Project does not have access (secret-ish detail)', type: 'permission_error', param: null, code: 'forbidden' } } }));
+    for (const id of ['cred403', 'y403', 'y2'])
+      f[id]!.on(() => ({
+        status: 403,
+        body: { error: { message: 'Project does not have access (secret-ish detail)', type: 'permission_error', param: null, code: 'forbidden' } },
+      }));
     const ups: UpSpec[] = Object.entries(f).map(([id, fake]) => ({ id, url: fake.url, ...(id === 'slow' ? { firstByteMs: 300 } : {}) }));
     ups.push({ id: 'dead', url: await deadUrl() });
     gw = await startGateway(
@@ -57,7 +68,11 @@ describe('failure classes', () => {
     assert.equal(raw.headers.get('x-switchyard-upstream'), 'a');
     const m1 = await gw.metricsText();
     assert.equal(metricSum(m1, 'switchyard_retries_total') - metricSum(m0, 'switchyard_retries_total'), 0);
-    assert.equal(metricSum(m1, 'switchyard_upstream_attempts_total', { upstream: 'a', outcome: 'ok' }) - metricSum(m0, 'switchyard_upstream_attempts_total', { upstream: 'a', outcome: 'ok' }), 1);
+    assert.equal(
+      metricSum(m1, 'switchyard_upstream_attempts_total', { upstream: 'a', outcome: 'ok' }) -
+        metricSum(m0, 'switchyard_upstream_attempts_total', { upstream: 'a', outcome: 'ok' }),
+      1,
+    );
   });
 
   for (const status of [408, 429, 500, 502, 503, 504, 529]) {
@@ -119,14 +134,18 @@ describe('failure classes', () => {
       const m1 = await gw.metricsText();
       assert.equal(metricSum(m1, 'switchyard_retries_total') - metricSum(m0, 'switchyard_retries_total'), 0);
       assert.equal(
-        metricSum(m1, 'switchyard_upstream_attempts_total', { upstream: 'a', outcome: 'bad_request' }) - metricSum(m0, 'switchyard_upstream_attempts_total', { upstream: 'a', outcome: 'bad_request' }),
+        metricSum(m1, 'switchyard_upstream_attempts_total', { upstream: 'a', outcome: 'bad_request' }) -
+          metricSum(m0, 'switchyard_upstream_attempts_total', { upstream: 'a', outcome: 'bad_request' }),
         2,
       );
     });
   }
 
   test('HTTP 404 (this upstream lacks the model) moves on to the next target, and later requests skip that target', async () => {
-    f['nf']!.on(() => ({ status: 404, body: { error: { message: 'The model `m-404-up` does not exist', type: 'invalid_request_error', param: null, code: 'model_not_found' } } }));
+    f['nf']!.on(() => ({
+      status: 404,
+      body: { error: { message: 'The model `m-404-up` does not exist', type: 'invalid_request_error', param: null, code: 'model_not_found' } },
+    }));
     const nb = f['b']!.requests.length;
     const m0 = await gw.metricsText();
     const raw = await post(gw, 'm-404');
@@ -134,7 +153,11 @@ describe('failure classes', () => {
     assert.equal(content(raw), 'from b');
     assert.equal(raw.headers.get('x-switchyard-attempts'), '2');
     const m1 = await gw.metricsText();
-    assert.equal(metricSum(m1, 'switchyard_upstream_attempts_total', { upstream: 'nf', outcome: 'not_found' }) - metricSum(m0, 'switchyard_upstream_attempts_total', { upstream: 'nf', outcome: 'not_found' }), 1);
+    assert.equal(
+      metricSum(m1, 'switchyard_upstream_attempts_total', { upstream: 'nf', outcome: 'not_found' }) -
+        metricSum(m0, 'switchyard_upstream_attempts_total', { upstream: 'nf', outcome: 'not_found' }),
+      1,
+    );
     assert.equal(await targetState(gw, targetKey('nf', 'm-404')), 'cooling');
 
     const again = await post(gw, 'm-404');
@@ -153,7 +176,11 @@ describe('failure classes', () => {
     assert.equal(raw.headers.get('x-switchyard-attempts'), '2');
     assert.equal(f['b']!.requests.length, nb + 1);
     const m1 = await gw.metricsText();
-    assert.equal(metricSum(m1, 'switchyard_upstream_attempts_total', { upstream: 'dead', outcome: 'connect' }) - metricSum(m0, 'switchyard_upstream_attempts_total', { upstream: 'dead', outcome: 'connect' }), 1);
+    assert.equal(
+      metricSum(m1, 'switchyard_upstream_attempts_total', { upstream: 'dead', outcome: 'connect' }) -
+        metricSum(m0, 'switchyard_upstream_attempts_total', { upstream: 'dead', outcome: 'connect' }),
+      1,
+    );
   });
 
   test('a timeout before the response headers is retried on the next target', async () => {
@@ -169,7 +196,11 @@ describe('failure classes', () => {
     assert.ok(raw.ms >= 280, `answered after ${raw.ms} ms: the first_byte_ms (300) was not waited for`);
     assert.ok(raw.ms < 1800, `answered after ${raw.ms} ms: the slow upstream was waited for`);
     const m1 = await gw.metricsText();
-    assert.equal(metricSum(m1, 'switchyard_upstream_errors_total', { upstream: 'slow', class: 'timeout' }) - metricSum(m0, 'switchyard_upstream_errors_total', { upstream: 'slow', class: 'timeout' }), 1);
+    assert.equal(
+      metricSum(m1, 'switchyard_upstream_errors_total', { upstream: 'slow', class: 'timeout' }) -
+        metricSum(m0, 'switchyard_upstream_errors_total', { upstream: 'slow', class: 'timeout' }),
+      1,
+    );
   });
 
   for (const [status, id, model] of [

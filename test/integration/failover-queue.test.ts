@@ -87,8 +87,13 @@ describe('concurrency cap and queue', () => {
     assert.ok(at[2]! >= 380, `the queued requests reached the upstream at ${at.join(', ')} ms`);
 
     const m1 = await gw.metricsText();
-    assert.equal(metricSum(m1, 'switchyard_queue_wait_seconds_count', { upstream: 'sq' }) - metricSum(m0, 'switchyard_queue_wait_seconds_count', { upstream: 'sq' }), 2);
-    assert.ok(metricSum(m1, 'switchyard_queue_wait_seconds_sum', { upstream: 'sq' }) - metricSum(m0, 'switchyard_queue_wait_seconds_sum', { upstream: 'sq' }) >= 0.7);
+    assert.equal(
+      metricSum(m1, 'switchyard_queue_wait_seconds_count', { upstream: 'sq' }) - metricSum(m0, 'switchyard_queue_wait_seconds_count', { upstream: 'sq' }),
+      2,
+    );
+    assert.ok(
+      metricSum(m1, 'switchyard_queue_wait_seconds_sum', { upstream: 'sq' }) - metricSum(m0, 'switchyard_queue_wait_seconds_sum', { upstream: 'sq' }) >= 0.7,
+    );
     assert.equal(metricSum(m1, 'switchyard_queue_depth', { upstream: 'sq' }), 0);
   });
 

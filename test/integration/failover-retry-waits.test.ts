@@ -23,9 +23,11 @@ describe('Retry-After', () => {
   before(async () => {
     r = await new FakeUpstream().start();
     gw = await startGateway(
-      configYaml({ ...NO_HEALTH, max_attempts: 2, backoff_base_ms: 10, backoff_cap_ms: JITTER_CAP, retry_after_cap_ms: CAP }, [{ id: 'r', url: r.url }], [
-        { name: 'm-ra', targets: ['r'] },
-      ]),
+      configYaml(
+        { ...NO_HEALTH, max_attempts: 2, backoff_base_ms: 10, backoff_cap_ms: JITTER_CAP, retry_after_cap_ms: CAP },
+        [{ id: 'r', url: r.url }],
+        [{ name: 'm-ra', targets: ['r'] }],
+      ),
     );
   });
   after(async () => {
@@ -35,7 +37,11 @@ describe('Retry-After', () => {
 
   async function gapAfter429(headers: Record<string, string>): Promise<number> {
     let calls = 0;
-    r.on(() => (calls++ === 0 ? { ...errorReply(429, headers), body: { error: { message: 'slow down', type: 'requests', param: null, code: 'rate_limit_exceeded' } } } : ok('after the wait')));
+    r.on(() =>
+      calls++ === 0
+        ? { ...errorReply(429, headers), body: { error: { message: 'slow down', type: 'requests', param: null, code: 'rate_limit_exceeded' } } }
+        : ok('after the wait'),
+    );
     const n = r.requests.length;
     const raw = await post(gw, 'm-ra');
     assert.equal(raw.status, 200, raw.text);
@@ -58,7 +64,10 @@ describe('Retry-After', () => {
   });
 
   test('Retry-After: 30, past routing.retry_after_cap_ms (1500): no second attempt sits out a wait, the 429 is final at once with the capped wait', async () => {
-    r.on(() => ({ ...errorReply(429, { 'retry-after': '30' }), body: { error: { message: 'slow down', type: 'requests', param: null, code: 'rate_limit_exceeded' } } }));
+    r.on(() => ({
+      ...errorReply(429, { 'retry-after': '30' }),
+      body: { error: { message: 'slow down', type: 'requests', param: null, code: 'rate_limit_exceeded' } },
+    }));
     const n = r.requests.length;
     const t0 = Date.now();
     const raw = await post(gw, 'm-ra');
@@ -108,10 +117,17 @@ describe('full-jitter backoff', () => {
     }
     // Full jitter, not a fixed delay: some waits land in the lower half of their range
     // (each does with probability 1/2).
-    assert.ok(gaps.some((g) => g < 0.5), `no short wait in ${gaps.map((g) => g.toFixed(2)).join(', ')}`);
+    assert.ok(
+      gaps.some((g) => g < 0.5),
+      `no short wait in ${gaps.map((g) => g.toFixed(2)).join(', ')}`,
+    );
     const m1 = await gw.metricsText();
     assert.equal(metricSum(m1, 'switchyard_retries_total', { model: 'm-jit' }) - metricSum(m0, 'switchyard_retries_total', { model: 'm-jit' }), 2 * RUNS);
-    assert.equal(metricSum(m1, 'switchyard_upstream_attempts_total', { upstream: 'j', outcome: 'server' }) - metricSum(m0, 'switchyard_upstream_attempts_total', { upstream: 'j', outcome: 'server' }), 2 * RUNS);
+    assert.equal(
+      metricSum(m1, 'switchyard_upstream_attempts_total', { upstream: 'j', outcome: 'server' }) -
+        metricSum(m0, 'switchyard_upstream_attempts_total', { upstream: 'j', outcome: 'server' }),
+      2 * RUNS,
+    );
   });
 
   test('failing three times: the client gets the last 503 with x-should-retry: false after 3 attempts', async () => {

@@ -28,10 +28,14 @@ describe("the openai client's own retries", () => {
     o1.on(fail);
     o2.on(fail);
     gw = await startGateway(
-      configYaml({ max_attempts: MAX_ATTEMPTS }, [
-        { id: 'o1', url: o1.url },
-        { id: 'o2', url: o2.url },
-      ], [{ name: 'm-sdk', targets: ['o1', 'o2'] }]),
+      configYaml(
+        { max_attempts: MAX_ATTEMPTS },
+        [
+          { id: 'o1', url: o1.url },
+          { id: 'o2', url: o2.url },
+        ],
+        [{ name: 'm-sdk', targets: ['o1', 'o2'] }],
+      ),
     );
   });
   after(async () => {

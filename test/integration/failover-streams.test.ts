@@ -90,7 +90,11 @@ describe('streams: no retry after the first byte, first-token timeout', () => {
     assert.equal(f['s2']!.requests.length, 0, 'no retry once bytes reached the client');
     const m1 = await gw.metricsText();
     assert.equal(metricSum(m1, 'switchyard_retries_total') - metricSum(m0, 'switchyard_retries_total'), 0);
-    assert.equal(metricSum(m1, 'switchyard_upstream_errors_total', { upstream: 's1', class: 'stream' }) - metricSum(m0, 'switchyard_upstream_errors_total', { upstream: 's1', class: 'stream' }), 2);
+    assert.equal(
+      metricSum(m1, 'switchyard_upstream_errors_total', { upstream: 's1', class: 'stream' }) -
+        metricSum(m0, 'switchyard_upstream_errors_total', { upstream: 's1', class: 'stream' }),
+      2,
+    );
   });
 
   test('first-token timeout (300 ms): a silent first target is abandoned and the second streams cleanly', async () => {

@@ -54,10 +54,14 @@ describe('total outage, 200 concurrent clients', () => {
     o2.on(() => errorReply(503));
     // Default routing (budget 20 % + 3, 4 attempts, cooldowns); room for every client at once.
     const gw = await startGateway(
-      configYaml({}, [
-        { id: 'o1', url: o1.url, maxConcurrency: 1000 },
-        { id: 'o2', url: o2.url, maxConcurrency: 1000 },
-      ], [{ name: 'm-out', targets: ['o1', 'o2'] }]),
+      configYaml(
+        {},
+        [
+          { id: 'o1', url: o1.url, maxConcurrency: 1000 },
+          { id: 'o2', url: o2.url, maxConcurrency: 1000 },
+        ],
+        [{ name: 'm-out', targets: ['o1', 'o2'] }],
+      ),
     );
     try {
       const { errors, ms } = await burst(gw, 'm-out');
@@ -77,15 +81,20 @@ describe('total outage, 200 concurrent clients', () => {
 
   test('both targets refusing connections: attempts / requests <= 1.25, all 5xx, done in < 5 s', async () => {
     const gw = await startGateway(
-      configYaml({}, [
-        { id: 'd1', url: await deadUrl(), maxConcurrency: 1000 },
-        { id: 'd2', url: await deadUrl(), maxConcurrency: 1000 },
-      ], [{ name: 'm-dead', targets: ['d1', 'd2'] }]),
+      configYaml(
+        {},
+        [
+          { id: 'd1', url: await deadUrl(), maxConcurrency: 1000 },
+          { id: 'd2', url: await deadUrl(), maxConcurrency: 1000 },
+        ],
+        [{ name: 'm-dead', targets: ['d1', 'd2'] }],
+      ),
     );
     try {
       const { errors, ms } = await burst(gw, 'm-dead');
       checkErrors(errors);
-      for (const e of errors) assert.ok(['upstream_unreachable', 'retry_budget_exhausted'].includes(String(e.code)), `unexpected ${e.status} ${String(e.code)}`);
+      for (const e of errors)
+        assert.ok(['upstream_unreachable', 'retry_budget_exhausted'].includes(String(e.code)), `unexpected ${e.status} ${String(e.code)}`);
       const m = await gw.metricsText();
       const attempts = metricSum(m, 'switchyard_upstream_attempts_total', { outcome: 'connect' });
       assert.equal(metricSum(m, 'switchyard_upstream_attempts_total'), attempts, 'every attempt failed to connect');

@@ -7,7 +7,17 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { FakeUpstream, ReceivedRequest } from '../helpers/fake-upstream.js';
 import { fixtureJson, replay } from '../helpers/recordings.js';
-import { CLIENT_KEY, OTHER_KEY, UPSTREAM_KEY, closeAll, finishedLine, postChat, startWithUpstream, type RawReply, type TestGateway } from '../helpers/gateway.js';
+import {
+  CLIENT_KEY,
+  OTHER_KEY,
+  UPSTREAM_KEY,
+  closeAll,
+  finishedLine,
+  postChat,
+  startWithUpstream,
+  type RawReply,
+  type TestGateway,
+} from '../helpers/gateway.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const COOKIE_VALUE = 'session=cookie-secret-7b1d5e0a';
@@ -40,7 +50,12 @@ function richBody(extra: Record<string, unknown> = {}): Record<string, unknown> 
     max_completion_tokens: 50,
     seed: 42,
     metadata: { team: 'blue', trace: 'abc' },
-    tools: [{ type: 'function', function: { name: 'f', description: 'adds', parameters: { type: 'object', properties: { x: { type: 'integer' } }, required: ['x'] } } }],
+    tools: [
+      {
+        type: 'function',
+        function: { name: 'f', description: 'adds', parameters: { type: 'object', properties: { x: { type: 'integer' } }, required: ['x'] } },
+      },
+    ],
     tool_choice: 'auto',
     parallel_tool_calls: false,
     response_format: { type: 'json_object' },
@@ -121,12 +136,16 @@ describe('forwarding', () => {
   for (const stream of [false, true]) {
     test(`stream=${stream}: upstream gets the provider key and none of the client's credentials or cookies`, async () => {
       upstream.on(stream ? sse : json);
-      const r = await post(gw, { model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }], stream }, {
-        authorization: `Bearer ${CLIENT_KEY}`,
-        'api-key': OTHER_KEY,
-        'x-api-key': OTHER_KEY,
-        cookie: COOKIE_VALUE,
-      });
+      const r = await post(
+        gw,
+        { model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }], stream },
+        {
+          authorization: `Bearer ${CLIENT_KEY}`,
+          'api-key': OTHER_KEY,
+          'x-api-key': OTHER_KEY,
+          cookie: COOKIE_VALUE,
+        },
+      );
       assert.equal(r.status, 200, r.text);
       const h = lastRequest(upstream).headers;
       assert.equal(h['authorization'], `Bearer ${UPSTREAM_KEY}`);
@@ -217,7 +236,12 @@ describe('forwarding', () => {
     return f;
   };
   const USAGE_CASES: { name: string; body: () => Record<string, unknown>; tokens: Record<string, number>; cost: number }[] = [
-    { name: 'openai-chat-gpt5.json', body: () => fixtureJson('openai-chat-gpt5.json'), tokens: { input: 13, cached: 0, output: 11, reasoning: 0 }, cost: 0.0001425 },
+    {
+      name: 'openai-chat-gpt5.json',
+      body: () => fixtureJson('openai-chat-gpt5.json'),
+      tokens: { input: 13, cached: 0, output: 11, reasoning: 0 },
+      cost: 0.0001425,
+    },
     {
       name: 'openai-chat-o3-mini-reasoning-tokens.json',
       body: () => fixtureJson('openai-chat-o3-mini-reasoning-tokens.json'),
@@ -247,7 +271,12 @@ describe('forwarding', () => {
         prompt_tokens_details: { cached_tokens: number };
         completion_tokens_details: { reasoning_tokens: number };
       };
-      const tokens = { input: u.prompt_tokens, cached: u.prompt_tokens_details.cached_tokens, output: u.completion_tokens, reasoning: u.completion_tokens_details.reasoning_tokens };
+      const tokens = {
+        input: u.prompt_tokens,
+        cached: u.prompt_tokens_details.cached_tokens,
+        output: u.completion_tokens,
+        reasoning: u.completion_tokens_details.reasoning_tokens,
+      };
       assert.deepEqual(tokens, c.tokens, 'fixture usage is what the case expects');
       assert.deepEqual(line['tokens'], tokens);
       assert.equal(line['tokens_estimated'], false);

@@ -32,7 +32,9 @@ function slowStream(n: number, delayMs: number): Step[] {
   const steps: Step[] = [chunk({ role: 'assistant', content: '' }, null)];
   for (let i = 0; i < n; i++) steps.push({ delayMs }, chunk({ content: `t${i} ` }, null));
   steps.push(chunk({}, 'stop'));
-  steps.push(`data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'upstream-model-x', choices: [], usage: { prompt_tokens: 5, completion_tokens: n, total_tokens: n + 5 } })}\n\n`);
+  steps.push(
+    `data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'upstream-model-x', choices: [], usage: { prompt_tokens: 5, completion_tokens: n, total_tokens: n + 5 } })}\n\n`,
+  );
   steps.push('data: [DONE]\n\n');
   return steps;
 }

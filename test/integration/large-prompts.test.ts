@@ -53,7 +53,16 @@ describe('large prompts on a key with a token limit', () => {
     g.upstream.on((req) =>
       req.json?.['stream'] === true
         ? { status: 200, steps: [chunk('one'), { delayMs: 3000 }, chunk('two', 'stop'), 'data: [DONE]\n\n'] }
-        : { status: 200, body: { id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] } },
+        : {
+            status: 200,
+            body: {
+              id: 'c',
+              object: 'chat.completion',
+              created: 1,
+              model: 'm',
+              choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+            },
+          },
     );
   });
   after(() => closeAll(g?.gw, g?.upstream));
@@ -119,7 +128,16 @@ describe('large bodies at once are bounded by server.max_body_bytes_in_flight', 
     g = await startWithUpstream((url) => testConfigYaml(url, { server: `  max_body_bytes_in_flight: ${40 * MB}` }));
     g.upstream.on(async () => {
       await new Promise<void>((r) => waiting.push(r));
-      return { status: 200, body: { id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] } };
+      return {
+        status: 200,
+        body: {
+          id: 'c',
+          object: 'chat.completion',
+          created: 1,
+          model: 'm',
+          choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+        },
+      };
     });
   });
   after(() => closeAll(g?.gw, g?.upstream));
@@ -160,7 +178,9 @@ describe('large bodies at once are bounded by server.max_body_bytes_in_flight', 
     const headers = { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json' };
     const packed = gzipSync(big);
     assert.ok(packed.length < 2 * MB, `${packed.length} bytes gzipped`);
-    const gz = await fetch(`${g.gw.url}/v1/chat/completions`, { method: 'POST', headers: { ...headers, 'content-encoding': 'gzip' }, body: packed }).catch((e: unknown) => e);
+    const gz = await fetch(`${g.gw.url}/v1/chat/completions`, { method: 'POST', headers: { ...headers, 'content-encoding': 'gzip' }, body: packed }).catch(
+      (e: unknown) => e,
+    );
     const bytes = Buffer.from(big);
     const chunks = new ReadableStream<Uint8Array>({
       start(c) {
@@ -168,8 +188,13 @@ describe('large bodies at once are bounded by server.max_body_bytes_in_flight', 
         c.close();
       },
     });
-    const chunked = await fetch(`${g.gw.url}/v1/chat/completions`, { method: 'POST', headers, body: chunks, duplex: 'half' } as RequestInit).catch((e: unknown) => e);
-    for (const [name, r] of [['gzip', gz], ['chunked', chunked]] as const) {
+    const chunked = await fetch(`${g.gw.url}/v1/chat/completions`, { method: 'POST', headers, body: chunks, duplex: 'half' } as RequestInit).catch(
+      (e: unknown) => e,
+    );
+    for (const [name, r] of [
+      ['gzip', gz],
+      ['chunked', chunked],
+    ] as const) {
       assert.ok(r instanceof Response, `${name}: the client reads the refusal: ${String(r)}`);
       assert.equal(r.status, 503, `${name}: ${await r.clone().text()}`);
       assert.equal(r.headers.get('retry-after'), '1');

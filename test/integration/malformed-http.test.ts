@@ -42,7 +42,9 @@ describe('malformed or trickled HTTP requests get OpenAI-style errors', () => {
 
   test('a body trickled slower than request_timeout_ms is cut with an OpenAI-style 408', async () => {
     const t0 = Date.now();
-    const out = await raw(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${CLIENT_KEY}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`);
+    const out = await raw(
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${CLIENT_KEY}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`,
+    );
     assert.match(out, /^HTTP\/1.1 408/);
     assert.match(out, /"type":"invalid_request_error"/);
     assert.ok(Date.now() - t0 < 2900, 'closed well before the test gave up');
@@ -52,7 +54,11 @@ describe('malformed or trickled HTTP requests get OpenAI-style errors', () => {
     const { port } = new URL(gw.url);
     const t0 = Date.now();
     const { out, closedMs } = await new Promise<{ out: string; closedMs: number }>((resolve) => {
-      const s = connect(Number(port), '127.0.0.1', () => s.write('POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sk-not-a-key\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{'));
+      const s = connect(Number(port), '127.0.0.1', () =>
+        s.write(
+          'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sk-not-a-key\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{',
+        ),
+      );
       let got = '';
       // One more byte every 100 ms, for as long as the connection stays open.
       const drip = setInterval(() => s.writable && s.write(' '), 100);

@@ -95,7 +95,9 @@ describe('/v1/messages with the Anthropic SDK', () => {
     const rec = fixtureJson('anthropic-messages-text.json');
     const usage = { ...(rec['usage'] as object), input_tokens: 100, cache_read_input_tokens: 2000, cache_creation_input_tokens: 1000, output_tokens: 50 };
     claude.on(() => ({ status: 200, body: { ...rec, usage } }));
-    const { response } = await client.messages.create({ model: 'claude-test', max_tokens: 100, messages: [{ role: 'user', content: 'cache me' }] }).withResponse();
+    const { response } = await client.messages
+      .create({ model: 'claude-test', max_tokens: 100, messages: [{ role: 'user', content: 'cache me' }] })
+      .withResponse();
     const id = response.headers.get('x-request-id');
     const line = await waitFor(() => gw.finished().find((l) => l['request_id'] === id), 2000, 'log line');
     assert.deepEqual(line['tokens'], { input: 3100, cached: 2000, output: 50, reasoning: 0, cache_write: 1000 });
@@ -124,7 +126,18 @@ describe('/v1/messages with the Anthropic SDK', () => {
       assert.equal(final.stop_reason, (delta['delta'] as { stop_reason: string }).stop_reason);
       assert.equal(final.usage.output_tokens, (delta['usage'] as { output_tokens: number }).output_tokens);
       assert.equal(claude.requests[0]!.json?.['stream'], true);
-      const line = await waitFor(() => gw.finished().find((l) => l['request_id'] === stream.request_id || (l['stream'] === true && l['model'] === 'claude-test' && (l['tokens'] as { output: number }).output === final.usage.output_tokens)), 2000, 'log line');
+      const line = await waitFor(
+        () =>
+          gw
+            .finished()
+            .find(
+              (l) =>
+                l['request_id'] === stream.request_id ||
+                (l['stream'] === true && l['model'] === 'claude-test' && (l['tokens'] as { output: number }).output === final.usage.output_tokens),
+            ),
+        2000,
+        'log line',
+      );
       assert.equal((line['tokens'] as { output: number }).output, final.usage.output_tokens);
       assert.ok((line['tokens'] as { input: number }).input >= start.usage.input_tokens);
     });
@@ -132,7 +145,9 @@ describe('/v1/messages with the Anthropic SDK', () => {
 
   test('errors come back in Anthropic shape and raise the SDK error classes', async () => {
     // Unknown model: the gateway's own 404.
-    const notFound = await client.messages.create({ model: 'no-such-model', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
+    const notFound = await client.messages
+      .create({ model: 'no-such-model', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] })
+      .catch((e: unknown) => e);
     assert.ok(notFound instanceof Anthropic.NotFoundError, String(notFound));
     assert.equal((notFound as unknown as { error: { type: string } }).error.type, 'error');
     assert.equal((notFound as unknown as { error: { error: { type: string } } }).error.error.type, 'not_found_error');
@@ -165,7 +180,10 @@ describe('/v1/messages with the Anthropic SDK', () => {
 
     // A system that is neither text nor blocks, a negative thinking budget: 400s naming the field, nothing sent.
     const before = claude.requests.length;
-    for (const [extra, field] of [[{ system: 42 }, 'system'], [{ thinking: { type: 'enabled', budget_tokens: -5 } }, 'budget_tokens']] as const) {
+    for (const [extra, field] of [
+      [{ system: 42 }, 'system'],
+      [{ thinking: { type: 'enabled', budget_tokens: -5 } }, 'budget_tokens'],
+    ] as const) {
       const r = await fetch(`${gw.url}/v1/messages`, {
         method: 'POST',
         headers: { 'x-api-key': CLIENT_KEY, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
@@ -194,7 +212,9 @@ describe('/v1/messages with the Anthropic SDK', () => {
 
   test("count_tokens: an Anthropic account counts (its model id, the client's betas); a model without one gets an estimate marked estimated; the key's models apply", async () => {
     claude.on((req) => (req.url.endsWith('/messages/count_tokens') ? { status: 200, body: { input_tokens: 42 } } : { status: 500, body: {} }));
-    const counted = await client.messages.countTokens({ model: 'claude-test', messages: [{ role: 'user', content: 'hi' }] }, { headers: { 'anthropic-beta': 'token-counting-2024-11-01' } }).withResponse();
+    const counted = await client.messages
+      .countTokens({ model: 'claude-test', messages: [{ role: 'user', content: 'hi' }] }, { headers: { 'anthropic-beta': 'token-counting-2024-11-01' } })
+      .withResponse();
     assert.equal(counted.data.input_tokens, 42);
     assert.equal(counted.response.headers.get('x-switchyard-estimated'), null);
     const sent = claude.requests.at(-1)!;

@@ -144,7 +144,7 @@ describe('parameter normalisation (chat completions)', () => {
     assert.ok(!('max_tokens' in got.json));
   });
 
-  test('max_tokens_field: max_completion_tokens: both sent: the model\'s own field is kept, the other removed', async () => {
+  test("max_tokens_field: max_completion_tokens: both sent: the model's own field is kept, the other removed", async () => {
     await call({ model: 'mct-reasoner', messages: HI, max_tokens: 50, max_completion_tokens: 70 });
     const got = onlyRequest();
     assert.equal(got.json['max_completion_tokens'], 70);
@@ -159,7 +159,7 @@ describe('parameter normalisation (chat completions)', () => {
     assert.equal(headers.get('x-switchyard-dropped-params'), null);
   });
 
-  test('no max_tokens_field: the client\'s spelling passes unchanged', async () => {
+  test("no max_tokens_field: the client's spelling passes unchanged", async () => {
     await call({ model: 'plain-model', messages: HI, max_tokens: 50 });
     let got = onlyRequest();
     assert.equal(got.json['max_tokens'], 50);
@@ -206,7 +206,10 @@ describe('parameter normalisation (chat completions)', () => {
       .withResponse();
     const finish: (string | null | undefined)[] = [];
     for await (const c of stream) finish.push(c.choices[0]?.finish_reason);
-    assert.ok(finish.some((f) => typeof f === 'string'), 'the stream runs to its finish reason');
+    assert.ok(
+      finish.some((f) => typeof f === 'string'),
+      'the stream runs to its finish reason',
+    );
     assert.equal(response.headers.get('x-switchyard-dropped-params'), 'temperature,top_p');
     const got = onlyRequest();
     assert.ok(!('temperature' in got.json) && !('top_p' in got.json));
@@ -384,9 +387,7 @@ describe('parameter normalisation on a fallback model', () => {
 
   test('primary fails with 500; the fallback (reject mode, no temperature) gets the call with temperature dropped', async () => {
     upstream.on(primaryFails);
-    const { data, response } = await client.chat.completions
-      .create({ model: 'primary-model', messages: HI, temperature: 0.7, seed: 3 })
-      .withResponse();
+    const { data, response } = await client.chat.completions.create({ model: 'primary-model', messages: HI, temperature: 0.7, seed: 3 }).withResponse();
     assert.deepEqual(data, COMPLETION);
     assert.equal(upstream.requests.length, 2, 'primary then fallback');
     const [first, second] = upstream.requests;
@@ -408,7 +409,10 @@ describe('parameter normalisation on a fallback model', () => {
       .withResponse();
     const finish: (string | null | undefined)[] = [];
     for await (const c of stream) finish.push(c.choices[0]?.finish_reason);
-    assert.ok(finish.some((f) => typeof f === 'string'), 'the fallback stream runs to its finish reason');
+    assert.ok(
+      finish.some((f) => typeof f === 'string'),
+      'the fallback stream runs to its finish reason',
+    );
     assert.equal(upstream.requests.length, 2);
     assert.ok(upstream.requests[1]!.json && !('temperature' in upstream.requests[1]!.json));
     assert.equal(response.headers.get('x-switchyard-dropped-params'), 'temperature');
@@ -422,7 +426,7 @@ describe('parameter normalisation on a fallback model', () => {
     assert.equal(upstream.requests.length, 0);
   });
 
-  test('a fallback that cannot take the images is skipped: the client gets the primary\'s upstream failure, not a 400 blaming the fallback', async () => {
+  test("a fallback that cannot take the images is skipped: the client gets the primary's upstream failure, not a 400 blaming the fallback", async () => {
     upstream.on((req) =>
       req.json?.['model'] === 'upstream-vision-primary'
         ? { status: 500, body: { error: { message: 'The server had an error while processing your request.', type: 'server_error', param: null, code: null } } }

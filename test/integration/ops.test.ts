@@ -7,7 +7,17 @@ import { after, before, describe, test } from 'node:test';
 import { AuthenticationError } from 'openai';
 import type { FakeUpstream } from '../helpers/fake-upstream.js';
 import { fixtureJson, replay, sseEvents } from '../helpers/recordings.js';
-import { CLIENT_KEY, OTHER_KEY, UPSTREAM_KEY, closeAll, startGateway, startWithUpstream, testConfigYaml, waitFor, type TestGateway } from '../helpers/gateway.js';
+import {
+  CLIENT_KEY,
+  OTHER_KEY,
+  UPSTREAM_KEY,
+  closeAll,
+  startGateway,
+  startWithUpstream,
+  testConfigYaml,
+  waitFor,
+  type TestGateway,
+} from '../helpers/gateway.js';
 
 const GPT_TEST_PRICE = { input: 2.5, cached_input: 1.25, output: 10 };
 
@@ -225,7 +235,6 @@ describe('/metrics', () => {
     // In flight: back to zero.
     assert.equal(typeOf(text, 'switchyard_requests_in_flight'), 'gauge');
     assert.equal(one(s, 'switchyard_requests_in_flight', { model: 'gpt-test' }), 0);
-
   });
 });
 
@@ -245,7 +254,10 @@ describe('secret scan', () => {
   const bodies: string[] = [];
   const headerValues: string[] = [];
 
-  async function send(path: string, init: { method?: string; headers?: Record<string, string>; body?: unknown } = {}): Promise<{ status: number; text: string }> {
+  async function send(
+    path: string,
+    init: { method?: string; headers?: Record<string, string>; body?: unknown } = {},
+  ): Promise<{ status: number; text: string }> {
     const res = await fetch(`${gw.url}${path}`, {
       method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
       headers: { ...(init.body === undefined ? {} : { 'content-type': 'application/json' }), ...init.headers },
@@ -277,7 +289,10 @@ describe('secret scan', () => {
     assert.equal((await send('/v1/chat/completions', { headers: { 'api-key': OTHER_KEY }, body: { ...chat(), model: 'reasoner-test' } })).status, 200);
 
     // Wrong keys in each header, and through the SDK.
-    assert.equal((await send('/v1/chat/completions', { headers: { authorization: `Bearer ${WRONG_BEARER}`, cookie: `sid=${COOKIE_SECRET}` }, body: chat() })).status, 401);
+    assert.equal(
+      (await send('/v1/chat/completions', { headers: { authorization: `Bearer ${WRONG_BEARER}`, cookie: `sid=${COOKIE_SECRET}` }, body: chat() })).status,
+      401,
+    );
     assert.equal((await send('/v1/chat/completions', { headers: { 'api-key': WRONG_API_KEY }, body: chat() })).status, 401);
     assert.equal((await send('/v1/chat/completions', { headers: { 'x-api-key': WRONG_X_API_KEY }, body: chat() })).status, 401);
     assert.equal((await send('/v1/models', { headers: { authorization: `Bearer ${WRONG_BEARER}` } })).status, 401);
@@ -310,9 +325,15 @@ describe('secret scan', () => {
     assert.equal((JSON.parse(auth.text) as { error: { code: string } }).error.code, 'upstream_auth_failed');
 
     // A 400 that echoes the masked key, and a 500 that echoes the full key.
-    upstream.on(() => ({ status: 400, body: { error: { message: `Key ${MASKED_UPSTREAM} may not use this model.`, type: 'invalid_request_error', param: null, code: null } } }));
+    upstream.on(() => ({
+      status: 400,
+      body: { error: { message: `Key ${MASKED_UPSTREAM} may not use this model.`, type: 'invalid_request_error', param: null, code: null } },
+    }));
     assert.equal((await send('/v1/chat/completions', { headers: good, body: chat() })).status, 400);
-    upstream.on(() => ({ status: 500, body: { error: { message: `internal error for Bearer ${UPSTREAM_KEY} (${UPSTREAM_KEY})`, type: 'server_error', param: null, code: null } } }));
+    upstream.on(() => ({
+      status: 500,
+      body: { error: { message: `internal error for Bearer ${UPSTREAM_KEY} (${UPSTREAM_KEY})`, type: 'server_error', param: null, code: null } },
+    }));
     assert.equal((await send('/v1/chat/completions', { headers: good, body: chat() })).status, 500);
 
     // A stream that breaks with an error event quoting the key.

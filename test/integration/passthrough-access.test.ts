@@ -15,7 +15,12 @@ import { CLIENT_KEY, closeAll, finishedLine, startGateway, testConfigYaml, type 
 
 const GPT_KEY = 'sk-test-pass-gpt-only-0123456789ab';
 const EMBED_KEY = 'sk-test-pass-embed-rpm-0123456789a';
-const EMBEDDINGS = { object: 'list', data: [{ object: 'embedding', index: 0, embedding: [0.1, 0.2] }], model: 'text-embedding-3-small', usage: { prompt_tokens: 2, total_tokens: 2 } };
+const EMBEDDINGS = {
+  object: 'list',
+  data: [{ object: 'embedding', index: 0, embedding: [0.1, 0.2] }],
+  model: 'text-embedding-3-small',
+  usage: { prompt_tokens: 2, total_tokens: 2 },
+};
 const FILES = { object: 'list', data: [], has_more: false };
 
 describe('passthrough: the key models list, then its limits; the record names what was called', () => {
@@ -33,12 +38,18 @@ describe('passthrough: the key models list, then its limits; the record names wh
 
   test('a model the key may not use is a 404 model_not_found, the upstream untouched; a listed one passes byte for byte', async () => {
     upstream.requests.length = 0;
-    const err = await client(GPT_KEY).embeddings.create({ model: 'text-embedding-3-small', input: 'hi' }).catch((e: unknown) => e);
+    const err = await client(GPT_KEY)
+      .embeddings.create({ model: 'text-embedding-3-small', input: 'hi' })
+      .catch((e: unknown) => e);
     assert.ok(err instanceof OpenAI.NotFoundError, String(err));
     assert.equal(err.code, 'model_not_found');
     assert.equal(upstream.requests.length, 0);
     const body = '{ "model": "text-embedding-3-small",\n  "input": ["héllo", "✓"] }';
-    const res = await fetch(`${gw.url}/v1/embeddings`, { method: 'POST', headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json; charset=utf-8' }, body });
+    const res = await fetch(`${gw.url}/v1/embeddings`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json; charset=utf-8' },
+      body,
+    });
     assert.equal(res.status, 200, await res.clone().text());
     assert.deepEqual(await res.json(), EMBEDDINGS);
     assert.equal(upstream.requests.length, 1);
@@ -54,16 +65,28 @@ describe('passthrough: the key models list, then its limits; the record names wh
         c.close();
       },
     });
-    const res = await fetch(`${gw.url}/v1/embeddings`, { method: 'POST', headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json' }, body: stream, duplex: 'half' } as RequestInit);
+    const res = await fetch(`${gw.url}/v1/embeddings`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json' },
+      body: stream,
+      duplex: 'half',
+    } as RequestInit);
     assert.equal(res.status, 200, await res.clone().text());
     assert.equal(upstream.requests[0]?.body, parts.join(''));
   });
 
   test('a gzip or br JSON body is read for its model and forwarded compressed as it came; a bomb is 413, corrupt data 400, an unknown coding 415', async () => {
     const post = (key: string, body: Buffer, encoding: string) =>
-      fetch(`${gw.url}/v1/embeddings`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-encoding': encoding }, body });
+      fetch(`${gw.url}/v1/embeddings`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-encoding': encoding },
+        body,
+      });
     const json = JSON.stringify({ model: 'text-embedding-3-small', input: 'compressed' });
-    for (const [encoding, bytes] of [['gzip', gzipSync(json)], ['br', brotliCompressSync(json)]] as const) {
+    for (const [encoding, bytes] of [
+      ['gzip', gzipSync(json)],
+      ['br', brotliCompressSync(json)],
+    ] as const) {
       upstream.requests.length = 0;
       const refused = await post(GPT_KEY, bytes, encoding);
       assert.equal(refused.status, 404, `${encoding}: the model inside was read and refused`);
@@ -94,9 +117,13 @@ describe('passthrough: the key models list, then its limits; the record names wh
     assert.match(listing.message, /only keys allowed every model/);
     const upload = await limited.files.create({ file: await toFile(Buffer.from('{}\n'), 'batch.jsonl'), purpose: 'batch' }).catch((e: unknown) => e);
     assert.ok(upload instanceof OpenAI.PermissionDeniedError, String(upload));
-    const transcription = await limited.audio.transcriptions.create({ file: await toFile(Buffer.from('RIFF'), 'a.wav'), model: 'gpt-4o-transcribe' }).catch((e: unknown) => e);
+    const transcription = await limited.audio.transcriptions
+      .create({ file: await toFile(Buffer.from('RIFF'), 'a.wav'), model: 'gpt-4o-transcribe' })
+      .catch((e: unknown) => e);
     assert.ok(transcription instanceof OpenAI.PermissionDeniedError, String(transcription));
-    const batch = await limited.batches.create({ input_file_id: 'file-1', endpoint: '/v1/chat/completions', completion_window: '24h' }).catch((e: unknown) => e);
+    const batch = await limited.batches
+      .create({ input_file_id: 'file-1', endpoint: '/v1/chat/completions', completion_window: '24h' })
+      .catch((e: unknown) => e);
     assert.ok(batch instanceof OpenAI.PermissionDeniedError, String(batch));
     assert.equal(upstream.requests.length, 0, 'nothing reached the upstream');
     await client(CLIENT_KEY).files.list();
@@ -105,7 +132,11 @@ describe('passthrough: the key models list, then its limits; the record names wh
 
   test('a body that is not JSON under a JSON content type is a 400 invalid_json, not forwarded', async () => {
     upstream.requests.length = 0;
-    const res = await fetch(`${gw.url}/v1/embeddings`, { method: 'POST', headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json' }, body: '{"model": "text-embedding-3-small", "input": ' });
+    const res = await fetch(`${gw.url}/v1/embeddings`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json' },
+      body: '{"model": "text-embedding-3-small", "input": ',
+    });
     assert.equal(res.status, 400);
     assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'invalid_json');
     assert.equal(upstream.requests.length, 0);
@@ -123,11 +154,21 @@ describe('passthrough: the key models list, then its limits; the record names wh
   test('the record of a passthrough call names its endpoint, model and upstream; a refused one too', async () => {
     const { response } = await client(CLIENT_KEY).embeddings.create({ model: 'text-embedding-3-small', input: 'hi' }).withResponse();
     const ok = await finishedLine(gw, response.headers.get('x-request-id')!);
-    assert.deepEqual([ok['api'], ok['model'], ok['requested_model'], ok['upstream'], ok['status'], ok['outcome']], ['embeddings', 'text-embedding-3-small', 'text-embedding-3-small', 'fake', 200, 'ok']);
-    const res = await fetch(`${gw.url}/v1/embeddings`, { method: 'POST', headers: { authorization: `Bearer ${GPT_KEY}`, 'content-type': 'application/json' }, body: '{"model":"text-embedding-3-large","input":"x"}' });
+    assert.deepEqual(
+      [ok['api'], ok['model'], ok['requested_model'], ok['upstream'], ok['status'], ok['outcome']],
+      ['embeddings', 'text-embedding-3-small', 'text-embedding-3-small', 'fake', 200, 'ok'],
+    );
+    const res = await fetch(`${gw.url}/v1/embeddings`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${GPT_KEY}`, 'content-type': 'application/json' },
+      body: '{"model":"text-embedding-3-large","input":"x"}',
+    });
     assert.equal(res.status, 404);
     const refused = await finishedLine(gw, res.headers.get('x-request-id')!);
-    assert.deepEqual([refused['api'], refused['model'], refused['key'], refused['outcome']], ['embeddings', 'text-embedding-3-large', 'gpt-only', 'client_error']);
+    assert.deepEqual(
+      [refused['api'], refused['model'], refused['key'], refused['outcome']],
+      ['embeddings', 'text-embedding-3-large', 'gpt-only', 'client_error'],
+    );
   });
 });
 
@@ -138,7 +179,11 @@ describe('a passthrough JSON body trickled slower than request_timeout_ms', () =
     try {
       const t0 = Date.now();
       const out = await new Promise<string>((resolve) => {
-        const s = connect(Number(new URL(gw.url).port), '127.0.0.1', () => s.write(`POST /v1/embeddings HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${CLIENT_KEY}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`));
+        const s = connect(Number(new URL(gw.url).port), '127.0.0.1', () =>
+          s.write(
+            `POST /v1/embeddings HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${CLIENT_KEY}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`,
+          ),
+        );
         let got = '';
         s.on('data', (d: Buffer) => (got += d.toString()));
         s.on('close', () => resolve(got));

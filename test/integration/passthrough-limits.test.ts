@@ -8,7 +8,12 @@ import { startGateway, testConfigYaml, type TestGateway } from '../helpers/gatew
 
 const RPM_KEY = 'sk-test-passthrough-rpm-0123456789';
 const CONC_KEY = 'sk-test-passthrough-conc-0123456789';
-const EMBEDDINGS = { object: 'list', data: [{ object: 'embedding', index: 0, embedding: [0.1, 0.2] }], model: 'text-embedding-3-small', usage: { prompt_tokens: 2, total_tokens: 2 } };
+const EMBEDDINGS = {
+  object: 'list',
+  data: [{ object: 'embedding', index: 0, embedding: [0.1, 0.2] }],
+  model: 'text-embedding-3-small',
+  usage: { prompt_tokens: 2, total_tokens: 2 },
+};
 
 describe('passthrough and key limits', () => {
   const upstream = new FakeUpstream();

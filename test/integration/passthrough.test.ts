@@ -80,8 +80,17 @@ describe('passthrough to the configured upstream', () => {
       if (path === '/v1/audio/speech') return { status: 200, headers: { 'content-type': 'audio/mpeg' }, steps: ['ID3-first', { delayMs: 400 }, '-second'] };
       // Upstreams that echo the key they were sent, in an error body and a header.
       const echoed = String(req.headers['authorization'] ?? '').replace(/^Bearer /, '');
-      if (path === '/v1/images/generations') return { status: 401, body: { error: { message: `Incorrect API key provided: ${echoed}.`, type: 'invalid_request_error', param: null, code: 'invalid_api_key' } } };
-      if (path === '/v1/images/edits') return { status: 400, headers: { 'x-echo-key': echoed }, body: { error: { message: `bad request for ${echoed}`, type: 'invalid_request_error', param: echoed, code: echoed } } };
+      if (path === '/v1/images/generations')
+        return {
+          status: 401,
+          body: { error: { message: `Incorrect API key provided: ${echoed}.`, type: 'invalid_request_error', param: null, code: 'invalid_api_key' } },
+        };
+      if (path === '/v1/images/edits')
+        return {
+          status: 400,
+          headers: { 'x-echo-key': echoed },
+          body: { error: { message: `bad request for ${echoed}`, type: 'invalid_request_error', param: echoed, code: echoed } },
+        };
       return { status: 404, body: { error: { message: `upstream has no ${path}`, type: 'invalid_request_error', param: null, code: 'unknown_url' } } };
     });
     gw = await startGateway(testConfigYaml(upstream.url) + PASSTHROUGH);
@@ -123,15 +132,26 @@ describe('passthrough to the configured upstream', () => {
   });
 
   test('an upstream error never carries the upstream key to the client; a refused provider key is the gateway 502', async () => {
-    const refused = await fetch(`${gw.url}/v1/images/generations`, { method: 'POST', headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json' }, body: '{"prompt":"x"}' });
+    const refused = await fetch(`${gw.url}/v1/images/generations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json' },
+      body: '{"prompt":"x"}',
+    });
     const refusedText = await refused.text();
     assert.equal(refused.status, 502);
     assert.equal((JSON.parse(refusedText) as { error: { code: string } }).error.code, 'upstream_auth_failed');
-    const bad = await fetch(`${gw.url}/v1/images/edits`, { method: 'POST', headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json' }, body: '{"prompt":"x"}' });
+    const bad = await fetch(`${gw.url}/v1/images/edits`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json' },
+      body: '{"prompt":"x"}',
+    });
     const badText = await bad.text();
     assert.equal(bad.status, 400);
     assert.match(badText, /bad request for \[redacted\]/);
-    for (const [text, headers] of [[refusedText, refused.headers], [badText, bad.headers]] as const) {
+    for (const [text, headers] of [
+      [refusedText, refused.headers],
+      [badText, bad.headers],
+    ] as const) {
       assert.ok(!text.includes(UPSTREAM_KEY), `the upstream key is in a body: ${text}`);
       assert.ok(![...headers.values()].some((v) => v.includes(UPSTREAM_KEY)), 'the upstream key is in a header');
     }
@@ -236,7 +256,8 @@ describe('passthrough errors', () => {
         assert.ok(err instanceof OpenAI.APIError);
         assert.equal(err.status, 404);
         assert.deepEqual(err.error, {
-          message: 'POST /v1/embeddings is proxied to the passthrough upstream, and none is configured: set passthrough.upstream in the gateway config to the id of an OpenAI-compatible upstream.',
+          message:
+            'POST /v1/embeddings is proxied to the passthrough upstream, and none is configured: set passthrough.upstream in the gateway config to the id of an OpenAI-compatible upstream.',
           type: 'invalid_request_error',
           param: null,
           code: 'unknown_url',

@@ -160,9 +160,7 @@ describe('Prometheus scraping a running gateway', () => {
 
   test('switchyard_requests_total per model, upstream, status and outcome', async () => {
     const rows = await q(`switchyard_requests_total{job="${JOB}"}`);
-    const got = rows
-      .map((s) => `${s.metric['model']} ${s.metric['upstream']} ${s.metric['status']} ${s.metric['outcome']} = ${s.value}`)
-      .sort();
+    const got = rows.map((s) => `${s.metric['model']} ${s.metric['upstream']} ${s.metric['status']} ${s.metric['outcome']} = ${s.value}`).sort();
     const upstream500 = rows.find((s) => s.metric['outcome'] === 'upstream_error');
     assert.ok(upstream500, `an upstream_error series: ${got.join('; ')}`);
     const status500 = upstream500.metric['status']!;
@@ -192,7 +190,8 @@ describe('Prometheus scraping a running gateway', () => {
 
   test('request duration histogram: counts per model and stream flag, and a finite positive median', async () => {
     const counts = await q(`switchyard_request_duration_seconds_count{job="${JOB}"}`);
-    const by = (model: string, stream: string) => counts.filter((s) => s.metric['model'] === model && s.metric['stream'] === stream).reduce((a, s) => a + s.value, 0);
+    const by = (model: string, stream: string) =>
+      counts.filter((s) => s.metric['model'] === model && s.metric['stream'] === stream).reduce((a, s) => a + s.value, 0);
     assert.equal(by('gpt-test', 'false'), GPT_OK_NONSTREAM + UPSTREAM_500);
     assert.equal(by('gpt-test', 'true'), GPT_OK_STREAM);
     assert.equal(by('reasoner-test', 'false'), REASONER_OK_NONSTREAM);
@@ -220,7 +219,8 @@ describe('Prometheus scraping a running gateway', () => {
       const reasoning = sumOver(model, (u) => u.completion_tokens_details?.reasoning_tokens ?? 0);
       assert.equal(await value(`switchyard_tokens_total{model="${model}",upstream="fake",kind="input"}`), input, `${model} input`);
       assert.equal(await value(`switchyard_tokens_total{model="${model}",upstream="fake",kind="output"}`), output, `${model} output`);
-      if (reasoning > 0) assert.equal(await value(`switchyard_tokens_total{model="${model}",upstream="fake",kind="reasoning"}`), reasoning, `${model} reasoning`);
+      if (reasoning > 0)
+        assert.equal(await value(`switchyard_tokens_total{model="${model}",upstream="fake",kind="reasoning"}`), reasoning, `${model} reasoning`);
       const want = sumOver(model, (u) => cost(u, model));
       assert.ok(want > 0);
       near(await value(`switchyard_cost_usd_total{model="${model}",upstream="fake"}`), want, `${model} cost`);

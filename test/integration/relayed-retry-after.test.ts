@@ -59,9 +59,21 @@ describe('an upstream wait relayed with its 429', () => {
   test('within the cap: the upstream wait passed on, one wait in both headers alike (at least 1 s), a retry expected', async () => {
     assert.deepEqual(waitOf(await relayed(gw, upstream, { 'retry-after': '2' })), { 'retry-after': '2', 'retry-after-ms': '2000', 'x-should-retry': 'true' });
     // retry-after-ms is the finer of the two; Retry-After says the same wait, rounded up.
-    assert.deepEqual(waitOf(await relayed(gw, upstream, { 'retry-after-ms': '1500', 'retry-after': '1' })), { 'retry-after': '2', 'retry-after-ms': '1500', 'x-should-retry': 'true' });
-    assert.deepEqual(waitOf(await relayed(gw, upstream, { 'retry-after-ms': '1500', 'retry-after': 'soon' })), { 'retry-after': '2', 'retry-after-ms': '1500', 'x-should-retry': 'true' });
-    assert.deepEqual(waitOf(await relayed(gw, upstream, { 'retry-after': '0' })), { 'retry-after': '1', 'retry-after-ms': '1000', 'x-should-retry': 'true' }, 'never below 1 s');
+    assert.deepEqual(waitOf(await relayed(gw, upstream, { 'retry-after-ms': '1500', 'retry-after': '1' })), {
+      'retry-after': '2',
+      'retry-after-ms': '1500',
+      'x-should-retry': 'true',
+    });
+    assert.deepEqual(waitOf(await relayed(gw, upstream, { 'retry-after-ms': '1500', 'retry-after': 'soon' })), {
+      'retry-after': '2',
+      'retry-after-ms': '1500',
+      'x-should-retry': 'true',
+    });
+    assert.deepEqual(
+      waitOf(await relayed(gw, upstream, { 'retry-after': '0' })),
+      { 'retry-after': '1', 'retry-after-ms': '1000', 'x-should-retry': 'true' },
+      'never below 1 s',
+    );
   });
 
   test('Retry-After: 3600 is capped (whole seconds, rounded up) and the answer is final', async () => {

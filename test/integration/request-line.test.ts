@@ -15,7 +15,14 @@ import { metricValue } from '../helpers/metrics-text.js';
 
 const answer: ScriptedReply = {
   status: 200,
-  body: { id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 } },
+  body: {
+    id: 'c',
+    object: 'chat.completion',
+    created: 1,
+    model: 'm',
+    choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+    usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 },
+  },
 };
 
 /** Slow models answer after 600 ms (they hold their account's one place); `flaky-*` fail. */
@@ -62,7 +69,8 @@ describe('the request line: requested and resolved model, and the gateway own ou
     await upstream?.close();
   });
 
-  const chat = (model: string, extra: Record<string, unknown> = {}): Promise<RawReply> => postChat(gw, { model, messages: [{ role: 'user', content: 'hi' }], ...extra });
+  const chat = (model: string, extra: Record<string, unknown> = {}): Promise<RawReply> =>
+    postChat(gw, { model, messages: [{ role: 'user', content: 'hi' }], ...extra });
   const lineOf = (r: RawReply) => finishedLine(gw, r.headers.get('x-request-id')!);
   const requests = async (labels: Record<string, string>) => metricValue(await gw.metricsText(), 'switchyard_requests_total', labels) ?? 0;
 

@@ -11,7 +11,19 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { APIError, AuthenticationError, BadRequestError } from 'openai';
 import { CLIENT_KEY, UPSTREAM_KEY } from '../helpers/gateway.js';
-import { ERROR_400, QUOTA_ERROR, REASONING_MODEL, TEXT, TEXT_MODEL, client, finishedLineOf, gw, replaySse, upstream, useResponsesGateway } from '../helpers/responses-api.js';
+import {
+  ERROR_400,
+  QUOTA_ERROR,
+  REASONING_MODEL,
+  TEXT,
+  TEXT_MODEL,
+  client,
+  finishedLineOf,
+  gw,
+  replaySse,
+  upstream,
+  useResponsesGateway,
+} from '../helpers/responses-api.js';
 
 describe('Responses API (/v1/responses) through the openai client', () => {
   useResponsesGateway();

@@ -10,7 +10,18 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { BadRequestError } from 'openai';
 import { fixtureJson, sseEvents } from '../helpers/recordings.js';
-import { GPT5_REASONING, REASONING_MODEL, TEXT, TEXT_MODEL, client, completedEvent, onlyRequest, replaySse, upstream, useResponsesGateway } from '../helpers/responses-api.js';
+import {
+  GPT5_REASONING,
+  REASONING_MODEL,
+  TEXT,
+  TEXT_MODEL,
+  client,
+  completedEvent,
+  onlyRequest,
+  replaySse,
+  upstream,
+  useResponsesGateway,
+} from '../helpers/responses-api.js';
 
 describe('Responses API (/v1/responses) through the openai client', () => {
   useResponsesGateway();
@@ -66,7 +77,9 @@ describe('Responses API (/v1/responses) through the openai client', () => {
           ? { status: 200, headers: { 'content-type': 'text/event-stream' }, steps: sseEvents('openai-chat-stream-text-no-usage-2023.sse') }
           : { status: 200, body: chat },
       );
-      const r = stream ? await client.responses.stream({ model: 'chat-only-model', input: 'hi' }).finalResponse() : await client.responses.create({ model: 'chat-only-model', input: 'hi' });
+      const r = stream
+        ? await client.responses.stream({ model: 'chat-only-model', input: 'hi' }).finalResponse()
+        : await client.responses.create({ model: 'chat-only-model', input: 'hi' });
       assert.equal(r.status, 'completed', `stream=${stream}`);
       if (!stream) assert.equal(r.output_text, text);
       else assert.ok(r.output_text.length > 0);

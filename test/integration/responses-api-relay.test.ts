@@ -37,7 +37,11 @@ describe('Responses API (/v1/responses) through the openai client', () => {
 
   test('stream: create({stream: true}) yields every recorded event; deltas join to the recorded text; usage as recorded', async () => {
     upstream.on(replaySse(TEXT, 2));
-    const { data: stream, response, request_id } = await client.responses
+    const {
+      data: stream,
+      response,
+      request_id,
+    } = await client.responses
       .create({ model: TEXT_MODEL.name, input: 'Say "streamed".', instructions: 'Follow the user instructions exactly.', stream: true })
       .withResponse();
     assert.equal(response.status, 200);

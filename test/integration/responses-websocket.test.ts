@@ -43,7 +43,11 @@ const wsLines = (gw: TestGateway): Record<string, unknown>[] => gw.finished().fi
 
 const completed = (events: WsEvent[]): Record<string, unknown> => {
   const last = events.at(-1)!;
-  assert.equal(last.type, 'response.completed', `the turn completed: ${JSON.stringify(events.filter((e) => e.type !== 'response.output_text.delta')).slice(0, 1500)}`);
+  assert.equal(
+    last.type,
+    'response.completed',
+    `the turn completed: ${JSON.stringify(events.filter((e) => e.type !== 'response.output_text.delta')).slice(0, 1500)}`,
+  );
   return last['response'] as Record<string, unknown>;
 };
 
@@ -69,17 +73,32 @@ describe('Responses API over WebSocket', () => {
     upstream.on(replay('openai-chat-stream-text-include-usage.sse'));
     const linesBefore = wsLines(gw).length;
     sock = await WsClient.open(gw.url);
-    const first = completed(await sock.turn({ model: 'chat-model', input: 'What is the capital of France?', tools: [{ type: 'function', name: 'get_capital', parameters: { type: 'object', properties: { country: { type: 'string' } } } }] }));
+    const first = completed(
+      await sock.turn({
+        model: 'chat-model',
+        input: 'What is the capital of France?',
+        tools: [{ type: 'function', name: 'get_capital', parameters: { type: 'object', properties: { country: { type: 'string' } } } }],
+      }),
+    );
     const call = (first['output'] as { type: string; call_id?: string }[]).find((o) => o.type === 'function_call');
     assert.ok(call?.call_id, 'turn 1 asked for the tool');
 
-    const second = completed(await sock.turn({ model: 'chat-model', previous_response_id: first['id'], input: [{ type: 'function_call_output', call_id: call.call_id, output: 'Paris' }] }));
+    const second = completed(
+      await sock.turn({
+        model: 'chat-model',
+        previous_response_id: first['id'],
+        input: [{ type: 'function_call_output', call_id: call.call_id, output: 'Paris' }],
+      }),
+    );
     assert.notEqual(second['id'], first['id']);
 
     // The chat upstream got the whole conversation back: the question, the tool call, its output.
     assert.equal(upstream.requests.length, 2);
     const messages = upstream.requests[1]!.json?.['messages'] as { role: string; content?: unknown; tool_call_id?: string; tool_calls?: unknown[] }[];
-    assert.deepEqual(messages.map((m) => m.role), ['user', 'assistant', 'tool']);
+    assert.deepEqual(
+      messages.map((m) => m.role),
+      ['user', 'assistant', 'tool'],
+    );
     assert.equal(messages[2]!.tool_call_id, call.call_id);
     assert.equal(messages[2]!.content, 'Paris');
     assert.equal(upstream.requests[1]!.json?.['stream'], true);
@@ -93,7 +112,7 @@ describe('Responses API over WebSocket', () => {
       assert.equal(l['upstream'], 'chat');
       assert.equal(l['stream'], true);
       assert.equal(l['tokens_estimated'], false);
-      assert.ok(((l['tokens'] as { input: number }).input) > 0, 'usage recorded');
+      assert.ok((l['tokens'] as { input: number }).input > 0, 'usage recorded');
       assert.ok(typeof l['ttft_ms'] === 'number', 'TTFT measured');
       assert.ok((l['cost_usd'] as number) > 0);
     }
@@ -119,7 +138,11 @@ describe('Responses API over WebSocket', () => {
     const rebuilt = upstream.requests[1]!.json!;
     assert.equal(rebuilt['previous_response_id'], undefined, 'no id the account kept nothing for (store: false)');
     const items = rebuilt['input'] as { role?: string; type?: string; content?: unknown }[];
-    assert.deepEqual(items.map((i) => i.role), ['user', 'assistant', 'user'], JSON.stringify(items).slice(0, 800));
+    assert.deepEqual(
+      items.map((i) => i.role),
+      ['user', 'assistant', 'user'],
+      JSON.stringify(items).slice(0, 800),
+    );
     assert.equal(items[2]!.content, 'Again.');
     assert.equal(rebuilt['model'], 'upstream-resp');
 
@@ -127,29 +150,53 @@ describe('Responses API over WebSocket', () => {
     const pinned = upstream.requests[2]!.json!;
     assert.equal(pinned['previous_response_id'], first['id'], 'a stored response is continued by its owner');
     assert.equal(pinned['input'], 'Once more.');
-    const lines = await waitFor(() => (wsLines(gw).filter((l) => l['upstream'] === 'oai').length >= 3 ? wsLines(gw).filter((l) => l['upstream'] === 'oai') : null), 3000, 'three lines');
-    assert.deepEqual(lines.map((l) => (l['tokens'] as { input: number }).input), [21, 21, 21]);
+    const lines = await waitFor(
+      () => (wsLines(gw).filter((l) => l['upstream'] === 'oai').length >= 3 ? wsLines(gw).filter((l) => l['upstream'] === 'oai') : null),
+      3000,
+      'three lines',
+    );
+    assert.deepEqual(
+      lines.map((l) => (l['tokens'] as { input: number }).input),
+      [21, 21, 21],
+    );
     sock.close();
   });
 
   test('a warmup (generate: false) is answered without an upstream call; the next turn continues it', async () => {
     upstream.on(replay('openai-chat-stream-text-include-usage.sse'));
     sock = await WsClient.open(gw.url);
-    const warm = await sock.turn({ model: 'chat-model', generate: false, instructions: 'Be brief.', input: [{ role: 'developer', content: 'You are a test.' }] });
-    assert.deepEqual(warm.map((e) => e.type), ['response.created', 'response.completed']);
+    const warm = await sock.turn({
+      model: 'chat-model',
+      generate: false,
+      instructions: 'Be brief.',
+      input: [{ role: 'developer', content: 'You are a test.' }],
+    });
+    assert.deepEqual(
+      warm.map((e) => e.type),
+      ['response.created', 'response.completed'],
+    );
     const warmed = completed(warm);
     assert.deepEqual(warmed['output'], []);
     assert.equal(upstream.requests.length, 0, 'no upstream call');
 
-    completed(await sock.turn({ model: 'chat-model', previous_response_id: warmed['id'], instructions: 'Be brief.', input: [{ role: 'user', content: 'Hi' }] }));
+    completed(
+      await sock.turn({ model: 'chat-model', previous_response_id: warmed['id'], instructions: 'Be brief.', input: [{ role: 'user', content: 'Hi' }] }),
+    );
     assert.equal(upstream.requests.length, 1);
     const messages = upstream.requests[0]!.json?.['messages'] as { role: string; content: unknown }[];
     // The warmup's items come first (the bridge sends a developer message as a system one), then the turn's.
-    assert.deepEqual(messages.map((m) => m.content), ['Be brief.', 'You are a test.', 'Hi']);
-    const lines = await waitFor(() => {
-      const l = wsLines(gw).filter((x) => x['model'] === 'chat-model');
-      return l.length >= 2 ? l.slice(-2) : null;
-    }, 3000, 'warmup and turn lines');
+    assert.deepEqual(
+      messages.map((m) => m.content),
+      ['Be brief.', 'You are a test.', 'Hi'],
+    );
+    const lines = await waitFor(
+      () => {
+        const l = wsLines(gw).filter((x) => x['model'] === 'chat-model');
+        return l.length >= 2 ? l.slice(-2) : null;
+      },
+      3000,
+      'warmup and turn lines',
+    );
     assert.deepEqual([lines[0]!['attempts'], lines[0]!['cost_usd'], lines[0]!['status']], [0, 0, 200], 'the warmup is recorded, free');
     sock.close();
   });

@@ -11,7 +11,14 @@ import { FakeUpstream } from '../helpers/fake-upstream.js';
 import { CLIENT_KEY, postChat, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { metricSum } from '../helpers/metrics-text.js';
 
-const completion = { id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 } };
+const completion = {
+  id: 'c',
+  object: 'chat.completion',
+  created: 1,
+  model: 'm',
+  choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 },
+};
 
 /** Default routing (budget 20 % + 3 per 10 s, 4 attempts) except `cheap` order and a circuit that stays closed. */
 function yaml(failing: string, healthy: string): string {

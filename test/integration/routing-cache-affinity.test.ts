@@ -33,7 +33,10 @@ describe('cache affinity (default strategy)', () => {
       assert.ok(turns.every((r) => r.status === 200 && r.headers.get('x-switchyard-strategy') === 'balanced'));
       assert.deepEqual(cacheOf(turns), ['cold', ...Array<string>(9).fill('warm')]);
       const home = turns[0]!.upstream!;
-      assert.ok(turns.every((r) => r.upstream === home), `all on ${home}: ${turns.map((r) => r.upstream).join(',')}`);
+      assert.ok(
+        turns.every((r) => r.upstream === home),
+        `all on ${home}: ${turns.map((r) => r.upstream).join(',')}`,
+      );
       const metrics = await (await fetch(`${c.gw.url}/metrics`)).text();
       assert.match(metrics, /switchyard_cache_affinity_total\{model="gpt-test",decision="warm"\} 9\n/);
       assert.match(metrics, /switchyard_cache_affinity_total\{model="gpt-test",decision="cold"\} 1\n/);
@@ -59,7 +62,10 @@ describe('cache affinity (default strategy)', () => {
           homes.get(`s-${s}`)!.add(r.upstream!);
         }
       }
-      assert.ok([...homes.values()].every((h) => h.size === 1), 'each session on one account');
+      assert.ok(
+        [...homes.values()].every((h) => h.size === 1),
+        'each session on one account',
+      );
       assert.ok(new Set([...homes.values()].map((h) => [...h][0])).size >= 2, 'sessions spread over accounts');
     } finally {
       await c.close();
@@ -83,7 +89,13 @@ describe('cache affinity (default strategy)', () => {
       [3000, 'wait'],
       [0, 'move'],
     ] as const) {
-      const c = await startCluster([{ id: 'a', maxConcurrency: 1 }, { id: 'b', maxConcurrency: 1 }], `${BASE_ROUTING}\n  cache_affinity: { max_wait_ms: ${maxWait} }`);
+      const c = await startCluster(
+        [
+          { id: 'a', maxConcurrency: 1 },
+          { id: 'b', maxConcurrency: 1 },
+        ],
+        `${BASE_ROUTING}\n  cache_affinity: { max_wait_ms: ${maxWait} }`,
+      );
       try {
         const first = await chat(c.gw, LONG, { 'x-session-id': 'busy' });
         const home = first.upstream!;
@@ -119,7 +131,13 @@ describe('cache affinity (default strategy)', () => {
   });
 
   test('a prompt too short to be cached is never held for its account', async () => {
-    const c = await startCluster([{ id: 'a', maxConcurrency: 1 }, { id: 'b', maxConcurrency: 1 }], `${BASE_ROUTING}\n  cache_affinity: { max_wait_ms: 3000 }`);
+    const c = await startCluster(
+      [
+        { id: 'a', maxConcurrency: 1 },
+        { id: 'b', maxConcurrency: 1 },
+      ],
+      `${BASE_ROUTING}\n  cache_affinity: { max_wait_ms: 3000 }`,
+    );
     try {
       const first = await chat(c.gw, {}, { 'x-session-id': 'short' });
       const home = first.upstream!;

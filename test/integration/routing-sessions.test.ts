@@ -18,7 +18,10 @@ import { CLIENT_KEY, OTHER_KEY, startGateway, type TestGateway } from '../helper
 import { BASE_ROUTING, chat, clusterYaml, MODEL, ok } from '../helpers/routing-cluster.js';
 
 type Obj = Record<string, unknown>;
-const CAPTURE = JSON.parse(readFileSync(new URL('../../../test/captures/claude-code-2.1.332-first-request.json', import.meta.url), 'utf8')) as { headers: Record<string, string>; body: Obj };
+const CAPTURE = JSON.parse(readFileSync(new URL('../../../test/captures/claude-code-2.1.332-first-request.json', import.meta.url), 'utf8')) as {
+  headers: Record<string, string>;
+  body: Obj;
+};
 
 interface Turn {
   status: number;
@@ -34,7 +37,13 @@ function claudeHeaders(session: string): Record<string, string> {
 
 /** Codex 0.171.0's session headers over HTTP (seen on a capture server), for session `id`. */
 function codexHeaders(id: string): Record<string, string> {
-  return { 'session-id': id, 'thread-id': id, 'x-client-request-id': id, originator: 'codex_exec', 'user-agent': 'codex_exec/0.171.0 (Debian 12.0.0; x86_64) unknown (codex_exec; 0.171.0)' };
+  return {
+    'session-id': id,
+    'thread-id': id,
+    'x-client-request-id': id,
+    originator: 'codex_exec',
+    'user-agent': 'codex_exec/0.171.0 (Debian 12.0.0; x86_64) unknown (codex_exec; 0.171.0)',
+  };
 }
 
 describe('sticky sessions of the coding agents', () => {
@@ -69,15 +78,27 @@ describe('sticky sessions of the coding agents', () => {
 
   /** One Codex turn over HTTP (`/v1/responses`, the whole conversation as input, `store: false`). */
   const codexTurn = (session: string, n: number, key = CLIENT_KEY, cacheKey = session) =>
-    post('/v1/responses', { store: false, stream: false, prompt_cache_key: cacheKey, input: Array.from({ length: n + 1 }, (_, i) => ({ role: 'user', content: `turn ${i}` })) }, codexHeaders(session), key);
+    post(
+      '/v1/responses',
+      { store: false, stream: false, prompt_cache_key: cacheKey, input: Array.from({ length: n + 1 }, (_, i) => ({ role: 'user', content: `turn ${i}` })) },
+      codexHeaders(session),
+      key,
+    );
 
-  const allOk = (turns: Turn[]) => assert.ok(turns.every((t) => t.status === 200), JSON.stringify(turns.find((t) => t.status !== 200)?.json));
+  const allOk = (turns: Turn[]) =>
+    assert.ok(
+      turns.every((t) => t.status === 200),
+      JSON.stringify(turns.find((t) => t.status !== 200)?.json),
+    );
 
   test("Claude Code: a session's turns (x-claude-code-session-id) stay on one account", async () => {
     const turns: Turn[] = [];
     for (let i = 0; i < 6; i++) turns.push(await claudeTurn('99b53774-ae3e-4d06-bd01-724b2bebf6bd'));
     allOk(turns);
-    assert.deepEqual(turns.map((t) => t.sticky), ['new', 'pinned', 'pinned', 'pinned', 'pinned', 'pinned']);
+    assert.deepEqual(
+      turns.map((t) => t.sticky),
+      ['new', 'pinned', 'pinned', 'pinned', 'pinned', 'pinned'],
+    );
     assert.equal(new Set(turns.map((t) => t.upstream)).size, 1);
     // The header names the session, before `metadata.user_id`: a user id never seen stays pinned.
     const other = await claudeTurn('99b53774-ae3e-4d06-bd01-724b2bebf6bd', CLIENT_KEY, '{"device_id":"d1","account_uuid":"","session_id":"never-seen"}');
@@ -88,7 +109,10 @@ describe('sticky sessions of the coding agents', () => {
     const turns: Turn[] = [];
     for (let i = 0; i < 6; i++) turns.push(await codexTurn('01a24949-28a6-7133-b248-0992800c88b1', i));
     allOk(turns);
-    assert.deepEqual(turns.map((t) => t.sticky), ['new', 'pinned', 'pinned', 'pinned', 'pinned', 'pinned']);
+    assert.deepEqual(
+      turns.map((t) => t.sticky),
+      ['new', 'pinned', 'pinned', 'pinned', 'pinned', 'pinned'],
+    );
     assert.equal(new Set(turns.map((t) => t.upstream)).size, 1);
     // `session-id` comes before `prompt_cache_key`: a cache key never seen stays pinned.
     const other = await codexTurn('01a24949-28a6-7133-b248-0992800c88b1', 6, CLIENT_KEY, 'pck-never-seen');
@@ -113,7 +137,7 @@ describe('sticky sessions of the coding agents', () => {
     }
   });
 
-  test("a Responses follow-up (previous_response_id) is in the session of the response it continues, for the key that made it", async () => {
+  test('a Responses follow-up (previous_response_id) is in the session of the response it continues, for the key that made it', async () => {
     // The session `chain-1` is pinned by a chat call; a warmup in it is journalled with no
     // account, so the follow-up is routed by its session alone.
     const first = await chat(gw, {}, { 'x-session-id': 'chain-1' });

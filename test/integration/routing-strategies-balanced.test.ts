@@ -32,9 +32,15 @@ describe('routing strategies', () => {
       const client = c.gw.client();
       const headers = await Promise.all(Array.from({ length: 24 }, () => sdkChat(client)));
 
-      assert.ok(headers.every((h) => h.get('x-switchyard-strategy') === 'balanced'), 'the default strategy is balanced');
+      assert.ok(
+        headers.every((h) => h.get('x-switchyard-strategy') === 'balanced'),
+        'the default strategy is balanced',
+      );
       assert.ok(headers.every((h) => h.get('x-switchyard-attempts') === '1'));
-      const byHeader = tally(c.ids, headers.map((h) => h.get('x-switchyard-upstream')));
+      const byHeader = tally(
+        c.ids,
+        headers.map((h) => h.get('x-switchyard-upstream')),
+      );
       assert.deepEqual(byHeader, received(c), 'the header agrees with what each upstream received');
       for (const id of c.ids) {
         assert.ok(Math.abs(byHeader[id]! - 8) <= 2, `target ${id} took ${byHeader[id]} of 24 (expected 8±2): ${JSON.stringify(byHeader)}`);
@@ -58,7 +64,10 @@ describe('routing strategies', () => {
       for (const f of Object.values(c.fakes)) f.on(() => ok(150));
       const client = c.gw.client();
       const headers = await Promise.all(Array.from({ length: 24 }, () => sdkChat(client)));
-      const byHeader = tally(c.ids, headers.map((h) => h.get('x-switchyard-upstream')));
+      const byHeader = tally(
+        c.ids,
+        headers.map((h) => h.get('x-switchyard-upstream')),
+      );
       assert.deepEqual(byHeader, received(c));
       const { heavy, light1, light2 } = byHeader as { heavy: number; light1: number; light2: number };
       // Load is (in-flight + 1) / (weight × max_concurrency): ≈12 / 6 / 6.

@@ -26,7 +26,10 @@ describe('routing strategies', () => {
         assert.equal(r.status, 200);
         assert.equal(r.headers.get('x-switchyard-strategy'), 'fast');
       }
-      assert.ok(Object.values(received(c)).every((n) => n >= 2), `every target measured during warm-up: ${JSON.stringify(received(c))}`);
+      assert.ok(
+        Object.values(received(c)).every((n) => n >= 2),
+        `every target measured during warm-up: ${JSON.stringify(received(c))}`,
+      );
 
       // b turns 10x slower: 200 ms vs 20 ms.
       delay['b'] = 200;

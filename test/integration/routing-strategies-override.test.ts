@@ -29,7 +29,10 @@ describe('routing strategies', () => {
       const plain: Headers[] = [];
       for (let i = 0; i < 6; i++) plain.push(await sdkChat(client));
       assert.ok(plain.every((h) => h.get('x-switchyard-strategy') === 'balanced'));
-      const spread = tally(c.ids, plain.map((h) => h.get('x-switchyard-upstream')));
+      const spread = tally(
+        c.ids,
+        plain.map((h) => h.get('x-switchyard-upstream')),
+      );
       assert.deepEqual(spread, { pricey: 2, cheapest: 2, middle: 2 }, 'balanced takes turns');
 
       // Body field, through the official client (an extra body param).

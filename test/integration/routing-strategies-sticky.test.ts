@@ -25,7 +25,10 @@ describe('routing strategies', () => {
         ['new', ...Array<string>(19).fill('pinned')],
       );
       const home = results[0]!.upstream!;
-      assert.ok(results.every((r) => r.upstream === home), `all on ${home}: ${results.map((r) => r.upstream).join(',')}`);
+      assert.ok(
+        results.every((r) => r.upstream === home),
+        `all on ${home}: ${results.map((r) => r.upstream).join(',')}`,
+      );
       assert.equal(c.fakes[home]!.requests.length, 20);
 
       // Without a session there is nothing to pin: no sticky header, and turns are taken.
@@ -144,7 +147,10 @@ describe('routing strategies', () => {
       const loose: Result[] = [];
       for (let i = 0; i < 3; i++) loose.push(await chat(c.gw));
       assert.ok(loose.every((r) => r.status === 200));
-      assert.ok(loose.some((r) => r.upstream === old), `the recovered target serves again: ${loose.map((r) => r.upstream).join(',')}`);
+      assert.ok(
+        loose.some((r) => r.upstream === old),
+        `the recovered target serves again: ${loose.map((r) => r.upstream).join(',')}`,
+      );
 
       // ... but the session stays where it moved to.
       const oldBefore = c.fakes[old]!.requests.length;

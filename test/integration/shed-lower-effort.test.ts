@@ -17,7 +17,14 @@ import { metricSum } from '../helpers/metrics-text.js';
 
 const okJson = (text: string): ScriptedReply => ({
   status: 200,
-  body: { id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } },
+  body: {
+    id: 'c',
+    object: 'chat.completion',
+    created: 1,
+    model: 'm',
+    choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
+    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+  },
 });
 
 function yaml(a: string, b: string, lower = 'low'): string {
@@ -71,7 +78,11 @@ describe('the lower-effort rung', () => {
     assert.equal(a.requests.at(-1)!.json!['reasoning_effort'], 'low', 'the lowered effort was sent');
     assert.equal(b.requests.length, 0, 'the non-reasoning fallback was not needed');
     const m1 = await gw.metricsText();
-    assert.equal(metricSum(m1, 'switchyard_sheds_total', { model: 'deep', policy: 'lower_effort' }) - metricSum(m0, 'switchyard_sheds_total', { model: 'deep', policy: 'lower_effort' }), 1);
+    assert.equal(
+      metricSum(m1, 'switchyard_sheds_total', { model: 'deep', policy: 'lower_effort' }) -
+        metricSum(m0, 'switchyard_sheds_total', { model: 'deep', policy: 'lower_effort' }),
+      1,
+    );
 
     gate.resolve();
     const h = await held;
@@ -97,10 +108,13 @@ describe('the lower-effort rung', () => {
   });
 
   test('a lower_effort at or above deep_effort is refused at load, naming the path', () => {
-    assert.throws(() => parseTestConfig(yaml('http://127.0.0.1:9', 'http://127.0.0.1:9', 'high'), { TEST_UPSTREAM_KEY: UPSTREAM_KEY }), (err: unknown) => {
-      assert.ok(err instanceof ConfigError);
-      assert.match(String(err.message), /\/models\/0\/shed\/lower_effort: "high" is not below the model's deep_effort "high"/);
-      return true;
-    });
+    assert.throws(
+      () => parseTestConfig(yaml('http://127.0.0.1:9', 'http://127.0.0.1:9', 'high'), { TEST_UPSTREAM_KEY: UPSTREAM_KEY }),
+      (err: unknown) => {
+        assert.ok(err instanceof ConfigError);
+        assert.match(String(err.message), /\/models\/0\/shed\/lower_effort: "high" is not below the model's deep_effort "high"/);
+        return true;
+      },
+    );
   });
 });

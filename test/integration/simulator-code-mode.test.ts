@@ -20,7 +20,11 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const DEMO_KEY = 'sk-switchyard-demo';
 
 /** Codex's `exec` tool as captured (test/captures: client requests, not provider answers): a Responses `custom` tool with a grammar format. */
-const EXEC = (JSON.parse(readFileSync(join(ROOT, 'test', 'captures', 'codex-0.171.0-exec-tool.json'), 'utf8')) as { tool: { type: string; name: string; description: string; format: unknown } }).tool;
+const EXEC = (
+  JSON.parse(readFileSync(join(ROOT, 'test', 'captures', 'codex-0.171.0-exec-tool.json'), 'utf8')) as {
+    tool: { type: string; name: string; description: string; format: unknown };
+  }
+).tool;
 
 /** The parameters a bridge offers a custom tool as (one string `input`). */
 const INPUT_ONLY = { type: 'object', properties: { input: { type: 'string' } }, required: ['input'], additionalProperties: false };
@@ -31,24 +35,33 @@ type Call = { name: string; args: unknown };
 async function runExecInput(js: string): Promise<{ calls: Call[]; shown: unknown[] }> {
   const calls: Call[] = [];
   const shown: unknown[] = [];
-  const tools = new Proxy({}, { get: (_t, name) => async (args: unknown) => (calls.push({ name: String(name), args }), { output: 'stand-in output\n', exit_code: 0 }) });
+  const tools = new Proxy(
+    {},
+    { get: (_t, name) => async (args: unknown) => (calls.push({ name: String(name), args }), { output: 'stand-in output\n', exit_code: 0 }) },
+  );
   const AsyncFunction = Object.getPrototypeOf(async () => {}).constructor as new (...a: string[]) => (...v: unknown[]) => Promise<void>;
   await new AsyncFunction('tools', 'text', js)(tools, (v: unknown) => shown.push(v));
   return { calls, shown };
 }
 
-describe('the simulator calls Codex\'s code-mode exec with JavaScript that runs echo', () => {
+describe("the simulator calls Codex's code-mode exec with JavaScript that runs echo", () => {
   let gw: Gateway;
   let url: string;
   before(async () => {
-    const yaml = readFileSync(join(ROOT, 'config', 'switchyard.yaml'), 'utf8').replace(/chunk_delay_ms: 20\b/, 'chunk_delay_ms: 1').replace(/first_byte_delay_ms: 150\b/, 'first_byte_delay_ms: 1');
+    const yaml = readFileSync(join(ROOT, 'config', 'switchyard.yaml'), 'utf8')
+      .replace(/chunk_delay_ms: 20\b/, 'chunk_delay_ms: 1')
+      .replace(/first_byte_delay_ms: 150\b/, 'first_byte_delay_ms: 1');
     gw = await buildApp(parseTestConfig(yaml, {}, 'switchyard.yaml'), { logStream: { write: () => true } as unknown as NodeJS.WritableStream });
     url = await gw.app.listen({ host: '127.0.0.1', port: 0 });
   });
   after(() => gw.app.close());
 
   const post = async (path: string, body: unknown): Promise<Record<string, unknown>> => {
-    const res = await fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${DEMO_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${DEMO_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     const json = (await res.json()) as Record<string, unknown>;
     assert.equal(res.status, 200, JSON.stringify(json));
     return json;
@@ -71,10 +84,21 @@ describe('the simulator calls Codex\'s code-mode exec with JavaScript that runs 
   for (const name of ['exec', 'functions.exec', 'functions__exec']) {
     test(`/v1/chat/completions with the function "${name}" taking one string input`, async () => {
       const tools = [
-        { type: 'function', function: { name: 'wait', description: 'Waits on a yielded `exec` cell.', parameters: { type: 'object', properties: { cell_id: { type: 'string' } }, required: ['cell_id'] } } },
+        {
+          type: 'function',
+          function: {
+            name: 'wait',
+            description: 'Waits on a yielded `exec` cell.',
+            parameters: { type: 'object', properties: { cell_id: { type: 'string' } }, required: ['cell_id'] },
+          },
+        },
         { type: 'function', function: { name, description: EXEC.description, parameters: INPUT_ONLY } },
       ];
-      const body = await post('/v1/chat/completions', { model: 'gpt-6.2-sol', messages: [{ role: 'user', content: 'Run a command that prints a greeting.' }], tools });
+      const body = await post('/v1/chat/completions', {
+        model: 'gpt-6.2-sol',
+        messages: [{ role: 'user', content: 'Run a command that prints a greeting.' }],
+        tools,
+      });
       const call = (body['choices'] as { message: { tool_calls: { function: { name: string; arguments: string } }[] } }[])[0]!.message.tool_calls[0]!;
       assert.equal(call.function.name, name);
       await assertEchoes((JSON.parse(call.function.arguments) as { input: string }).input);
@@ -82,7 +106,16 @@ describe('the simulator calls Codex\'s code-mode exec with JavaScript that runs 
   }
 
   test('an exec function that is not code mode (its own parameters) gets arguments that fit its schema', async () => {
-    const tools = [{ type: 'function', function: { name: 'exec', description: 'Run a program.', parameters: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] } } }];
+    const tools = [
+      {
+        type: 'function',
+        function: {
+          name: 'exec',
+          description: 'Run a program.',
+          parameters: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] },
+        },
+      },
+    ];
     const body = await post('/v1/chat/completions', { model: 'gpt-5.5-codex', messages: [{ role: 'user', content: 'x' }], tools });
     const call = (body['choices'] as { message: { tool_calls: { function: { arguments: string } }[] } }[])[0]!.message.tool_calls[0]!;
     assert.deepEqual(JSON.parse(call.function.arguments), { command: 'echo hello from the switchyard simulator' });

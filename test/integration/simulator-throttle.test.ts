@@ -269,10 +269,7 @@ describe('simulator server', () => {
     // /reset: the window and the counters are empty, although the holders still stream
     assert.deepEqual(await (await fetch(`${rejecting.url}/reset`, { method: 'POST' })).json(), { ok: true });
     s = await stats(rejecting);
-    assert.deepEqual(
-      { ...s['acct-1'] },
-      { requests: 0, deep: 0, congested: 0, rejected_429: 0, stalled: 0, peak_deep_in_window: 0, deep_in_window: 0 },
-    );
+    assert.deepEqual({ ...s['acct-1'] }, { requests: 0, deep: 0, congested: 0, rejected_429: 0, stalled: 0, peak_deep_in_window: 0, deep_in_window: 0 });
     assert.equal((await timed(acct, { stream: false })).status, 200);
     // a client that disconnects leaves the window at once
     const more = [await hold(acct), await hold(acct)];

@@ -49,7 +49,7 @@ test('the day spend of the key and of the model in the store equals the logged c
   assert.ok(Math.abs(byModel - logged) < 1e-9, `model spend ${byModel} vs logged ${logged}`);
 });
 
-test('/admin/upstreams shows each target\'s recent attempts and error rate', async () => {
+test("/admin/upstreams shows each target's recent attempts and error rate", async () => {
   upstream.on((_r, i) => (i % 2 === 0 ? { status: 500, body: { error: { message: 'boom' } } } : { status: 200, body: fixtureJson('openai-chat-gpt5.json') }));
   for (let i = 0; i < 4; i++) await chat();
   const res = await fetch(`${adminUrl}/admin/upstreams`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });

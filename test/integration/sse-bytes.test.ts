@@ -132,7 +132,10 @@ describe('SSE bytes relay unchanged', () => {
     for (const includeUsage of [true, false]) {
       test(`${label}: ${name} include_usage=${includeUsage}`, async () => {
         const events = recorded(name, transform);
-        assert.ok(events.some((e) => e.usageOnly), 'the recording has a usage-only chunk');
+        assert.ok(
+          events.some((e) => e.usageOnly),
+          'the recording has a usage-only chunk',
+        );
         const sent = upstreamBytes(events);
         upstream.on(() => stepsReply(events.map((e) => e.bytes)));
         const before = gw.finished().length;
@@ -155,7 +158,12 @@ describe('SSE bytes relay unchanged', () => {
     const events = recorded('openai-chat-stream-tool-call-argument-deltas.sse', toCrlf);
     upstream.on(() => stepsReply(events.map((e) => e.bytes)));
     const collect = async (client: OpenAI) => {
-      const s = await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }], stream: true, stream_options: { include_usage: true } });
+      const s = await client.chat.completions.create({
+        model: 'gpt-test',
+        messages: [{ role: 'user', content: 'x' }],
+        stream: true,
+        stream_options: { include_usage: true },
+      });
       const chunks: unknown[] = [];
       for await (const c of s) chunks.push(c);
       return chunks;
@@ -274,7 +282,7 @@ describe('keep-alive comments while an upstream is silent mid-stream', () => {
   });
   after(() => closeAll(gw, upstream));
 
-  test('a 600 ms pause after the first event gets comment lines at event boundaries; without them the bytes are the upstream\'s', async () => {
+  test("a 600 ms pause after the first event gets comment lines at event boundaries; without them the bytes are the upstream's", async () => {
     const events = recorded('openai-chat-stream-text-include-usage.sse');
     const steps: Step[] = [events[0]!.bytes, { delayMs: 600 }, ...events.slice(1).flatMap((e) => [e.bytes] as Step[])];
     upstream.on(() => stepsReply(steps));

@@ -112,7 +112,8 @@ describe('stream failures before the first token', () => {
     b = await new FakeUpstream().start();
     // `cheap` tries `fake` (a) first, then `fake2` (b); no cooldown and no retry budget
     // limit, so every request here fails over the same way.
-    const routing = '  strategy: cheap\n  max_attempts: 4\n  backoff_base_ms: 1\n  backoff_cap_ms: 1\n  retry_budget: { min_retries: 1000 }\n  cooldown: { failures: 1000 }';
+    const routing =
+      '  strategy: cheap\n  max_attempts: 4\n  backoff_base_ms: 1\n  backoff_cap_ms: 1\n  retry_budget: { min_retries: 1000 }\n  cooldown: { failures: 1000 }';
     gw = await startGateway(testConfigYaml(a.url, { extraUpstreams: [b.url], routing }));
   });
   after(() => closeAll(gw, a, b));
@@ -146,7 +147,14 @@ describe('stream failures before the first token', () => {
   test('a streaming request answered with plain JSON fails over to a real stream', async () => {
     a.on(() => ({
       status: 200,
-      body: { id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'json from a' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } },
+      body: {
+        id: 'c',
+        object: 'chat.completion',
+        created: 1,
+        model: 'm',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'json from a' }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      },
     }));
     b.on(() => okStream('stream from b'));
     const r = await post();
@@ -307,7 +315,11 @@ describe('stream timeouts', () => {
   });
 
   test('a JSON answer whose upstream goes silent after its headers: 504 upstream_timeout, as for a stream', async () => {
-    upstream.on(() => ({ status: 200, headers: { 'content-type': 'application/json' }, steps: ['{"id":"chatcmpl-1",', { delayMs: 2500 }, '"object":"chat.completion"}'] }));
+    upstream.on(() => ({
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      steps: ['{"id":"chatcmpl-1",', { delayMs: 2500 }, '"object":"chat.completion"}'],
+    }));
     const r = await postChat(gw, { model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] });
     assert.equal(r.status, 504, r.text);
     assert.equal((JSON.parse(r.text) as { error: { code: string } }).error.code, 'upstream_timeout');

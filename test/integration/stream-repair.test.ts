@@ -89,7 +89,11 @@ describe('stream repair and request unwrapping', () => {
     assert.equal(count(raw.text, '[DONE]'), 0);
   });
 
-  for (const [label, choices] of [['missing', undefined], ['null', null], ['empty', []]] as const) {
+  for (const [label, choices] of [
+    ['missing', undefined],
+    ['null', null],
+    ['empty', []],
+  ] as const) {
     test(`a usage-only chunk with choices ${label} is held back unless the client asked for usage`, async () => {
       const usageChunk = chunk({ ...(choices === undefined ? {} : { choices }), usage: USAGE });
       upstream.on(() => ({ status: 200, headers: SSE, steps: [TEXT, FINISH, usageChunk, 'data: [DONE]\n\n'] }));
@@ -129,7 +133,16 @@ describe('stream repair and request unwrapping', () => {
   });
 
   test('a JSON answer without usage is counted with the tokenizer (never free); a 200 body that is an error is a failure', async () => {
-    upstream.on(() => ({ status: 200, body: { id: 'c', object: 'chat.completion', created: 1, model: 'up', choices: [{ index: 0, message: { role: 'assistant', content: 'four words of answer' }, finish_reason: 'stop' }] } }));
+    upstream.on(() => ({
+      status: 200,
+      body: {
+        id: 'c',
+        object: 'chat.completion',
+        created: 1,
+        model: 'up',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'four words of answer' }, finish_reason: 'stop' }],
+      },
+    }));
     const raw = await postChat(gw, { model: 'gpt-test', messages: [{ role: 'user', content: 'a question of several words' }] });
     assert.equal(raw.status, 200);
     assert.ok(Number(raw.headers.get('x-switchyard-cost-usd')) > 0, 'priced');
@@ -145,8 +158,23 @@ describe('stream repair and request unwrapping', () => {
   });
 
   test('a literal extra_body object is unwrapped into the body; the key never reaches the upstream', async () => {
-    upstream.on(() => ({ status: 200, body: { id: 'c', object: 'chat.completion', created: 1, model: 'up', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: USAGE } }));
-    const raw = await postChat(gw, { model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }], temperature: 1, extra_body: { temperature: 0.2, top_k: 5 } });
+    upstream.on(() => ({
+      status: 200,
+      body: {
+        id: 'c',
+        object: 'chat.completion',
+        created: 1,
+        model: 'up',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+        usage: USAGE,
+      },
+    }));
+    const raw = await postChat(gw, {
+      model: 'gpt-test',
+      messages: [{ role: 'user', content: 'hi' }],
+      temperature: 1,
+      extra_body: { temperature: 0.2, top_k: 5 },
+    });
     assert.equal(raw.status, 200);
     const sent = upstream.requests.at(-1)!.json!;
     assert.equal(sent['extra_body'], undefined);
@@ -193,7 +221,8 @@ describe('stream repair and request translation with an anthropic upstream', () 
   });
   afterEach(() => closeAll(gw));
 
-  const ask = (extra: Record<string, unknown> = {}) => postChat(gw, { model: 'claude-test', stream: true, messages: [{ role: 'user', content: 'hi' }], ...extra });
+  const ask = (extra: Record<string, unknown> = {}) =>
+    postChat(gw, { model: 'claude-test', stream: true, messages: [{ role: 'user', content: 'hi' }], ...extra });
 
   // An earlier README (API, Streams; now docs/api.md, "What the client sees"): a stream is
   // broken only when it ends "with neither [DONE] nor a finish_reason". An Anthropic stream
@@ -258,7 +287,15 @@ describe('stream repair and request translation with an anthropic upstream', () 
       }
       return {
         status: 200,
-        body: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-upstream-id', content: [{ type: 'text', text: 'Sunny.' }], stop_reason: 'end_turn', usage: { input_tokens: 10, output_tokens: 2 } },
+        body: {
+          id: 'msg_1',
+          type: 'message',
+          role: 'assistant',
+          model: 'claude-upstream-id',
+          content: [{ type: 'text', text: 'Sunny.' }],
+          stop_reason: 'end_turn',
+          usage: { input_tokens: 10, output_tokens: 2 },
+        },
       };
     });
     const res = await postChat(gw, {
@@ -267,7 +304,12 @@ describe('stream repair and request translation with an anthropic upstream', () 
       tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: {} } } }],
       messages: [
         { role: 'user', content: 'weather in Paris?' },
-        { role: 'assistant', content: null, reasoning_content: 'I should call the tool.', tool_calls: [{ id: 'toolu_1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          reasoning_content: 'I should call the tool.',
+          tool_calls: [{ id: 'toolu_1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }],
+        },
         { role: 'tool', tool_call_id: 'toolu_1', content: 'sunny' },
       ],
     });

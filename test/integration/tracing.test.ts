@@ -115,7 +115,8 @@ function completion(usage = { prompt_tokens: 5, completion_tokens: 2, total_toke
 }
 
 function streamed(): ScriptedReply {
-  const chunk = (o: Record<string, unknown>) => `data: ${JSON.stringify({ id: 'chatcmpl-s', object: 'chat.completion.chunk', created: 1700000000, model: 'upstream-model-x', ...o })}\n\n`;
+  const chunk = (o: Record<string, unknown>) =>
+    `data: ${JSON.stringify({ id: 'chatcmpl-s', object: 'chat.completion.chunk', created: 1700000000, model: 'upstream-model-x', ...o })}\n\n`;
   return {
     steps: [
       chunk({ choices: [{ index: 0, delta: { role: 'assistant', content: REPLY }, finish_reason: null }] }),
@@ -150,7 +151,11 @@ describe('tracing off', () => {
     upstream = await new FakeUpstream().start();
     upstream.on(() => completion());
     // No OTEL_* endpoint at all: the default.
-    gw = await startGateway(testConfigYaml(upstream.url), { TEST_UPSTREAM_KEY: UPSTREAM_KEY }, { TEST_UPSTREAM_KEY: UPSTREAM_KEY, OTEL_SERVICE_NAME: 'not-used' });
+    gw = await startGateway(
+      testConfigYaml(upstream.url),
+      { TEST_UPSTREAM_KEY: UPSTREAM_KEY },
+      { TEST_UPSTREAM_KEY: UPSTREAM_KEY, OTEL_SERVICE_NAME: 'not-used' },
+    );
   });
   after(async () => {
     await closeAll(gw, upstream, receiver);
@@ -173,13 +178,17 @@ describe('tracing off', () => {
   });
 
   test('OTEL_SDK_DISABLED=true turns it off even with an endpoint set: nothing exported, no traceparent added', async () => {
-    const disabled = await startGateway(testConfigYaml(upstream.url), { TEST_UPSTREAM_KEY: UPSTREAM_KEY }, {
-      TEST_UPSTREAM_KEY: UPSTREAM_KEY,
-      OTEL_SDK_DISABLED: 'true',
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-      OTEL_BSP_SCHEDULE_DELAY: '20',
-    });
+    const disabled = await startGateway(
+      testConfigYaml(upstream.url),
+      { TEST_UPSTREAM_KEY: UPSTREAM_KEY },
+      {
+        TEST_UPSTREAM_KEY: UPSTREAM_KEY,
+        OTEL_SDK_DISABLED: 'true',
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_BSP_SCHEDULE_DELAY: '20',
+      },
+    );
     try {
       await client(disabled).chat.completions.create({ model: 'gpt-test', messages: message });
       assert.equal(upstream.requests.at(-1)!.headers['traceparent'], undefined);
@@ -203,13 +212,17 @@ describe('tracing on (OTLP/HTTP JSON to a receiver in the test)', () => {
     up1 = await new FakeUpstream().start();
     up2 = await new FakeUpstream().start();
     const yaml = testConfigYaml(up1.url, { extraUpstreams: [up2.url], routing: '  strategy: cheap\n  max_attempts: 2' });
-    gw = await startGateway(yaml, { TEST_UPSTREAM_KEY: UPSTREAM_KEY }, {
-      TEST_UPSTREAM_KEY: UPSTREAM_KEY,
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-      OTEL_EXPORTER_OTLP_HEADERS: `authorization=Bearer%20${COLLECTOR_TOKEN}`,
-      OTEL_BSP_SCHEDULE_DELAY: '20',
-    });
+    gw = await startGateway(
+      yaml,
+      { TEST_UPSTREAM_KEY: UPSTREAM_KEY },
+      {
+        TEST_UPSTREAM_KEY: UPSTREAM_KEY,
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_EXPORTER_OTLP_HEADERS: `authorization=Bearer%20${COLLECTOR_TOKEN}`,
+        OTEL_BSP_SCHEDULE_DELAY: '20',
+      },
+    );
   });
   after(async () => {
     await closeAll(gw, up1, up2, receiver);
@@ -279,9 +292,13 @@ describe('tracing on (OTLP/HTTP JSON to a receiver in the test)', () => {
     assert.equal(resource.find((r) => r.key === 'service.name')?.value.stringValue, 'switchyard');
     assert.equal(receiver.exports.at(-1)!.headers['authorization'], `Bearer ${COLLECTOR_TOKEN}`, 'OTEL_EXPORTER_OTLP_HEADERS sent to the collector');
     const exported = receiver.exports.map((e) => e.body).join('\n');
-    for (const secret of [PROMPT, REPLY, CLIENT_KEY, UPSTREAM_KEY, COLLECTOR_TOKEN]) assert.ok(!exported.includes(secret), `exported spans carry no ${secret.slice(0, 12)}…`);
+    for (const secret of [PROMPT, REPLY, CLIENT_KEY, UPSTREAM_KEY, COLLECTOR_TOKEN])
+      assert.ok(!exported.includes(secret), `exported spans carry no ${secret.slice(0, 12)}…`);
     assert.ok(!gw.logs.join('\n').includes(COLLECTOR_TOKEN), 'the collector token is never logged');
-    assert.ok(gw.logs.some((l) => l.includes('tracing on')), 'start-up says tracing is on');
+    assert.ok(
+      gw.logs.some((l) => l.includes('tracing on')),
+      'start-up says tracing is on',
+    );
     assert.equal(otelLoaded(), true, 'the SDK is loaded once tracing is on');
   });
 
@@ -293,7 +310,9 @@ describe('tracing on (OTLP/HTTP JSON to a receiver in the test)', () => {
     await finishedLine(gw, response.headers.get('x-request-id')!);
     const spans = await waitFor(() => (receiver.trace(tp.traceId).length >= 3 ? receiver.trace(tp.traceId) : null), 5000, 'three spans of the trace');
     const call = spans.find((s) => s.kind === KIND_SERVER)!;
-    const attempts = spans.filter((s) => s.kind === KIND_CLIENT).sort((x, y) => Number(attrs(x)['switchyard.attempt']) - Number(attrs(y)['switchyard.attempt']));
+    const attempts = spans
+      .filter((s) => s.kind === KIND_CLIENT)
+      .sort((x, y) => Number(attrs(x)['switchyard.attempt']) - Number(attrs(y)['switchyard.attempt']));
     assert.equal(attempts.length, 2);
     for (const a of attempts) assert.equal(a.parentSpanId, call.spanId);
 

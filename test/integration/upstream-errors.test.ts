@@ -10,7 +10,17 @@ import { after, before, describe, test } from 'node:test';
 import OpenAI, { APIConnectionError, APIError, BadRequestError, InternalServerError, NotFoundError, RateLimitError } from 'openai';
 import { FakeUpstream } from '../helpers/fake-upstream.js';
 import { fixture, fixtureJson, replay } from '../helpers/recordings.js';
-import { UPSTREAM_KEY, closeAll, postChat, startGateway, startWithUpstream, testConfigYaml, waitFor, type RawReply, type TestGateway } from '../helpers/gateway.js';
+import {
+  UPSTREAM_KEY,
+  closeAll,
+  postChat,
+  startGateway,
+  startWithUpstream,
+  testConfigYaml,
+  waitFor,
+  type RawReply,
+  type TestGateway,
+} from '../helpers/gateway.js';
 import { metricValue } from '../helpers/metrics-text.js';
 
 type ErrorBody = { error: { message: string; type: string; param: string | null; code: string | null } };
@@ -149,7 +159,14 @@ describe('upstream error responses', () => {
 
   test('key material in an upstream error message is scrubbed (masked echo, full key, string error)', async () => {
     const bodies: unknown[] = [
-      { error: { message: `Incorrect API key provided: ${UPSTREAM_KEY_MASKED}. You can find your API key at https://platform.openai.com/account/api-keys.`, type: 'invalid_request_error', param: null, code: 'bad_request' } },
+      {
+        error: {
+          message: `Incorrect API key provided: ${UPSTREAM_KEY_MASKED}. You can find your API key at https://platform.openai.com/account/api-keys.`,
+          type: 'invalid_request_error',
+          param: null,
+          code: 'bad_request',
+        },
+      },
       { error: { message: `Request with key ${UPSTREAM_KEY} was rejected`, type: 'invalid_request_error', param: null, code: null } },
       { error: `upstream said: Authorization: Bearer ${UPSTREAM_KEY}` },
     ];
@@ -168,7 +185,14 @@ describe('upstream error responses', () => {
   test('key material anywhere in an upstream error body (param, code, type) is scrubbed', async () => {
     upstream.on(() => ({
       status: 400,
-      body: { error: { message: 'Invalid header.', type: `invalid_request_error ${UPSTREAM_KEY}`, param: `authorization: Bearer ${UPSTREAM_KEY}`, code: UPSTREAM_KEY_MASKED } },
+      body: {
+        error: {
+          message: 'Invalid header.',
+          type: `invalid_request_error ${UPSTREAM_KEY}`,
+          param: `authorization: Bearer ${UPSTREAM_KEY}`,
+          code: UPSTREAM_KEY_MASKED,
+        },
+      },
     }));
     const raw = await rawPost(gw);
     assert.equal(raw.status, 400);
@@ -233,7 +257,8 @@ describe('upstream error responses', () => {
   });
 
   test('an HTML 502 page from the upstream becomes a 502 OpenAI-style JSON error', async () => {
-    const html = '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';
+    const html =
+      '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';
     upstream.on(() => ({ status: 502, headers: { 'content-type': 'text/html' }, body: html }));
     const before = await upstreamErrors(gw, 'fake', 'server');
 
@@ -303,7 +328,10 @@ describe('failover before the first byte', () => {
     // cheap: the first upstream is the cheaper one, so it is always tried first; no cooldown
     // and no retry budget limit, so every request here fails over the same way.
     gw = await startGateway(
-      testConfigYaml(first.url, { extraUpstreams: [second.url], routing: '  strategy: cheap\n  max_attempts: 4\n  cooldown: { failures: 1000 }\n  retry_budget: { min_retries: 1000 }' }),
+      testConfigYaml(first.url, {
+        extraUpstreams: [second.url],
+        routing: '  strategy: cheap\n  max_attempts: 4\n  cooldown: { failures: 1000 }\n  retry_budget: { min_retries: 1000 }',
+      }),
     );
     direct = new OpenAI({ apiKey: 'direct', baseURL: `${second.url}/v1`, maxRetries: 0 });
   });
@@ -352,7 +380,10 @@ describe('failover before the first byte', () => {
 
   test('a 503 from the first upstream fails over to the second; the client sees a clean stream', async () => {
     const before = await upstreamErrors(gw, 'fake', 'overloaded');
-    await assertInvisibleFailover(() => ({ status: 503, body: { error: { message: 'The engine is currently overloaded.', type: 'server_error', code: null } } }), '503');
+    await assertInvisibleFailover(
+      () => ({ status: 503, body: { error: { message: 'The engine is currently overloaded.', type: 'server_error', code: null } } }),
+      '503',
+    );
     assert.equal(await upstreamErrors(gw, 'fake', 'overloaded'), before + 2);
   });
 

@@ -121,7 +121,10 @@ describe('Responses WebSocket: refusals, hostile frames, aborts', () => {
     const id = (evs: WsEvent[]): unknown => (evs.at(-1)!['response'] as { id: string }).id;
     assert.equal(first.at(-1)!.type, 'response.completed');
     assert.equal(second.at(-1)!.type, 'response.completed');
-    assert.ok(first.every((e) => (e['response'] as { id?: string } | undefined)?.id === undefined || (e['response'] as { id: string }).id === id(first)), 'no event of turn 2 inside turn 1');
+    assert.ok(
+      first.every((e) => (e['response'] as { id?: string } | undefined)?.id === undefined || (e['response'] as { id: string }).id === id(first)),
+      'no event of turn 2 inside turn 1',
+    );
     assert.notEqual(id(first), id(second));
     sock.close();
     upstream.on(replay('openai-chat-stream-text-include-usage.sse'));

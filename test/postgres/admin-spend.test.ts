@@ -33,7 +33,10 @@ describe('GET /admin/spend', () => {
   let adminUrl: string;
   const headerCost: Record<string, number> = { api: 0, web: 0 };
 
-  const spend = async (qs: string, key = ADMIN_KEY): Promise<{ status: number; body: Spend & { error?: { message: string; param: string; code: string } } }> => {
+  const spend = async (
+    qs: string,
+    key = ADMIN_KEY,
+  ): Promise<{ status: number; body: Spend & { error?: { message: string; param: string; code: string } } }> => {
     const res = await fetch(`${adminUrl}/admin/spend?${qs}`, { headers: { authorization: `Bearer ${key}` } });
     return { status: res.status, body: (await res.json()) as Spend & { error?: { message: string; param: string; code: string } } };
   };
@@ -74,7 +77,10 @@ describe('GET /admin/spend', () => {
       assert.ok(Math.abs(fromLedger - fromMetrics) < 1e-12, `${model}: ledger ${fromLedger} vs metrics ${fromMetrics}`);
     }
     const today = new Date().toISOString().slice(0, 10);
-    assert.ok(s.body.data.every((r) => String(r['period']).startsWith(today)), 'one day');
+    assert.ok(
+      s.body.data.every((r) => String(r['period']).startsWith(today)),
+      'one day',
+    );
     assert.ok(Math.abs(s.body.totals.cost_usd - metricSum(metrics, 'switchyard_spend_usd_total')) < 1e-12);
   });
 
@@ -90,7 +96,10 @@ describe('GET /admin/spend', () => {
     const byDev = await spend('group_by=tag:dev&granularity=none');
     assert.deepEqual(
       byDev.body.data.map((r) => [r['tag:dev'], r['requests']]).sort(),
-      [['ana', 6], [null, 9]].sort(),
+      [
+        ['ana', 6],
+        [null, 9],
+      ].sort(),
     );
   });
 
@@ -102,7 +111,8 @@ describe('GET /admin/spend', () => {
     const rows = await spend('group_by=tag:repo,model&granularity=none');
     const rolledUp = await db.query<{ n: string }>('SELECT sum(requests) AS n FROM switchyard_spend_hourly');
     assert.equal(rolledUp[0]!.n, '15', 'the rollup holds the 15 requests');
-    const norm = (b: Spend) => b.data.map((r) => `${r['tag:repo']}|${r['model']}|${r['requests']}|${Number(r['cost_usd']).toFixed(12)}|${r['fallback']}`).sort();
+    const norm = (b: Spend) =>
+      b.data.map((r) => `${r['tag:repo']}|${r['model']}|${r['requests']}|${Number(r['cost_usd']).toFixed(12)}|${r['fallback']}`).sort();
     assert.deepEqual(norm(rolled.body), norm(rows.body));
     assert.equal(rolled.body.totals.requests, 15);
   });
@@ -150,7 +160,9 @@ describe('GET /admin/spend', () => {
 
   test('a truncated answer (over 10000 groups) still totals every group', async () => {
     // 10050 one-request groups on a day of their own, written as the ledger writes rows.
-    await db.query(`CREATE TABLE IF NOT EXISTS switchyard_requests_20210601 PARTITION OF switchyard_requests FOR VALUES FROM ('2021-06-01T00:00:00Z') TO ('2021-06-02T00:00:00Z')`);
+    await db.query(
+      `CREATE TABLE IF NOT EXISTS switchyard_requests_20210601 PARTITION OF switchyard_requests FOR VALUES FROM ('2021-06-01T00:00:00Z') TO ('2021-06-02T00:00:00Z')`,
+    );
     await db.query(`INSERT INTO switchyard_requests (id, ts, request_id, key_name, tags, stream, status, outcome, attempts, duration_ms,
         input_tokens, cached_tokens, cache_write_tokens, output_tokens, reasoning_tokens, tokens_estimated, cost_usd)
       SELECT gen_random_uuid(), '2021-06-01T00:00:01Z', 'many-' || g, 'team-a', jsonb_build_object('n', 'v' || g), false, 200, 'ok', 1, 1, 1, 0, 0, 1, 0, false, 0.5

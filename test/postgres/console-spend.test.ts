@@ -29,7 +29,16 @@ const CI_KEY = 'sk-test-ci-bot-0123456789abcdef0';
  * attribute can carry a value; an element made from it (img, script) would still show.
  */
 const XSS = '<img src onerror alert(1)><script>alert(1)</script>';
-const BROWSER_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const BROWSER_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /** Usage per upstream model: big-x 1000/500 tokens, small-x 2000/1000, thinker-x 3000/2000; flaky-x fails. */
 function answer(req: ReceivedRequest): ScriptedReply {
@@ -150,7 +159,10 @@ describe('console spend page', () => {
   };
   /** What the chart on the page was drawn from: its range, as the page asked it. */
   const shownRange = async (): Promise<string> => {
-    const [from, to] = (await page.evaluate(`[document.getElementById('spend-chart').dataset.from, document.getElementById('spend-chart').dataset.to]`)) as [string, string];
+    const [from, to] = (await page.evaluate(`[document.getElementById('spend-chart').dataset.from, document.getElementById('spend-chart').dataset.to]`)) as [
+      string,
+      string,
+    ];
     return `from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`;
   };
 
@@ -253,14 +265,25 @@ describe('console spend page', () => {
     const expected = [...byKey.entries()].sort((a, b) => b[1] - a[1]);
     assert.deepEqual(expected.map(([k]) => k).sort(), ['ci-bot', 'team-search', 'team-web']);
     const c = await chart(page);
-    assert.deepEqual(c.series, expected.map(([k]) => k), 'one series per key, biggest first');
-    assert.deepEqual(c.legend.map(([name]) => name), c.series);
+    assert.deepEqual(
+      c.series,
+      expected.map(([k]) => k),
+      'one series per key, biggest first',
+    );
+    assert.deepEqual(
+      c.legend.map(([name]) => name),
+      c.series,
+    );
     for (const [name, total] of c.legend) assert.ok(sameUsd(total, byKey.get(name)!), `${name}: legend ${total} vs ${byKey.get(name)}`);
     assert.ok(c.rects >= 3, 'every key has a column segment');
 
     const keys = await spend(`${range}&granularity=none&group_by=key`);
     const rows = await keyRows(page);
-    assert.deepEqual(rows.map((r) => r.key), keys.data.map((r) => r['key']), 'top keys in the API order (by spend)');
+    assert.deepEqual(
+      rows.map((r) => r.key),
+      keys.data.map((r) => r['key']),
+      'top keys in the API order (by spend)',
+    );
     for (const api of keys.data) {
       const shown = rows.find((r) => r.key === api['key'])!.cols;
       const n = Number(api['requests']);
@@ -269,10 +292,13 @@ describe('console spend page', () => {
       assert.equal(count(shown['input_tokens']), Number(api['input_tokens']));
       assert.equal(count(shown['output_tokens']), Number(api['output_tokens']));
       assert.ok(Math.abs(percent(shown['shed_share']) - (100 * Number(api['shed'])) / n) <= 0.05, `${api['key']} shed share ${shown['shed_share']}`);
-      assert.ok(Math.abs(percent(shown['fallback_share']) - (100 * Number(api['fallback'])) / n) <= 0.05, `${api['key']} fallback share ${shown['fallback_share']}`);
+      assert.ok(
+        Math.abs(percent(shown['fallback_share']) - (100 * Number(api['fallback'])) / n) <= 0.05,
+        `${api['key']} fallback share ${shown['fallback_share']}`,
+      );
     }
     const ci = rows.find((r) => r.key === 'ci-bot')!.cols;
-    assert.equal(ci['shed_share'], '66.7%', 'two of ci-bot\'s three calls were shed');
+    assert.equal(ci['shed_share'], '66.7%', "two of ci-bot's three calls were shed");
     assert.equal(rows.find((r) => r.key === 'team-web')!.cols['fallback_share'], '20.0%');
     assert.equal(rows.find((r) => r.key === 'team-search')!.cols['input_tokens'], '8,000');
 
@@ -299,7 +325,10 @@ describe('console spend page', () => {
     const names = [...new Set(api.data.map((r) => (r['tag:repo'] === null ? '(no tag repo)' : String(r['tag:repo']))))];
     assert.deepEqual([...c.series].sort(), names.sort());
     assert.deepEqual([...c.series].sort(), ['(no tag repo)', XSS, 'api', 'web'].sort());
-    assert.ok(c.legend.some(([name]) => name === XSS), 'the markup is the legend text, character for character');
+    assert.ok(
+      c.legend.some(([name]) => name === XSS),
+      'the markup is the legend text, character for character',
+    );
     const markup = await page.evaluate(`({
       elements: document.querySelectorAll('#main img, #main script, #main iframe, #main object').length,
       titles: [...document.querySelectorAll('#chart-svg title')].some((t) => t.textContent.startsWith(${JSON.stringify(XSS)})),
@@ -308,7 +337,7 @@ describe('console spend page', () => {
     assert.deepEqual(dialogs, [], 'nothing ran');
   });
 
-  test('changing the group to model re-renders; a bad tag name shows the API\'s message', async () => {
+  test("changing the group to model re-renders; a bad tag name shows the API's message", async () => {
     await page.selectOption('#group', 'model');
     await page.waitForSelector('#spend-chart[data-group="model"]', { timeout: 5000 });
     assert.equal(await page.isVisible('#tag'), false);
@@ -316,7 +345,10 @@ describe('console spend page', () => {
     const byModel = new Map<string, number>();
     for (const r of api.data) byModel.set(String(r['model']), (byModel.get(String(r['model'])) ?? 0) + Number(r['cost_usd']));
     const c = await chart(page);
-    assert.deepEqual(c.series, [...byModel.entries()].sort((a, b) => b[1] - a[1]).map(([m]) => m));
+    assert.deepEqual(
+      c.series,
+      [...byModel.entries()].sort((a, b) => b[1] - a[1]).map(([m]) => m),
+    );
     assert.deepEqual([...c.series].sort(), ['gpt-big', 'gpt-small', 'thinker'], 'shed and fallback calls count for the model that served them');
     for (const [name, total] of c.legend) assert.ok(sameUsd(total, byModel.get(name)!), `${name}: ${total}`);
 
@@ -324,7 +356,10 @@ describe('console spend page', () => {
     await page.waitForSelector('#spend-chart[data-granularity="day"]', { timeout: 5000 });
     const days = await page.evaluate(`[...new Set([...document.querySelectorAll('#chart-svg rect[data-period]')].map((r) => r.dataset.period))]`);
     const today = new Date().toISOString().slice(0, 10);
-    assert.ok((days as string[]).every((d) => d.endsWith('T00:00:00.000Z')) && (days as string[]).some((d) => d.startsWith(today)), `day columns: ${String(days)}`);
+    assert.ok(
+      (days as string[]).every((d) => d.endsWith('T00:00:00.000Z')) && (days as string[]).some((d) => d.startsWith(today)),
+      `day columns: ${String(days)}`,
+    );
 
     // (Picking "tag" again redraws by tag:repo, the name still in the field.)
     await page.selectOption('#group', 'tag');
@@ -367,7 +402,7 @@ describe('console spend page without a ledger', () => {
       const text = await page.innerText('#ledger-off');
       assert.match(text, /DATABASE_URL/);
       assert.match(text, /ledger\.postgres_url/);
-      assert.match(await page.innerText('#ledger-off-detail'), /No usage ledger is configured/, 'the API\'s own message');
+      assert.match(await page.innerText('#ledger-off-detail'), /No usage ledger is configured/, "the API's own message");
       assert.equal(await page.isVisible('#spend-data'), false, 'no empty chart or tables');
       assert.equal(await page.isVisible('#login'), false);
       assert.match((await page.textContent('#status')) ?? '', /ledger is unavailable/);

@@ -14,8 +14,20 @@ import { CLIENT_KEY, type TestGateway } from '../helpers/gateway.js';
 type Row = Record<string, unknown>;
 
 /** OpenAI's example answer of "Compact a response" (OpenAPI spec, fixtures/openai-openapi.yaml), with its usage. */
-const USAGE = { input_tokens: 139, input_tokens_details: { cached_tokens: 39 }, output_tokens: 438, output_tokens_details: { reasoning_tokens: 64 }, total_tokens: 577 };
-const COMPACTED = { id: 'resp_001', object: 'response.compaction', created_at: 1764967971, output: [{ id: 'cmp_001', type: 'compaction', encrypted_content: 'gAAAAABpM0Yj-...=' }], usage: USAGE };
+const USAGE = {
+  input_tokens: 139,
+  input_tokens_details: { cached_tokens: 39 },
+  output_tokens: 438,
+  output_tokens_details: { reasoning_tokens: 64 },
+  total_tokens: 577,
+};
+const COMPACTED = {
+  id: 'resp_001',
+  object: 'response.compaction',
+  created_at: 1764967971,
+  output: [{ id: 'cmp_001', type: 'compaction', encrypted_content: 'gAAAAABpM0Yj-...=' }],
+  usage: USAGE,
+};
 const PRICE = { input: 1.25, cached_input: 0.125, output: 10 };
 const COST = ((139 - 39) * PRICE.input + 39 * PRICE.cached_input + 438 * PRICE.output) / 1e6;
 
@@ -38,7 +50,9 @@ describe('ledger rows of compactions', () => {
   let gw: TestGateway;
 
   before(async () => {
-    setup = await LedgerSetup.create((req) => (req.url === '/v1/responses/compact' ? { status: 200, body: COMPACTED } : { status: 404, body: { error: { message: 'no such route' } } }));
+    setup = await LedgerSetup.create((req) =>
+      req.url === '/v1/responses/compact' ? { status: 200, body: COMPACTED } : { status: 404, body: { error: { message: 'no such route' } } },
+    );
     gw = await setup.gateway(yaml(setup.fake.url, setup.db.url(), setup.spool()));
   });
   after(() => setup.close());
@@ -48,10 +62,12 @@ describe('ledger rows of compactions', () => {
     const end = Date.now() + 5000;
     for (;;) {
       // The gateway creates the table once it has connected: until then, no rows yet.
-      const rows = await setup.db.query<Row>('SELECT * FROM switchyard_requests WHERE request_id = ANY($1) ORDER BY ts', [ids]).catch((err: { code?: string }) => {
-        if (err.code === '42P01') return [];
-        throw err;
-      });
+      const rows = await setup.db
+        .query<Row>('SELECT * FROM switchyard_requests WHERE request_id = ANY($1) ORDER BY ts', [ids])
+        .catch((err: { code?: string }) => {
+          if (err.code === '42P01') return [];
+          throw err;
+        });
       if (rows.length >= ids.length || Date.now() > end) return rows;
       await new Promise((r) => setTimeout(r, 25));
     }
@@ -62,7 +78,9 @@ describe('ledger rows of compactions', () => {
     const ids = ['compact-ledger-1', 'compact-ledger-2'];
     const costs: number[] = [];
     for (const id of ids) {
-      const { response } = await client.responses.compact({ model: 'codex-test', input: 'a long conversation' }, { headers: { 'x-request-id': id } }).withResponse();
+      const { response } = await client.responses
+        .compact({ model: 'codex-test', input: 'a long conversation' }, { headers: { 'x-request-id': id } })
+        .withResponse();
       costs.push(Number(response.headers.get('x-switchyard-cost-usd')));
     }
     const rows = await rowsOf(ids);

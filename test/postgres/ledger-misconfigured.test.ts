@@ -98,7 +98,10 @@ describe('ledger: PostgreSQL refuses the gateway', () => {
     await db.connect();
     try {
       const rows = await db.query<{ request_id: string }>('SELECT request_id FROM switchyard_requests');
-      assert.deepEqual(rows.rows.map((x) => x.request_id), ['no-db-1']);
+      assert.deepEqual(
+        rows.rows.map((x) => x.request_id),
+        ['no-db-1'],
+      );
     } finally {
       await db.end();
     }

@@ -88,7 +88,10 @@ describe('ledger: PostgreSQL cut off mid-load loses no row and doubles none', ()
     assert.equal(all!.rolled, all!.rows, 'the hourly rollup counts each replayed row once');
     assert.ok(metricSum(await gw.metricsText(), 'switchyard_ledger_rows_total', { result: 'replayed' }) > 0);
     assert.equal(metricSum(await gw.metricsText(), 'switchyard_ledger_rows_total', { result: 'dropped' }), 0);
-    assert.ok(gw.logs.some((l) => l.includes('ledger cannot reach PostgreSQL')), 'the outage is logged');
+    assert.ok(
+      gw.logs.some((l) => l.includes('ledger cannot reach PostgreSQL')),
+      'the outage is logged',
+    );
     assert.ok(!gw.logs.some((l) => l.includes(PG_PASSWORD)), 'the database password is never logged');
     assert.ok(!(await gw.metricsText()).includes(PG_PASSWORD));
   });
@@ -111,7 +114,9 @@ describe('ledger: two replicas on one database', () => {
     const statuses = (await Promise.all([load(a, 'rep-a', 100), load(b, 'rep-b', 100)])).flat();
     assert.deepEqual([...new Set(statuses)], [200]);
     await until('200 rows', 10_000, async () => Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM switchyard_requests'))[0]!.n) >= 200);
-    const [c] = await db.query<{ n: string; ids: string }>("SELECT count(*) AS n, count(DISTINCT request_id) AS ids FROM switchyard_requests WHERE request_id LIKE 'rep-%'");
+    const [c] = await db.query<{ n: string; ids: string }>(
+      "SELECT count(*) AS n, count(DISTINCT request_id) AS ids FROM switchyard_requests WHERE request_id LIKE 'rep-%'",
+    );
     assert.deepEqual(c, { n: '200', ids: '200' });
     const migrations = await db.query('SELECT version FROM switchyard_ledger_migrations');
     assert.equal(migrations.length, 2);

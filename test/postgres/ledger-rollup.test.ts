@@ -138,7 +138,9 @@ describe('ledger hourly rollup', () => {
   });
 
   test('whole hours are read from the rollup, part-hours from the rows', async () => {
-    const [busiest] = await db.query<{ hour: Date; n: string }>('SELECT hour, count(*) AS n FROM switchyard_spend_hourly GROUP BY hour ORDER BY 2 DESC LIMIT 1');
+    const [busiest] = await db.query<{ hour: Date; n: string }>(
+      'SELECT hour, count(*) AS n FROM switchyard_spend_hourly GROUP BY hour ORDER BY 2 DESC LIMIT 1',
+    );
     const h = busiest!.hour.getTime();
     const k = Number(busiest!.n);
     const total = async (from: number, to: number) => {
@@ -156,7 +158,9 @@ describe('ledger hourly rollup', () => {
   });
 
   test('retention drops old hours from the rollup with their partitions', async () => {
-    const before = await db.query<{ n: string }>('SELECT count(*) AS n FROM switchyard_spend_hourly WHERE hour < $1', [new Date(Math.floor(NOW / DAY) * DAY - DAY).toISOString()]);
+    const before = await db.query<{ n: string }>('SELECT count(*) AS n FROM switchyard_spend_hourly WHERE hour < $1', [
+      new Date(Math.floor(NOW / DAY) * DAY - DAY).toISOString(),
+    ]);
     assert.ok(Number(before[0]!.n) > 0, 'there are rollup rows older than yesterday');
     const c = await db.pool.connect();
     const dropped = await dropExpired(c, 2, NOW).finally(() => c.release());
@@ -183,13 +187,18 @@ describe('ledger migration 2', () => {
     const c = await db.pool.connect();
     try {
       await c.query(MIGRATIONS[0]!.sql);
-      await c.query('CREATE TABLE switchyard_ledger_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
+      await c.query(
+        'CREATE TABLE switchyard_ledger_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
+      );
       await c.query("INSERT INTO switchyard_ledger_migrations (version, name) VALUES (1, 'requests')");
       const old = rows(120, 7);
       await c.query(`CREATE TABLE switchyard_requests_all PARTITION OF switchyard_requests DEFAULT`);
       for (const r of old) {
         const cols = Object.keys(r);
-        await c.query(`INSERT INTO switchyard_requests (${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})`, Object.values(r).map((v) => (typeof v === 'object' && v !== null ? JSON.stringify(v) : v)));
+        await c.query(
+          `INSERT INTO switchyard_requests (${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})`,
+          Object.values(r).map((v) => (typeof v === 'object' && v !== null ? JSON.stringify(v) : v)),
+        );
       }
       assert.deepEqual(await migrate(c), [2]);
     } finally {
@@ -215,15 +224,38 @@ describe('ledger: a batch with one row PostgreSQL refuses', () => {
   test('loses only that row: the others are written one by one, the rollup agrees', async () => {
     const lines: string[] = [];
     const log = pino({ level: 'info' }, { write: (l: string) => void lines.push(l) }) as unknown as FastifyBaseLogger;
-    const cfg: LedgerConfig = { ...(Value.Default(LedgerSchema, {}) as LedgerConfig), flush_ms: 10_000, durable_ms: 60_000, spool_path: `${tmpdir()}/sy-ledger-bad-${process.pid}.jsonl` };
+    const cfg: LedgerConfig = {
+      ...(Value.Default(LedgerSchema, {}) as LedgerConfig),
+      flush_ms: 10_000,
+      durable_ms: 60_000,
+      spool_path: `${tmpdir()}/sy-ledger-bad-${process.pid}.jsonl`,
+    };
     const ledger = new Ledger(db.url(), cfg, log, 0);
     const counts: Record<string, number> = {};
     ledger.onRows = (result, n) => void (counts[result] = (counts[result] ?? 0) + n);
     ledger.start();
     const rec = (id: string): RequestRecord => ({
-      requestId: id, api: 'chat', key: 'team-a', model: 'm', requestedModel: 'm', upstream: 'u', upstreamModel: 'um', stream: false,
-      status: 200, outcome: 'ok', errorClass: null, startedAt: Date.now(), durationMs: 5, ttftMs: null,
-      usage: { input: 3, cached: 0, output: 2, reasoning: 0 }, usageEstimated: false, costUsd: 0.001, attempts: 1, fallback: null, shed: null, tags: {},
+      requestId: id,
+      api: 'chat',
+      key: 'team-a',
+      model: 'm',
+      requestedModel: 'm',
+      upstream: 'u',
+      upstreamModel: 'um',
+      stream: false,
+      status: 200,
+      outcome: 'ok',
+      errorClass: null,
+      startedAt: Date.now(),
+      durationMs: 5,
+      ttftMs: null,
+      usage: { input: 3, cached: 0, output: 2, reasoning: 0 },
+      usageEstimated: false,
+      costUsd: 0.001,
+      attempts: 1,
+      fallback: null,
+      shed: null,
+      tags: {},
     });
     // A NUL character: PostgreSQL's text type refuses it (22021), a data error, not an outage.
     for (const id of ['ok-1', 'ok-2', 'bad-\u0000', 'ok-3', 'ok-4']) ledger.add(rec(id));

@@ -15,7 +15,14 @@ import type { TestDatabase } from '../helpers/postgres.js';
 
 const reply = (text: string, usage: { prompt_tokens: number; completion_tokens: number }): ScriptedReply => ({
   status: 200,
-  body: { id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }], usage },
+  body: {
+    id: 'c',
+    object: 'chat.completion',
+    created: 1,
+    model: 'm',
+    choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
+    usage,
+  },
 });
 
 function yaml(upstream: string, db: string, spool: string): string {

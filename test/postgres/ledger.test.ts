@@ -29,10 +29,12 @@ describe('ledger rows: one per request, exact tokens and cost', () => {
     const end = Date.now() + 5000;
     while (!row && Date.now() < end) {
       // The gateway creates the table once it has connected: until then, no row yet.
-      row = (await db.query<Row>('SELECT * FROM switchyard_requests WHERE request_id = $1', [id]).catch((err: { code?: string }) => {
-        if (err.code === '42P01') return [];
-        throw err;
-      }))[0];
+      row = (
+        await db.query<Row>('SELECT * FROM switchyard_requests WHERE request_id = $1', [id]).catch((err: { code?: string }) => {
+          if (err.code === '42P01') return [];
+          throw err;
+        })
+      )[0];
       if (!row) await new Promise((r) => setTimeout(r, 25));
     }
     assert.ok(row, `no ledger row for ${id}`);
@@ -113,7 +115,11 @@ describe('ledger rows: one per request, exact tokens and cost', () => {
   });
 
   test('a request refused before any key was recognised is logged, not booked: anonymous traffic cannot fill the ledger', async () => {
-    const anon = await postChat(gw, { model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] }, { key: 'sk-nobody', headers: { 'x-request-id': 'ledger-anon-1' } });
+    const anon = await postChat(
+      gw,
+      { model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] },
+      { key: 'sk-nobody', headers: { 'x-request-id': 'ledger-anon-1' } },
+    );
     assert.equal(anon.status, 401);
     // A keyed request sent after it is booked; by then the anonymous one would have been too.
     assert.equal((await send('ledger-after-anon-1', { messages: [{ role: 'user', content: 'hi' }] })).status, 200);
@@ -121,7 +127,10 @@ describe('ledger rows: one per request, exact tokens and cost', () => {
     await new Promise((r) => setTimeout(r, 300));
     const rows = await db.query<Row>('SELECT request_id FROM switchyard_requests WHERE request_id = $1', ['ledger-anon-1']);
     assert.deepEqual(rows, []);
-    assert.ok(gw.finished().some((l) => l['request_id'] === 'ledger-anon-1' && l['status'] === 401), 'the refusal is in the log');
+    assert.ok(
+      gw.finished().some((l) => l['request_id'] === 'ledger-anon-1' && l['status'] === 401),
+      'the refusal is in the log',
+    );
   });
 
   test('a stream its client leaves right after [DONE] is an ok row with the reported tokens (issue 29)', async () => {
@@ -176,19 +185,28 @@ describe('ledger rows: one per request, exact tokens and cost', () => {
     const row = await rowOf('ledger-odd-usage');
     // 1e20 is no count: the usage is not believed, the call is counted by the tokenizer and marked estimated.
     assert.equal(row['tokens_estimated'], true);
-    assert.ok(Number(row['input_tokens']) > 0 && Number.isSafeInteger(Number(row['output_tokens'])), JSON.stringify([row['input_tokens'], row['output_tokens']]));
+    assert.ok(
+      Number(row['input_tokens']) > 0 && Number.isSafeInteger(Number(row['output_tokens'])),
+      JSON.stringify([row['input_tokens'], row['output_tokens']]),
+    );
     assert.equal(Number(row['cost_usd']), Number(odd.headers.get('x-switchyard-cost-usd')));
     assert.ok(Number(row['cost_usd']) < 0.01, String(row['cost_usd']));
   });
 
   test('the schema is migrated once and partitioned by day', async () => {
     const versions = await db.query<{ version: number }>('SELECT version FROM switchyard_ledger_migrations');
-    assert.deepEqual(versions.map((v) => v.version), [1, 2]);
+    assert.deepEqual(
+      versions.map((v) => v.version),
+      [1, 2],
+    );
     const parts = await db.query<{ name: string }>(
       `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = 'switchyard_requests'`,
     );
     const today = new Date().toISOString().slice(0, 10).replaceAll('-', '');
-    assert.ok(parts.some((p) => p.name === `switchyard_requests_${today}`), JSON.stringify(parts));
+    assert.ok(
+      parts.some((p) => p.name === `switchyard_requests_${today}`),
+      JSON.stringify(parts),
+    );
     const ready = (await (await fetch(`${gw.url}/readyz`)).json()) as { ledger: { state: string; backlog_rows: number } };
     assert.equal(ready.ledger.state, 'up');
   });

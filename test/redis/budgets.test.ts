@@ -143,9 +143,12 @@ describe('tag and account budgets across two replicas on Redis', () => {
   }
 
   const anthropic = (gw: TestGateway, key: string) => new Anthropic({ apiKey: key, baseURL: gw.url, maxRetries: 0 });
-  const message = (gw: TestGateway, key: string, model: string) => anthropic(gw, key).messages.create({ model, max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] });
+  const message = (gw: TestGateway, key: string, model: string) =>
+    anthropic(gw, key).messages.create({ model, max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] });
 
-  async function adminBudgets(gw: TestGateway): Promise<{ alerts: unknown; data: { name: string; scope: unknown; spent_usd: number; remaining_usd: number; exhausted: boolean; resets_at: string }[] }> {
+  async function adminBudgets(
+    gw: TestGateway,
+  ): Promise<{ alerts: unknown; data: { name: string; scope: unknown; spent_usd: number; remaining_usd: number; exhausted: boolean; resets_at: string }[] }> {
     const admin = await buildAdmin(gw);
     try {
       const res = await admin.inject({ method: 'GET', url: '/admin/budgets', headers: { authorization: `Bearer ${ADMIN_KEY}` } });
@@ -191,13 +194,19 @@ describe('tag and account budgets across two replicas on Redis', () => {
     const refusedBefore = metricSum(await a.metricsText(), 'switchyard_budget_refusals_total', { budget: 'search', action: 'refused' });
     const sdkErr = await new OpenAI({ apiKey: KEYS.search, baseURL: `${a.url}/v1`, maxRetries: 2 }).chat.completions
       .create({ model: 'tagged', messages: [{ role: 'user', content: 'hi' }] })
-      .then(() => null, (e: unknown) => e);
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     assert.ok(sdkErr instanceof OpenAI.RateLimitError, String(sdkErr));
     assert.equal(sdkErr.code, 'insufficient_quota');
     assert.equal(metricSum(await a.metricsText(), 'switchyard_budget_refusals_total', { budget: 'search', action: 'refused' }) - refusedBefore, 1, 'one try');
 
     // The messages API answers in Anthropic's shape.
-    const err = await message(a, KEYS.search, 'tagged').then(() => null, (e: unknown) => e);
+    const err = await message(a, KEYS.search, 'tagged').then(
+      () => null,
+      (e: unknown) => e,
+    );
     assert.ok(err instanceof Anthropic.RateLimitError, `expected Anthropic's RateLimitError, got ${String(err)}`);
     const body = err.error as { type: string; error: { type: string; message: string } };
     assert.equal(body.type, 'error');
@@ -213,7 +222,10 @@ describe('tag and account budgets across two replicas on Redis', () => {
 
     assert.ok(metricSum(await b.metricsText(), 'switchyard_budget_refusals_total', { budget: 'search', action: 'refused' }) >= 1);
     const search = (await adminBudgets(a)).data.find((d) => d.name === 'search')!;
-    assert.deepEqual({ scope: search.scope, spent: search.spent_usd, remaining: search.remaining_usd, exhausted: search.exhausted }, { scope: { tag: { team: 'search' } }, spent: 3, remaining: 0, exhausted: true });
+    assert.deepEqual(
+      { scope: search.scope, spent: search.spent_usd, remaining: search.remaining_usd, exhausted: search.exhausted },
+      { scope: { tag: { team: 'search' } }, spent: 3, remaining: 0, exhausted: true },
+    );
   });
 
   test('an account whose budget is spent is routed around until none is left', async () => {
@@ -235,13 +247,19 @@ describe('tag and account budgets across two replicas on Redis', () => {
     assert.match(errorOf(none).message, /budget "acct-a-credit" of upstream "acctA" spent \$2\.000000 of its \$2 daily budget/);
     assert.equal(none.headers.get('x-should-retry'), 'false', 'nothing changes before the period ends');
     assert.equal(none.headers.get('retry-after'), null, 'a final 5xx names no wait (a client that ignores x-should-retry would sleep it out)');
-    const err = await message(a, KEYS.router, 'solo').then(() => null, (e: unknown) => e);
+    const err = await message(a, KEYS.router, 'solo').then(
+      () => null,
+      (e: unknown) => e,
+    );
     assert.ok(err instanceof Anthropic.APIError && err.status === 503, String(err));
     assert.match((err.error as { error: { message: string } }).error.message, /acct-a-credit/);
     assert.equal(acctA.count, 2, 'no call went to the spent account');
 
     const credit = (await adminBudgets(b)).data.find((d) => d.name === 'acct-a-credit')!;
-    assert.deepEqual({ scope: credit.scope, spent: credit.spent_usd, exhausted: credit.exhausted }, { scope: { upstream: 'acctA' }, spent: 2, exhausted: true });
+    assert.deepEqual(
+      { scope: credit.scope, spent: credit.spent_usd, exhausted: credit.exhausted },
+      { scope: { upstream: 'acctA' }, spent: 2, exhausted: true },
+    );
     const text = await a.metricsText();
     assert.equal(metricValue(text, 'switchyard_budget_spent_usd', { budget: 'acct-a-credit' }), 2);
     assert.equal(metricValue(text, 'switchyard_budget_amount_usd', { budget: 'acct-a-credit' }), 2);
@@ -251,7 +269,9 @@ describe('tag and account budgets across two replicas on Redis', () => {
   });
 
   test('the webhook gets one POST per threshold, with both replicas and concurrent requests crossing it', async () => {
-    const results = await Promise.all(Array.from({ length: 12 }, (_x, i) => postChat(i % 2 ? b : a, { model: 'tagged', messages: [{ role: 'user', content: 'hi' }] }, { key: KEYS.alerting })));
+    const results = await Promise.all(
+      Array.from({ length: 12 }, (_x, i) => postChat(i % 2 ? b : a, { model: 'tagged', messages: [{ role: 'user', content: 'hi' }] }, { key: KEYS.alerting })),
+    );
     const ok = results.filter((r) => r.status === 200).length;
     assert.ok(ok >= 10, `at least the $10 fit: ${ok} of 12 served`);
     assert.ok(results.every((r) => r.status === 200 || r.status === 429));
@@ -280,19 +300,41 @@ describe('tag and account budgets across two replicas on Redis', () => {
     const refused = await call(a, KEYS.kb, 'tagged');
     assert.equal(errorOf(refused).code, 'insufficient_quota');
     await sleep(300);
-    assert.deepEqual(receiver.of('key:kb').map((h) => [h.body.threshold, h.body.spent_usd]).sort(), [[0.5, 1], [0.8, 2], [1, 2]]);
+    assert.deepEqual(
+      receiver
+        .of('key:kb')
+        .map((h) => [h.body.threshold, h.body.spent_usd])
+        .sort(),
+      [
+        [0.5, 1],
+        [0.8, 2],
+        [1, 2],
+      ],
+    );
     assert.deepEqual(receiver.of('key:kb')[0]!.body.scope, { key: 'kb' });
     assert.equal(receiver.of('alerts').length, 3, 'still one alert per threshold');
     // The budgets of the tests before crossed their three thresholds too, once each.
-    for (const budget of ['search', 'acct-a-credit']) assert.deepEqual(receiver.of(budget).map((h) => h.body.threshold).sort(), [0.5, 0.8, 1], budget);
-    const sent = metricSum(await a.metricsText(), 'switchyard_budget_webhooks_total', { result: 'sent' }) + metricSum(await b.metricsText(), 'switchyard_budget_webhooks_total', { result: 'sent' });
+    for (const budget of ['search', 'acct-a-credit'])
+      assert.deepEqual(
+        receiver
+          .of(budget)
+          .map((h) => h.body.threshold)
+          .sort(),
+        [0.5, 0.8, 1],
+        budget,
+      );
+    const sent =
+      metricSum(await a.metricsText(), 'switchyard_budget_webhooks_total', { result: 'sent' }) +
+      metricSum(await b.metricsText(), 'switchyard_budget_webhooks_total', { result: 'sent' });
     assert.equal(sent, 12, 'every POST answered 2xx is counted once');
   });
 
   test('a webhook that keeps failing is retried, counted and logged without its secrets', async () => {
     assert.equal((await call(b, KEYS.doomed, 'tagged')).status, 200);
     // Three thresholds crossed at once, each tried twice (retries: 1), all answered 500.
-    const failed = async () => metricSum(await a.metricsText(), 'switchyard_budget_webhooks_total', { result: 'failed' }) + metricSum(await b.metricsText(), 'switchyard_budget_webhooks_total', { result: 'failed' });
+    const failed = async () =>
+      metricSum(await a.metricsText(), 'switchyard_budget_webhooks_total', { result: 'failed' }) +
+      metricSum(await b.metricsText(), 'switchyard_budget_webhooks_total', { result: 'failed' });
     const end = Date.now() + 6000;
     while ((await failed()) < 3 && Date.now() < end) await sleep(50);
     assert.equal(await failed(), 3);

@@ -230,10 +230,16 @@ describe('a replica killed with SIGKILL mid-burst frees its places within the le
     const file = join(dir, 'switchyard.yaml');
     writeFileSync(file, config(provider.accountUrl(1), `store: { redis_url: "${redis.url}", key_prefix: ${prefix}, lease_ms: 3000 }`));
     const port = await freePort();
-    replica = spawn(process.execPath, [MAIN, '--config', file], { env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', TEST_UPSTREAM_KEY: UPSTREAM_KEY }, stdio: 'ignore' });
+    replica = spawn(process.execPath, [MAIN, '--config', file], {
+      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', TEST_UPSTREAM_KEY: UPSTREAM_KEY },
+      stdio: 'ignore',
+    });
     const url = `http://127.0.0.1:${port}`;
     for (let i = 0; i < 100; i++) {
-      const ready = await fetch(`${url}/readyz`).then((r) => r.text(), () => '');
+      const ready = await fetch(`${url}/readyz`).then(
+        (r) => r.text(),
+        () => '',
+      );
       if (ready.includes('"mode":"redis"')) break;
       await sleep(100);
     }
@@ -243,7 +249,10 @@ describe('a replica killed with SIGKILL mid-burst frees its places within the le
       setTimeout(() => reject(new Error('ioredis client not ready within 3 s')), 3_000);
     });
     const view = new RedisStore(client, { prefix, leaseMs: 3_000 });
-    const deep = async () => (await view.view([{ key: 'acct/deep-model', upstream: 'acct', capacity: { start: 4, min: 1, ceiling: 64 }, calls: { start: 64, min: 1, ceiling: 64 } }]))[0]!.deep;
+    const deep = async () =>
+      (
+        await view.view([{ key: 'acct/deep-model', upstream: 'acct', capacity: { start: 4, min: 1, ceiling: 64 }, calls: { start: 64, min: 1, ceiling: 64 } }])
+      )[0]!.deep;
     try {
       const calls = Array.from({ length: 4 }, () => postChat({ url }, DEEP).catch(() => null));
       for (let i = 0; i < 50 && (await deep()) < 4; i++) await sleep(100);

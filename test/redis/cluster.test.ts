@@ -78,8 +78,14 @@ describe('Redis Cluster: a primary killed mid-load', () => {
     await waitMode(b, 'redis', 15_000);
     // They did run degraded meanwhile (the load reached the dead primary), and came back.
     const msgs = [...a.logLines(), ...b.logLines()].map((l) => String(l['msg']));
-    assert.ok(msgs.some((m) => m.includes('Redis unreachable')), 'a gateway went degraded during the failover');
-    assert.ok(msgs.some((m) => m.includes('back on Redis')), 'and came back on its own');
+    assert.ok(
+      msgs.some((m) => m.includes('Redis unreachable')),
+      'a gateway went degraded during the failover',
+    );
+    assert.ok(
+      msgs.some((m) => m.includes('back on Redis')),
+      'and came back on its own',
+    );
 
     // Global again: 16 at once over both replicas, at most 4 on the account.
     acc.reset(40);

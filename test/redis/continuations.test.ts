@@ -43,11 +43,29 @@ class ResponsesAccount {
       if (this.down) return { status: 503, body: { error: { message: 'down', type: 'server_error', code: null } } };
       const prev = req.json?.['previous_response_id'];
       if (typeof prev === 'string' && !this.made.has(prev)) {
-        return { status: 400, body: { error: { message: `Previous response with id '${prev}' not found.`, type: 'invalid_request_error', param: 'previous_response_id', code: 'previous_response_not_found' } } };
+        return {
+          status: 400,
+          body: {
+            error: {
+              message: `Previous response with id '${prev}' not found.`,
+              type: 'invalid_request_error',
+              param: 'previous_response_id',
+              code: 'previous_response_not_found',
+            },
+          },
+        };
       }
       const id = `resp_${this.name}_${randomUUID().replace(/-/g, '')}`;
       this.made.add(id);
-      const output = [{ id: `msg_${this.name}_${this.made.size}`, type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', annotations: [], logprobs: [], text: `${this.name} turn` }] }];
+      const output = [
+        {
+          id: `msg_${this.name}_${this.made.size}`,
+          type: 'message',
+          status: 'completed',
+          role: 'assistant',
+          content: [{ type: 'output_text', annotations: [], logprobs: [], text: `${this.name} turn` }],
+        },
+      ];
       return { status: 200, body: { ...template, id, output, previous_response_id: prev ?? null } };
     });
     return this;
@@ -108,7 +126,11 @@ describe('Responses follow-ups across two accounts and two replicas on Redis', (
         for (let turn = 0; turn < 3; turn++) {
           const client = clients[(k + turn) % 2]!;
           try {
-            const r = await client.responses.create({ model: 'gpt-resp', input: `conversation ${k} turn ${turn}`, ...(prev ? { previous_response_id: prev } : {}) });
+            const r = await client.responses.create({
+              model: 'gpt-resp',
+              input: `conversation ${k} turn ${turn}`,
+              ...(prev ? { previous_response_id: prev } : {}),
+            });
             const by = r.id.startsWith('resp_a_') ? 'a' : 'b';
             if (turn === 0) firstOn[by]++;
             else if (by !== owner) broken.push(`conversation ${k} turn ${turn} moved from ${owner} to ${by}`);
@@ -129,7 +151,8 @@ describe('Responses follow-ups across two accounts and two replicas on Redis', (
     const client = gw1.client();
     // Start conversations until one lands on acct-a.
     let first = await client.responses.create({ model: 'gpt-resp', input: 'remember the word violet' });
-    for (let i = 0; i < 20 && !first.id.startsWith('resp_a_'); i++) first = await client.responses.create({ model: 'gpt-resp', input: 'remember the word violet' });
+    for (let i = 0; i < 20 && !first.id.startsWith('resp_a_'); i++)
+      first = await client.responses.create({ model: 'gpt-resp', input: 'remember the word violet' });
     assert.ok(first.id.startsWith('resp_a_'), 'a conversation started on acct-a');
     a.down = true;
     try {
@@ -157,7 +180,10 @@ describe('Responses follow-ups across two accounts and two replicas on Redis', (
     const client = gw2.client();
     const r1 = await client.responses.create({ model: 'chat-only', instructions: 'Be brief.', input: 'What is the capital of France?' });
     chat.requests.length = 0;
-    const r2 = await gw1.client().responses.create({ model: 'chat-only', instructions: 'Be brief.', input: 'And of Italy?', previous_response_id: r1.id }).withResponse();
+    const r2 = await gw1
+      .client()
+      .responses.create({ model: 'chat-only', instructions: 'Be brief.', input: 'And of Italy?', previous_response_id: r1.id })
+      .withResponse();
     assert.equal(r2.response.headers.get('x-switchyard-continuation'), 'rebuilt');
     const messages = chat.requests[0]!.json!['messages'] as Obj[];
     assert.deepEqual(
@@ -183,9 +209,13 @@ describe('Responses follow-ups across two accounts and two replicas on Redis', (
       ['user', 'assistant', 'user'],
       'the conversation up to this response, newest first',
     );
-    assert.equal(((items.data[0] as unknown as Obj)['content']), 'And of Italy?');
+    assert.equal((items.data[0] as unknown as Obj)['content'], 'And of Italy?');
     // Paging: limit, order, after.
-    const page = (q: string) => fetch(`${gw1.url}/v1/responses/${r2.id}/input_items?${q}`, { headers: { authorization: `Bearer ${CLIENT_KEY}` } }).then(async (res) => ({ status: res.status, body: (await res.json()) as { data: Obj[]; has_more: boolean; error?: { param: string } } }));
+    const page = (q: string) =>
+      fetch(`${gw1.url}/v1/responses/${r2.id}/input_items?${q}`, { headers: { authorization: `Bearer ${CLIENT_KEY}` } }).then(async (res) => ({
+        status: res.status,
+        body: (await res.json()) as { data: Obj[]; has_more: boolean; error?: { param: string } },
+      }));
     const first = await page('limit=1&order=asc');
     assert.deepEqual([first.body.data.length, first.body.data[0]!['content'], first.body.has_more], [1, 'What is the capital of France?', true]);
     const rest = await page(`order=asc&after=${String(first.body.data[0]!['id'])}`);
@@ -196,10 +226,19 @@ describe('Responses follow-ups across two accounts and two replicas on Redis', (
       assert.equal(r.body.error?.param, bad.split('=')[0]);
     }
     const other = gw1.client({ apiKey: OTHER_KEY });
-    const foreign = await other.responses.retrieve(r2.id).then(() => null, (e: unknown) => e);
+    const foreign = await other.responses.retrieve(r2.id).then(
+      () => null,
+      (e: unknown) => e,
+    );
     assert.ok(foreign instanceof NotFoundError, `another key gets 404: ${String(foreign)}`);
     await gw2.client().responses.delete(r2.id);
-    const gone = await gw1.client().responses.retrieve(r2.id).then(() => null, (e: unknown) => e);
+    const gone = await gw1
+      .client()
+      .responses.retrieve(r2.id)
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     assert.ok(gone instanceof NotFoundError, `deleted: ${String(gone)}`);
   });
 
@@ -207,12 +246,20 @@ describe('Responses follow-ups across two accounts and two replicas on Redis', (
     const r1 = await gw1.client().responses.create({ model: 'gpt-resp', input: 'a long conversation' });
     const owner = r1.id.startsWith('resp_a_') ? a : b;
     owner.upstream.requests.length = 0;
-    const res = await fetch(`${gw2.url}/v1/responses/compact`, { method: 'POST', headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-resp', previous_response_id: r1.id }) });
+    const res = await fetch(`${gw2.url}/v1/responses/compact`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-resp', previous_response_id: r1.id }),
+    });
     assert.equal(res.status, 200, await res.clone().text());
     assert.equal(res.headers.get('x-switchyard-upstream'), owner === a ? 'acct-a' : 'acct-b');
     assert.equal(owner.upstream.requests[0]?.url, '/v1/responses/compact');
     assert.equal(owner.upstream.requests[0]?.json?.['model'], 'gpt-x');
-    const refused = await fetch(`${gw1.url}/v1/responses/compact`, { method: 'POST', headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'chat-only', input: 'x' }) });
+    const refused = await fetch(`${gw1.url}/v1/responses/compact`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'chat-only', input: 'x' }),
+    });
     assert.equal(refused.status, 400);
     assert.equal(((await refused.json()) as { error: { code: string } }).error.code, 'unsupported_api');
   });
@@ -220,7 +267,13 @@ describe('Responses follow-ups across two accounts and two replicas on Redis', (
   test('a response too large to journal, on a chat-completions account: its follow-up is refused naming why, not sent without its history', async () => {
     const big = await gw1.client().responses.create({ model: 'chat-only', input: 'x'.repeat(4_300_000) });
     chat.requests.length = 0;
-    const err = await gw2.client().responses.create({ model: 'chat-only', input: 'and then?', previous_response_id: big.id }).then(() => null, (e: unknown) => e);
+    const err = await gw2
+      .client()
+      .responses.create({ model: 'chat-only', input: 'and then?', previous_response_id: big.id })
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     assert.ok(err instanceof BadRequestError, String(err));
     assert.equal(err.code, 'previous_response_not_found');
     assert.match(err.message, /did not journal it/);
@@ -229,7 +282,13 @@ describe('Responses follow-ups across two accounts and two replicas on Redis', (
 
   test('an id the gateway never journalled, on a model with no Responses account: 400 previous_response_not_found naming why, upstream untouched', async () => {
     chat.requests.length = 0;
-    const err = await gw1.client().responses.create({ model: 'chat-only', input: 'hi', previous_response_id: 'resp_unknown' }).then(() => null, (e: unknown) => e);
+    const err = await gw1
+      .client()
+      .responses.create({ model: 'chat-only', input: 'hi', previous_response_id: 'resp_unknown' })
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     assert.ok(err instanceof BadRequestError, String(err));
     assert.equal(err.code, 'previous_response_not_found');
     assert.equal(err.param, 'previous_response_id');

@@ -50,7 +50,13 @@ after(async () => {
  * a time (each checked by `check`), and returns the top-level commands those `n` made.
  */
 async function commandsOf(limits: unknown, n: number, check: (r: Awaited<ReturnType<typeof chat>>) => void = () => {}): Promise<string[][]> {
-  const cfg = JSON.parse(storeConfigText({ redis_url: redis.url, key_prefix: `rt-keys-${randomUUID()}`, lease_ms: 60_000 }, [{ id: 'solo', url: acc.url }], [{ name: 'solo', targets: [{ upstream: 'solo', model: 'm' }] }])) as { keys: { limits?: unknown }[] };
+  const cfg = JSON.parse(
+    storeConfigText(
+      { redis_url: redis.url, key_prefix: `rt-keys-${randomUUID()}`, lease_ms: 60_000 },
+      [{ id: 'solo', url: acc.url }],
+      [{ name: 'solo', targets: [{ upstream: 'solo', model: 'm' }] }],
+    ),
+  ) as { keys: { limits?: unknown }[] };
   cfg.keys[0]!.limits = limits;
   const c = await startGateway(JSON.stringify(cfg));
   try {
@@ -157,16 +163,32 @@ describe('StateStore: key admissions', () => {
     const prefix = `keyadmit-${randomUUID()}`;
     await withStore(prefix, async (s) => {
       const rpm = `{${prefix}}:rl:rpm:k:k`;
-      const req = (tokens: number) => ({ slot: { upstream: 'key:k', limit: 2 }, windows: [{ ...keyWindow('rpm', 'k'), limit: 5, points: 1 }, { ...keyWindow('tpm', 'k'), limit: 100, points: tokens }] });
+      const req = (tokens: number) => ({
+        slot: { upstream: 'key:k', limit: 2 },
+        windows: [
+          { ...keyWindow('rpm', 'k'), limit: 5, points: 1 },
+          { ...keyWindow('tpm', 'k'), limit: 100, points: tokens },
+        ],
+      });
       const first = await s.keyWindows.admitKey(req(60));
       assert.equal(first.refused, null);
-      assert.deepEqual(first.windows.map((w) => w.consumedPoints), [1, 60]);
-      assert.ok(first.windows.every((w) => w.msBeforeNext > 55_000 && w.msBeforeNext <= 60_000), JSON.stringify(first.windows));
+      assert.deepEqual(
+        first.windows.map((w) => w.consumedPoints),
+        [1, 60],
+      );
+      assert.ok(
+        first.windows.every((w) => w.msBeforeNext > 55_000 && w.msBeforeNext <= 60_000),
+        JSON.stringify(first.windows),
+      );
       assert.equal(first.lease?.inFlight, 1);
       const refused = await s.keyWindows.admitKey(req(50));
       assert.equal(refused.refused, 1, 'the tpm window (index 1) is full');
       assert.equal(refused.lease, null);
-      assert.deepEqual(refused.windows.map((w) => w.consumedPoints), [1, 60], 'nothing counted');
+      assert.deepEqual(
+        refused.windows.map((w) => w.consumedPoints),
+        [1, 60],
+        'nothing counted',
+      );
       assert.equal(await base.zcard(`{${prefix}}:inflight:key:k`), 1, 'no slot taken');
       const second = await s.keyWindows.admitKey(req(40));
       assert.equal(second.refused, null);

@@ -66,7 +66,11 @@ async function chat(url: string, key: string, opts: { prompt?: string; max_token
   const res = await ufetch(`${url}/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: opts.prompt ?? 'hi' }], ...(opts.max_tokens ? { max_tokens: opts.max_tokens } : {}) }),
+    body: JSON.stringify({
+      model: 'gpt-test',
+      messages: [{ role: 'user', content: opts.prompt ?? 'hi' }],
+      ...(opts.max_tokens ? { max_tokens: opts.max_tokens } : {}),
+    }),
     ...(opts.dispatcher ? { dispatcher: opts.dispatcher } : {}),
   });
   return { status: res.status, headers: res.headers as unknown as Headers, body: (await res.json()) as Record<string, unknown> };
@@ -121,7 +125,11 @@ describe('per-key limits across two replicas on Redis', () => {
       assert.ok(Number(r.headers.get('retry-after')) >= 1);
     }
     const remaining = ok.map((r) => Number(r.headers.get('x-ratelimit-remaining-requests'))).sort((x, y) => y - x);
-    assert.deepEqual(remaining, Array.from({ length: 60 }, (_x, i) => 59 - i), 'each success saw one fewer remaining');
+    assert.deepEqual(
+      remaining,
+      Array.from({ length: 60 }, (_x, i) => 59 - i),
+      'each success saw one fewer remaining',
+    );
     for (const r of ok) {
       assert.equal(r.headers.get('x-ratelimit-limit-requests'), '60');
       assert.match(r.headers.get('x-ratelimit-reset-requests') ?? '', /^(\d+m)?\d+(s|ms)$/);
@@ -183,7 +191,10 @@ describe('per-key limits across two replicas on Redis', () => {
     assert.equal(third.status, 429);
     assert.equal(errorOf(third).code, 'rate_limit_exceeded');
     gate.resolve();
-    assert.deepEqual((await Promise.all(held)).map((r) => r.status), [200, 200]);
+    assert.deepEqual(
+      (await Promise.all(held)).map((r) => r.status),
+      [200, 200],
+    );
     assert.equal((await chat(a.url, KEYS.conc)).status, 200);
     assert.equal((await chat(a.url, KEYS.conc)).status, 200);
   });
@@ -204,7 +215,9 @@ describe('per-key limits across two replicas on Redis', () => {
 
   test('/admin/keys-style status shows spend, remaining budget and rate usage without key material', async () => {
     const { config } = a.current();
-    const rows = await Promise.all(config.keys.map(async (k) => ({ name: k.name, s: await a.limits.status({ name: k.name, models: k.models, ...(k.limits ? { limits: k.limits } : {}) }) })));
+    const rows = await Promise.all(
+      config.keys.map(async (k) => ({ name: k.name, s: await a.limits.status({ name: k.name, models: k.models, ...(k.limits ? { limits: k.limits } : {}) }) })),
+    );
     const budget = rows.find((r) => r.name === 'k-budget')!.s['budget'] as { spent_usd: number; remaining_usd: number };
     assert.ok(Math.abs(budget.spent_usd - 4 * 0.0000325) < 1e-12);
     assert.equal(budget.remaining_usd, 0);

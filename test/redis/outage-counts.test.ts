@@ -48,9 +48,22 @@ describe('counts made while Redis is away', () => {
     fake.on((req) => {
       const usage = { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 };
       if (req.json?.['stream'] === true) {
-        return { status: 200, steps: [chunk({ role: 'assistant', content: 'o' }), { delayMs: 600 }, chunk({ content: 'k' }, 'stop', usage), 'data: [DONE]\n\n'] };
+        return {
+          status: 200,
+          steps: [chunk({ role: 'assistant', content: 'o' }), { delayMs: 600 }, chunk({ content: 'k' }, 'stop', usage), 'data: [DONE]\n\n'],
+        };
       }
-      return { status: 200, body: { id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage } };
+      return {
+        status: 200,
+        body: {
+          id: 'c',
+          object: 'chat.completion',
+          created: 1,
+          model: 'm',
+          choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+          usage,
+        },
+      };
     });
     await fake.start();
     gw = await startGateway(yaml(fake.url, redis.url), { TEST_UPSTREAM_KEY: UPSTREAM_KEY });

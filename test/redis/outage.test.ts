@@ -30,14 +30,7 @@ function configText(store: Record<string, unknown>, acc: Record<string, Account>
   const one = (upstream: string) => [{ upstream, model: `${upstream}-model` }];
   return storeConfigText(
     { command_timeout_ms: 250, ...store },
-    [
-      up('up'),
-      up('dacc', { deepCap: 50 }),
-      up('lim', { maxConcurrency: 4 }),
-      up('hacc', { deepCap: 4 }),
-      up('racc', { deepCap: 2 }),
-      up('lite'),
-    ],
+    [up('up'), up('dacc', { deepCap: 50 }), up('lim', { maxConcurrency: 4 }), up('hacc', { deepCap: 4 }), up('racc', { deepCap: 2 }), up('lite')],
     [
       { name: 'plain', targets: one('up') },
       { name: 'lite', targets: one('lite') },
@@ -96,7 +89,10 @@ async function checkPerReplicaLimits(gw: TestGateway, acc: Record<string, Accoun
 
   acc['hacc']!.reset();
   const n = acc['hacc']!.count;
-  const held = [chat(gw, 'hot-reasoner', { effort: 'high', prompt: 'hold', stream: true }), chat(gw, 'hot-reasoner', { effort: 'high', prompt: 'hold', stream: true })];
+  const held = [
+    chat(gw, 'hot-reasoner', { effort: 'high', prompt: 'hold', stream: true }),
+    chat(gw, 'hot-reasoner', { effort: 'high', prompt: 'hold', stream: true }),
+  ];
   await waitFor(() => acc['hacc']!.count === n + 2, 3_000, 'two deep calls on hacc');
   const third = await chat(gw, 'hot-reasoner', { effort: 'high', stream: true });
   assert.equal(third.status, 200, third.text);
@@ -348,12 +344,17 @@ describe('a replica that dies mid-request', () => {
     await redis.stop();
   });
 
-  const racc = () => view.view([{ key: 'racc/racc-model', upstream: 'racc', capacity: { start: 2, min: 1, ceiling: 64 }, calls: { start: 64, min: 1, ceiling: 64 } }]).then((v) => v[0]!);
+  const racc = () =>
+    view
+      .view([{ key: 'racc/racc-model', upstream: 'racc', capacity: { start: 2, min: 1, ceiling: 64 }, calls: { start: 64, min: 1, ceiling: 64 } }])
+      .then((v) => v[0]!);
 
   test('its slots and window places lapse on their own (lease_ms, window seconds)', async () => {
     acc['racc']!.reset();
     const aborts = [new AbortController(), new AbortController()];
-    const calls = aborts.map((c) => chat(dying!, 'strict-reasoner', { effort: 'high', stream: true, prompt: 'hold', signal: c.signal }).catch((e: unknown) => e));
+    const calls = aborts.map((c) =>
+      chat(dying!, 'strict-reasoner', { effort: 'high', stream: true, prompt: 'hold', signal: c.signal }).catch((e: unknown) => e),
+    );
     await waitFor(() => acc['racc']!.count === 2, 3_000, 'two deep calls on racc');
     assert.deepEqual(await racc(), { inFlight: 2, deep: 2, limit: 2, callLimit: 64, coolingUntil: 0 });
     // The other replica counts them: racc is hot for it.

@@ -117,8 +117,14 @@ describe('the reasoning-burst window is one global count with Redis', () => {
     await waitFor(() => BURST.every((id) => acc[id]!.open() === 3), 3_000, 'three open calls on every account');
     // (Read again for up to 2 s: on a loaded machine a scrape right after the calls opened read 0 now and then.)
     let mid = await redisB.metricsText();
-    for (let end = Date.now() + 2_000; BURST.some((id) => metricSum(mid, 'switchyard_deep_in_flight', { upstream: id }) !== 3) && Date.now() < end; ) mid = await redisB.metricsText();
-    for (const id of BURST) assert.equal(metricSum(mid, 'switchyard_deep_in_flight', { upstream: id }), 3, `window occupancy of ${id} seen by replica B (store ${(await readyz(redisB)).body.store.mode})`);
+    for (let end = Date.now() + 2_000; BURST.some((id) => metricSum(mid, 'switchyard_deep_in_flight', { upstream: id }) !== 3) && Date.now() < end;)
+      mid = await redisB.metricsText();
+    for (const id of BURST)
+      assert.equal(
+        metricSum(mid, 'switchyard_deep_in_flight', { upstream: id }),
+        3,
+        `window occupancy of ${id} seen by replica B (store ${(await readyz(redisB)).body.store.mode})`,
+      );
     const res = await pending;
 
     for (const r of res) assert.equal(r.status, 200, r.text);
@@ -132,12 +138,17 @@ describe('the reasoning-burst window is one global count with Redis', () => {
       assert.equal(r.headers.get('x-switchyard-upstream'), 'lite');
       assert.match(r.text, /from lite/);
     }
-    for (const r of res.filter((x) => shedOf(x) === null)) assert.ok(BURST.includes(r.headers.get('x-switchyard-upstream') ?? ''), 'served by a reasoning account');
+    for (const r of res.filter((x) => shedOf(x) === null))
+      assert.ok(BURST.includes(r.headers.get('x-switchyard-upstream') ?? ''), 'served by a reasoning account');
     assert.equal(onAccounts, 9, summary);
     assert.equal(acc['lite']!.count, 7);
     // Both replicas shed: the count each one saw included the other's calls.
     const m1 = [await redisA.metricsText(), await redisB.metricsText()];
-    const sheds = [0, 1].map((i) => metricSum(m1[i]!, 'switchyard_sheds_total', { model: 'reasoner', policy: 'downgrade' }) - metricSum(m0[i]!, 'switchyard_sheds_total', { model: 'reasoner', policy: 'downgrade' }));
+    const sheds = [0, 1].map(
+      (i) =>
+        metricSum(m1[i]!, 'switchyard_sheds_total', { model: 'reasoner', policy: 'downgrade' }) -
+        metricSum(m0[i]!, 'switchyard_sheds_total', { model: 'reasoner', policy: 'downgrade' }),
+    );
     assert.equal(sheds[0]! + sheds[1]!, 7);
   });
 
@@ -211,7 +222,11 @@ describe('shed policies (one replica)', () => {
     assert.equal(acc['lite']!.count, nLite + 1);
     assert.equal(acc['accD']!.count, 1, 'the hot account got no second call');
     const m1 = await redisA.metricsText();
-    assert.equal(metricSum(m1, 'switchyard_sheds_total', { model: 'r-down', policy: 'downgrade' }) - metricSum(m0, 'switchyard_sheds_total', { model: 'r-down', policy: 'downgrade' }), 1);
+    assert.equal(
+      metricSum(m1, 'switchyard_sheds_total', { model: 'r-down', policy: 'downgrade' }) -
+        metricSum(m0, 'switchyard_sheds_total', { model: 'r-down', policy: 'downgrade' }),
+      1,
+    );
     assert.equal(metricSum(m1, 'switchyard_sheds_total', { model: 'r-down', policy: 'reject' }), 0);
 
     acc['accD']!.gate.resolve();
@@ -249,7 +264,11 @@ describe('shed policies (one replica)', () => {
     assert.ok(first!.finished && second!.receivedAt >= freedAt);
     assert.equal((await held).status, 200);
     const m1 = await redisA.metricsText();
-    assert.equal(metricSum(m1, 'switchyard_sheds_total', { model: 'r-queue', policy: 'queue' }) - metricSum(m0, 'switchyard_sheds_total', { model: 'r-queue', policy: 'queue' }), 1);
+    assert.equal(
+      metricSum(m1, 'switchyard_sheds_total', { model: 'r-queue', policy: 'queue' }) -
+        metricSum(m0, 'switchyard_sheds_total', { model: 'r-queue', policy: 'queue' }),
+      1,
+    );
   });
 
   test('queue with a short queue_timeout_ms (300): 503 reasoning_burst_shed once the wait runs out', async () => {
@@ -298,7 +317,11 @@ describe('shed policies (one replica)', () => {
     assert.equal(err.type, 'server_error');
     assert.equal(acc['accR']!.count, 1, 'a rejected call reached the hot account');
     const m1 = await redisA.metricsText();
-    assert.equal(metricSum(m1, 'switchyard_sheds_total', { model: 'r-reject', policy: 'reject' }) - metricSum(m0, 'switchyard_sheds_total', { model: 'r-reject', policy: 'reject' }), 2);
+    assert.equal(
+      metricSum(m1, 'switchyard_sheds_total', { model: 'r-reject', policy: 'reject' }) -
+        metricSum(m0, 'switchyard_sheds_total', { model: 'r-reject', policy: 'reject' }),
+      2,
+    );
 
     // Not deep: effort below deep_effort, no effort (default medium), or a model that does not reason.
     const cases: [string, CallOpts][] = [

@@ -17,8 +17,16 @@ const KEY = 'sk-records-0123456789abcdef';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const chunk = (o: Record<string, unknown>) => `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', ...o })}\n\n`;
-const STREAM_OK = [chunk({ choices: [{ index: 0, delta: { role: 'assistant', content: 'hi' }, finish_reason: null }] }), chunk({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }), chunk({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } }), 'data: [DONE]\n\n'];
-const STREAM_BROKEN = [chunk({ choices: [{ index: 0, delta: { role: 'assistant', content: 'hi' }, finish_reason: null }] }), 'data: {"error":{"message":"boom","type":"server_error","code":"500"}}\n\n'];
+const STREAM_OK = [
+  chunk({ choices: [{ index: 0, delta: { role: 'assistant', content: 'hi' }, finish_reason: null }] }),
+  chunk({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }),
+  chunk({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } }),
+  'data: [DONE]\n\n',
+];
+const STREAM_BROKEN = [
+  chunk({ choices: [{ index: 0, delta: { role: 'assistant', content: 'hi' }, finish_reason: null }] }),
+  'data: {"error":{"message":"boom","type":"server_error","code":"500"}}\n\n',
+];
 
 function config(redisUrl: string, upstream: string): string {
   return `
@@ -48,9 +56,20 @@ describe('every request is recorded exactly once (Redis store, key with rpm/tpm 
       if (prompt === 'bad') return { status: 400, body: { error: { message: 'bad request', type: 'invalid_request_error', param: null, code: null } } };
       if (prompt === 'fail') return { status: 500, body: { error: { message: 'upstream failed', type: 'server_error', param: null, code: null } } };
       if (prompt === 'broken') return { status: 200, headers: { 'content-type': 'text/event-stream' }, steps: STREAM_BROKEN };
-      if (prompt === 'slow') return { status: 200, headers: { 'content-type': 'text/event-stream' }, steps: [STREAM_OK[0]!, { delayMs: 2000 }, ...STREAM_OK.slice(1)] };
+      if (prompt === 'slow')
+        return { status: 200, headers: { 'content-type': 'text/event-stream' }, steps: [STREAM_OK[0]!, { delayMs: 2000 }, ...STREAM_OK.slice(1)] };
       if (req.json?.['stream'] === true) return { status: 200, headers: { 'content-type': 'text/event-stream' }, steps: STREAM_OK };
-      return { status: 200, body: { id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } } };
+      return {
+        status: 200,
+        body: {
+          id: 'c',
+          object: 'chat.completion',
+          created: 1,
+          model: 'm',
+          choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+        },
+      };
     });
     gw = await startGateway(config(redis.url, fake.url), { TEST_UPSTREAM_KEY: UPSTREAM_KEY });
   });
@@ -101,7 +120,8 @@ describe('every request is recorded exactly once (Redis store, key with rpm/tpm 
     const lines = gw.finished().slice(lines0);
     assert.equal(lines.length, sent, `one log line per request: ${JSON.stringify(lines.map((l) => [l['status'], l['outcome'], l['model']]))}`);
     assert.equal(new Set(lines.map((l) => l['request_id'])).size, sent, 'no request id logged twice');
-    for (const [outcome, n] of Object.entries(expected)) assert.equal(lines.filter((l) => l['outcome'] === outcome).length, n, `log lines with outcome ${outcome}`);
+    for (const [outcome, n] of Object.entries(expected))
+      assert.equal(lines.filter((l) => l['outcome'] === outcome).length, n, `log lines with outcome ${outcome}`);
     assert.equal(lines.filter((l) => l['model'] === null).length, 1, 'only the unknown model has no model');
     assert.equal(lines.filter((l) => l['attempts'] === 0).length, 1, 'only the unknown model made no attempt');
 

@@ -48,7 +48,13 @@ function ups(): UpSpec[] {
 function models(): ModelSpec[] {
   return [
     { name: 'solo', targets: [{ upstream: 'solo', model: 'm' }] },
-    { name: 'pair', targets: [{ upstream: 'p1', model: 'm' }, { upstream: 'p2', model: 'm' }] },
+    {
+      name: 'pair',
+      targets: [
+        { upstream: 'p1', model: 'm' },
+        { upstream: 'p2', model: 'm' },
+      ],
+    },
     { name: 'only-p1', targets: [{ upstream: 'p1', model: 'm' }] },
     { name: 'deep-one', reasoning: true, shed: { policy: 'reject' }, targets: [{ upstream: 'd1', model: 'r' }] },
   ];
@@ -159,7 +165,6 @@ const storeOnRedis = (prefix: string) => storeOn(redis.url, prefix);
 const bounds = { start: 100, min: 1, ceiling: 1000 };
 
 describe('StateStore: the cached views', () => {
-
   test('an admission caches every view it read; own releases and cooldowns show at once; stale after the freshness bound; another replica is only seen by the next admission', async () => {
     const prefix = `cache-${randomUUID()}`;
     const [x, y] = [await storeOnRedis(prefix), await storeOnRedis(prefix)];
@@ -203,7 +208,10 @@ describe('StateStore: one script call per turn', () => {
       await sleep(100);
       assert.equal(seen.length - c0, 1, `one command for five admissions: ${names(c0).join(', ')}`);
       // Run in order inside the one script: the first three take the account's three places.
-      assert.deepEqual(got.map((g) => (g.taken ? g.taken.lease.inFlight : g.refused[0])), [1, 2, 3, 'full', 'full']);
+      assert.deepEqual(
+        got.map((g) => (g.taken ? g.taken.lease.inFlight : g.refused[0])),
+        [1, 2, 3, 'full', 'full'],
+      );
       await Promise.all(got.map((g) => (g.taken ? s.release(g.taken.lease) : null)));
       assert.equal(await base.zcard(`{${prefix}}:inflight:u`), 0, 'all three released');
     });

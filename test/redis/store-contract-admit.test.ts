@@ -67,5 +67,4 @@ forEachStore((flavour, store) => {
     const [va, vb] = await s.view([ref(a), ref(b)]);
     assert.deepEqual([va!.inFlight, vb!.inFlight], [5, 5]);
   });
-
 });

@@ -58,7 +58,20 @@ const FLAVOURS: Flavour[] = [
     name: 'StateStore over Redis',
     make: async () => {
       const prefix = `kw-state-${randomUUID()}`;
-      const s = new StateStore({ redis_url: redis.url, redis_options: {}, cluster_nodes: [], key_prefix: prefix, command_timeout_ms: 500, replicas: 1, lease_ms: 30_000, journal_ttl_ms: 60_000 }, silentLog, {});
+      const s = new StateStore(
+        {
+          redis_url: redis.url,
+          redis_options: {},
+          cluster_nodes: [],
+          key_prefix: prefix,
+          command_timeout_ms: 500,
+          replicas: 1,
+          lease_ms: 30_000,
+          journal_ttl_ms: 60_000,
+        },
+        silentLog,
+        {},
+      );
       await s.ready(3_000);
       assert.equal(s.mode, 'redis');
       return {
@@ -117,7 +130,11 @@ for (const flavour of FLAVOURS) {
       assert.equal((await store.admitKey(noSlot(win(rpm, 5, 1), win(tpm, 100, 60)))).refused, null);
       const refused = await store.admitKey(noSlot(win(rpm, 5, 1), win(tpm, 100, 50)));
       assert.equal(refused.refused, 1, 'the tpm window (index 1) is full');
-      assert.deepEqual(refused.windows.map((w) => w.consumedPoints), [1, 60], 'what each window holds, nothing of the refused take');
+      assert.deepEqual(
+        refused.windows.map((w) => w.consumedPoints),
+        [1, 60],
+        'what each window holds, nothing of the refused take',
+      );
       assert.equal(await store.readWindow({ key: rpm, windowS: 60 }), 1, 'the rpm point of the refused take was not counted');
       assert.equal((await store.admitKey(noSlot(win(rpm, 5, 1), win(tpm, 100, 40)))).refused, null, 'exactly up to the limit fits');
       assert.equal((await store.admitKey(noSlot(win(uid('big'), 10, 11)))).refused, 0, 'a take larger than the limit never fits');
@@ -151,7 +168,13 @@ for (const flavour of FLAVOURS) {
       const id = uid('rpm');
       const all = await Promise.all(Array.from({ length: 25 }, () => store.admitKey(noSlot(win(id, 10, 1)))));
       assert.equal(all.filter((r) => r.refused === null).length, 10);
-      assert.deepEqual(all.filter((r) => r.refused === null).map((r) => r.windows[0]!.consumedPoints).sort((x, y) => x - y), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      assert.deepEqual(
+        all
+          .filter((r) => r.refused === null)
+          .map((r) => r.windows[0]!.consumedPoints)
+          .sort((x, y) => x - y),
+        [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+      );
       assert.equal(await store.readWindow({ key: id, windowS: 60 }), 10);
     });
 

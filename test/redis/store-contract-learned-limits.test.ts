@@ -109,7 +109,11 @@ forEachStore((flavour, store) => {
     const third = leaseOf(await s.acquire(req(e, { deep: true, capacity: cap(8) })));
     for (let i = 0; i < 3; i++) leaseOf(await s.acquire(req(e, { deep: true, capacity: cap(8) })));
     await s.feedback(e, { signal: 'throttled', inFlight: third.deepInFlight }, cap(8));
-    assert.equal((await s.view([ref(e, { capacity: cap(8) })]))[0]!.limit, 2, 'stalled as the third in flight: the account takes 2 (the three admitted since say nothing)');
+    assert.equal(
+      (await s.view([ref(e, { capacity: cap(8) })]))[0]!.limit,
+      2,
+      'stalled as the third in flight: the account takes 2 (the three admitted since say nothing)',
+    );
   });
 
   test(`after ${PROBE_BASE_MS} ms calm, a call served at the limit raises it by one; the ceiling holds`, async () => {
@@ -130,7 +134,10 @@ forEachStore((flavour, store) => {
     const deep = req(c, { deep: true, capacity: wide });
     const held: Lease[] = [];
     for (let i = 0; i < 4; i++) held.push(leaseOf(await s.acquire(deep)));
-    assert.ok(held.every((l) => !l.probe), 'places within the first limit seen are trusted: no probe');
+    assert.ok(
+      held.every((l) => !l.probe),
+      'places within the first limit seen are trusted: no probe',
+    );
     await s.feedback(c, { signal: 'ok', inFlight: 4 }, wide);
     assert.equal((await s.view([ref(c, { capacity: wide })]))[0]!.limit, 4, 'the first word starts the calm');
     await sleep(PROBE_BASE_MS + 100);

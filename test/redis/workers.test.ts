@@ -55,7 +55,9 @@ function spawnMain(configFile: string, env: Record<string, string> = {}): Group 
     }
   });
   child.stderr!.setEncoding('utf8').on('data', (d: string) => stderr.push(d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   return { child, stderr, exited, logs: () => lines };
 }
 
@@ -63,7 +65,11 @@ function spawnMain(configFile: string, env: Record<string, string> = {}): Group 
 function http(url: string, opts: { method?: string; body?: unknown; id?: string; key?: string } = {}): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
-    const headers: Record<string, string> = { authorization: `Bearer ${opts.key ?? CLIENT_KEY}`, ...(payload ? { 'content-type': 'application/json' } : {}), ...(opts.id ? { 'x-request-id': opts.id } : {}) };
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${opts.key ?? CLIENT_KEY}`,
+      ...(payload ? { 'content-type': 'application/json' } : {}),
+      ...(opts.id ? { 'x-request-id': opts.id } : {}),
+    };
     const req = request(url, { method: opts.method ?? 'GET', agent: false, headers }, (res) => {
       let body = '';
       res.setEncoding('utf8').on('data', (d: string) => (body += d));
@@ -122,7 +128,14 @@ describe('server.workers: 2 (real processes, real Redis)', () => {
     upstream = await new FakeUpstream().start();
     upstream.on(() => ({
       status: 200,
-      body: { id: 'c1', object: 'chat.completion', created: 1, model: 'upstream-model-x', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } },
+      body: {
+        id: 'c1',
+        object: 'chat.completion',
+        created: 1,
+        model: 'upstream-model-x',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+      },
     }));
     // The admin port is not 0: in a cluster every listen on port 0 of one host shares one port.
     const adminPort = await freePort();
@@ -179,7 +192,10 @@ describe('server.workers: 2 (real processes, real Redis)', () => {
   async function bothReloaded(before: number): Promise<void> {
     const reloaded = await waitFor(
       () => {
-        const l = group.logs().filter((x) => x['msg'] === 'config reloaded').slice(before);
+        const l = group
+          .logs()
+          .filter((x) => x['msg'] === 'config reloaded')
+          .slice(before);
         return l.length >= 2 && l;
       },
       10_000,

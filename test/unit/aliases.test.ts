@@ -64,7 +64,10 @@ describe('model aliases', () => {
 `);
     assert.throws(
       () => parseTestConfig(clash, {}, 'clash.yaml'),
-      (e: unknown) => e instanceof ConfigError && /\/models\/0\/aliases\/0: "b" is the name of a model/.test(e.message) && /\/models\/3\/aliases\/0: "x" is already an alias of model "c"/.test(e.message),
+      (e: unknown) =>
+        e instanceof ConfigError &&
+        /\/models\/0\/aliases\/0: "b" is the name of a model/.test(e.message) &&
+        /\/models\/3\/aliases\/0: "x" is already an alias of model "c"/.test(e.message),
     );
   });
 });
@@ -101,7 +104,10 @@ describe('alias globs match in time linear in the name', () => {
     'multi.yaml',
   );
 
-  for (const [label, cfg] of [['the default config', shipped], ['two- and three-star globs', multi]] as const) {
+  for (const [label, cfg] of [
+    ['the default config', shipped],
+    ['two- and three-star globs', multi],
+  ] as const) {
     test(`${label}: a 1 MB name takes at most ~8x the time of a 256 KB one (4x the length)`, () => {
       const resolve = (n: string) => modelNamed(cfg, n);
       const small = nearMisses(256 * 1024);

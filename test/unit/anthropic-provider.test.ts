@@ -83,7 +83,7 @@ describe('anthropic provider', () => {
     const out = JSON.parse(answer.body.toString('utf8')) as Obj;
     assert.deepEqual(answer.usage, { input: (msg['usage'] as Obj)['input_tokens'], cached: 0, output: (msg['usage'] as Obj)['output_tokens'], reasoning: 0 });
     assert.equal(out['object'], 'chat.completion');
-    const content = ((msg['content'] as Obj[])[0]!)['text'];
+    const content = (msg['content'] as Obj[])[0]!['text'];
     assert.equal(((out['choices'] as Obj[])[0]!['message'] as Obj)['content'], content);
   });
 
@@ -96,7 +96,10 @@ describe('anthropic provider', () => {
     assert.equal(failure.classified.class, 'overloaded');
     assert.equal(failure.error.status, 503);
     assert.equal(failure.error.headers['retry-after'], '3');
-    assert.deepEqual({ message: failure.error.message, type: failure.error.type, code: failure.error.openaiCode }, { message: 'Overloaded', type: 'server_error', code: 'overloaded' });
+    assert.deepEqual(
+      { message: failure.error.message, type: failure.error.type, code: failure.error.openaiCode },
+      { message: 'Overloaded', type: 'server_error', code: 'overloaded' },
+    );
   });
 
   test('chat error: recorded 404', async () => {

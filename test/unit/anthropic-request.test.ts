@@ -44,7 +44,13 @@ describe('messages', () => {
   });
 
   test('system and developer messages become the top-level system', () => {
-    const one = convert({ model: 'm', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hi' }] });
+    const one = convert({
+      model: 'm',
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'hi' },
+      ],
+    });
     assert.equal(one['system'], 'Be brief.');
     const two = convert({
       model: 'm',
@@ -143,12 +149,21 @@ describe('messages', () => {
     rejects(base({ n: 2 }), 'n');
     rejects(base({ modalities: ['text', 'audio'] }), 'modalities');
     rejects(base({ messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AAA', format: 'wav' } }] }] }), 'messages[0].content[0]');
-    rejects(base({ messages: [{ role: 'user', content: 'hi' }, { role: 'function', name: 'f', content: 'x' }] }), 'messages[1].role');
+    rejects(
+      base({
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'function', name: 'f', content: 'x' },
+        ],
+      }),
+      'messages[1].role',
+    );
     rejects(base({ tools: [{ type: 'custom', custom: { name: 'x' } }] }), 'tools[0]');
   });
 
   test('reasoning_effort above xhigh gets the largest budget; a level the gateway does not know sends no thinking (no 400)', () => {
-    for (const level of ['max', 'ultra']) assert.deepEqual(convert(base({ reasoning_effort: level }))['thinking'], { type: 'enabled', budget_tokens: 32000 }, level);
+    for (const level of ['max', 'ultra'])
+      assert.deepEqual(convert(base({ reasoning_effort: level }))['thinking'], { type: 'enabled', budget_tokens: 32000 }, level);
     assert.equal(convert(base({ reasoning_effort: 'extreme' }))['thinking'], undefined);
     assert.equal(convert(base({ reasoning_effort: 'extreme' }))['max_tokens'], 4096);
   });
@@ -160,23 +175,56 @@ describe('messages', () => {
 
 describe('parameters', () => {
   test('tools and tool_choice', () => {
-    const tools = [{ type: 'function', function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } }];
+    const tools = [
+      {
+        type: 'function',
+        function: {
+          name: 'get_weather',
+          description: 'Weather for a city',
+          parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+        },
+      },
+    ];
     const out = convert(base({ tools }));
     assert.deepEqual(out['tools'], [
-      { name: 'get_weather', description: 'Weather for a city', input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+      {
+        name: 'get_weather',
+        description: 'Weather for a city',
+        input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+      },
     ]);
     assert.equal(out['tool_choice'], undefined);
     assert.deepEqual(convert(base({ tools, tool_choice: 'auto' }))['tool_choice'], { type: 'auto' });
     assert.deepEqual(convert(base({ tools, tool_choice: 'required' }))['tool_choice'], { type: 'any' });
     assert.deepEqual(convert(base({ tools, tool_choice: 'none' }))['tool_choice'], { type: 'none' });
-    assert.deepEqual(convert(base({ tools, tool_choice: { type: 'function', function: { name: 'get_weather' } } }))['tool_choice'], { type: 'tool', name: 'get_weather' });
+    assert.deepEqual(convert(base({ tools, tool_choice: { type: 'function', function: { name: 'get_weather' } } }))['tool_choice'], {
+      type: 'tool',
+      name: 'get_weather',
+    });
     assert.deepEqual(convert(base({ tools, parallel_tool_calls: false }))['tool_choice'], { type: 'auto', disable_parallel_tool_use: true });
-    assert.deepEqual(convert(base({ tools, tool_choice: 'required', parallel_tool_calls: false }))['tool_choice'], { type: 'any', disable_parallel_tool_use: true });
-    assert.deepEqual(convert(base({ tools: [{ type: 'function', function: { name: 'now' } }] }))['tools'], [{ name: 'now', input_schema: { type: 'object', properties: {} } }]);
+    assert.deepEqual(convert(base({ tools, tool_choice: 'required', parallel_tool_calls: false }))['tool_choice'], {
+      type: 'any',
+      disable_parallel_tool_use: true,
+    });
+    assert.deepEqual(convert(base({ tools: [{ type: 'function', function: { name: 'now' } }] }))['tools'], [
+      { name: 'now', input_schema: { type: 'object', properties: {} } },
+    ]);
   });
 
   test('max tokens, stop, sampling, user, stream', () => {
-    const out = convert(base({ max_completion_tokens: 500, max_tokens: 9, stop: 'END', temperature: 1.7, top_p: 0.9, user: 'u-42', stream: true, seed: 7, frequency_penalty: 0.5 }));
+    const out = convert(
+      base({
+        max_completion_tokens: 500,
+        max_tokens: 9,
+        stop: 'END',
+        temperature: 1.7,
+        top_p: 0.9,
+        user: 'u-42',
+        stream: true,
+        seed: 7,
+        frequency_penalty: 0.5,
+      }),
+    );
     assert.equal(out['max_tokens'], 500);
     assert.deepEqual(out['stop_sequences'], ['END']);
     assert.equal(out['temperature'], 1);

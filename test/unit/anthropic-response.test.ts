@@ -9,7 +9,14 @@ import { fixtureJson } from '../helpers/recordings.js';
 
 type Obj = Record<string, unknown>;
 
-const FINISH: Record<string, string> = { end_turn: 'stop', stop_sequence: 'stop', max_tokens: 'length', tool_use: 'tool_calls', refusal: 'content_filter', pause_turn: 'stop' };
+const FINISH: Record<string, string> = {
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  max_tokens: 'length',
+  tool_use: 'tool_calls',
+  refusal: 'content_filter',
+  pause_turn: 'stop',
+};
 
 function blocks(msg: Obj, type: string): Obj[] {
   return (msg['content'] as Obj[]).filter((b) => b['type'] === type);

@@ -14,7 +14,10 @@ type Obj = Record<string, unknown>;
 
 /** A `.chunks.jsonl` fixture (one data payload a line) rebuilt into SSE bytes. */
 function fromJsonl(name: string): Buffer {
-  const lines = fixture(name).toString('utf8').split('\n').filter((l) => l.trim() !== '');
+  const lines = fixture(name)
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '');
   return Buffer.from(lines.map((l) => `event: ${(JSON.parse(l) as { type: string }).type}\ndata: ${l}\n\n`).join(''));
 }
 
@@ -58,7 +61,7 @@ function randomPieces(b: Buffer, seed: number): Buffer[] {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
   const out: Buffer[] = [];
-  for (let i = 0; i < b.length; ) {
+  for (let i = 0; i < b.length;) {
     const n = 1 + Math.floor(r() * 97);
     out.push(b.subarray(i, i + n));
     i += n;
@@ -119,7 +122,14 @@ function assemble(text: string): Assembled {
   return { chunks, content, reasoning, tools, finish, usage, done };
 }
 
-const FINISH: Record<string, string> = { end_turn: 'stop', stop_sequence: 'stop', max_tokens: 'length', tool_use: 'tool_calls', refusal: 'content_filter', pause_turn: 'stop' };
+const FINISH: Record<string, string> = {
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  max_tokens: 'length',
+  tool_use: 'tool_calls',
+  refusal: 'content_filter',
+  pause_turn: 'stop',
+};
 
 /** What the fixture says the translation must contain. */
 function expected(input: Buffer) {
@@ -179,7 +189,7 @@ describe('chat -> messages on recorded streams', () => {
       for (const c of got.chunks) {
         assert.equal(c['id'], exp.id);
         assert.equal(c['model'], exp.model);
-        assert.equal(c['created'], (got.chunks[0]!)['created'], 'one created time per stream');
+        assert.equal(c['created'], got.chunks[0]!['created'], 'one created time per stream');
         assert.equal(c['object'], 'chat.completion.chunk');
       }
       const first = (got.chunks[0]!['choices'] as Obj[])[0]!;
@@ -200,7 +210,7 @@ describe('chat -> messages on recorded streams', () => {
       // The usage chunk is last before [DONE], and nothing follows the finish chunk but it.
       const lastTwo = got.chunks.slice(-2);
       assert.deepEqual(lastTwo[1]!['choices'], []);
-      assert.notEqual(((lastTwo[0]!['choices'] as Obj[])[0]!)['finish_reason'], null);
+      assert.notEqual((lastTwo[0]!['choices'] as Obj[])[0]!['finish_reason'], null);
 
       assert.equal(await run(byteByByte(input)), whole, 'byte-by-byte gives the same output');
       for (const seed of [1, 2, 3]) assert.equal(await run(randomPieces(input, seed)), whole, `random split ${seed}`);
@@ -277,7 +287,10 @@ describe('chat -> messages stream errors', () => {
 
   test('non-JSON event data ends the output with an upstream_bad_response frame after what came before', async () => {
     const text = INPUTS['anthropic-messages-stream-text.chunks.jsonl']!.toString('utf8');
-    const head = text.split(/(?<=\n\n)/).slice(0, 4).join('');
+    const head = text
+      .split(/(?<=\n\n)/)
+      .slice(0, 4)
+      .join('');
     const out = await run([Buffer.from(head + 'event: content_block_delta\ndata: {not json\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n')]);
     assert.match(out, /"content":"Hello"/);
     assert.match(out.trimEnd().split('\n\n').at(-1)!, /"code":"upstream_bad_response"/);

@@ -47,9 +47,17 @@ describe('chat -> responses: arguments sent whole', () => {
     const steps = new SseFramer().push(sseBody(CALL)).map((ev) => tr.event(ev));
     const done = steps.filter((s) => s.done === true);
     assert.equal(done.length, 1);
-    assert.ok(Buffer.concat([...done[0]!.frames!]).toString().endsWith('data: [DONE]\n\n'));
+    assert.ok(
+      Buffer.concat([...done[0]!.frames!])
+        .toString()
+        .endsWith('data: [DONE]\n\n'),
+    );
     const { calls } = chatCalls(Buffer.concat(steps.flatMap((st) => [...(st.frames ?? [])])).toString());
-    assert.deepEqual(calls, recorded.map((i) => ({ id: i['call_id'], name: i['name'], args: i['arguments'] })), 'the recording (argument deltas): the arguments, once');
+    assert.deepEqual(
+      calls,
+      recorded.map((i) => ({ id: i['call_id'], name: i['name'], args: i['arguments'] })),
+      'the recording (argument deltas): the arguments, once',
+    );
   });
 
   for (const { label, body } of wholeArgumentVariants(CALL)) {
@@ -57,7 +65,10 @@ describe('chat -> responses: arguments sent whole', () => {
       const d = drive(makeTranslator('chat', 'responses'), [body]);
       assert.equal(d.error, null);
       const { calls, finish } = chatCalls(d.text);
-      assert.deepEqual(calls, recorded.map((i) => ({ id: i['call_id'], name: i['name'], args: i['arguments'] })));
+      assert.deepEqual(
+        calls,
+        recorded.map((i) => ({ id: i['call_id'], name: i['name'], args: i['arguments'] })),
+      );
       assert.deepEqual(finish, ['tool_calls']);
       assert.equal(d.generated, `${String(recorded[0]!['name'])}${String(recorded[0]!['arguments'])}`, 'counted once');
     });
@@ -80,6 +91,10 @@ describe('messages -> chat: message_start announces the prompt estimate', () => 
     const steps = [...new SseFramer().push(sseBody('openai-chat-stream-text-include-usage.sse')).map((ev) => tr.event(ev)), tr.end()];
     const done = steps.filter((s) => s.done === true);
     assert.equal(done.length, 1);
-    assert.ok(Buffer.concat([...done[0]!.frames!]).toString().endsWith('event: message_stop\ndata: {"type":"message_stop"}\n\n'));
+    assert.ok(
+      Buffer.concat([...done[0]!.frames!])
+        .toString()
+        .endsWith('event: message_stop\ndata: {"type":"message_stop"}\n\n'),
+    );
   });
 });

@@ -71,7 +71,12 @@ describe('config: budgets and budget_alerts', () => {
   });
 
   test('an infinite or NaN amount, price or threshold (YAML .inf, .nan) is refused, naming the path', () => {
-    const msg = configError(doc('  - { name: search, amount_usd: .inf, period: month, tag: { team: search } }', 'budget_alerts: { url: "https://h.example.com/x", thresholds: [.nan] }'));
+    const msg = configError(
+      doc(
+        '  - { name: search, amount_usd: .inf, period: month, tag: { team: search } }',
+        'budget_alerts: { url: "https://h.example.com/x", thresholds: [.nan] }',
+      ),
+    );
     assert.match(msg, /\/budgets\/0\/amount_usd: must be a finite number \(got \.inf\)/);
     assert.match(msg, /\/budget_alerts\/thresholds\/0: must be a finite number \(got \.nan\)/);
     const price = configError(doc('  - { name: search, amount_usd: 5, period: month, tag: { team: search } }').replace('input: 1,', 'input: -.inf,'));
@@ -80,7 +85,10 @@ describe('config: budgets and budget_alerts', () => {
 
   test('a budget needs exactly one scope, a unique name and no key: prefix', () => {
     assert.match(configError(doc('  - { name: loose, amount_usd: 10, period: month }')), /\/budgets\/0: budget "loose" needs exactly one scope/);
-    assert.match(configError(doc('  - { name: both, amount_usd: 10, period: month, upstream: up, tag: { team: a } }')), /budget "both" needs exactly one scope/);
+    assert.match(
+      configError(doc('  - { name: both, amount_usd: 10, period: month, upstream: up, tag: { team: a } }')),
+      /budget "both" needs exactly one scope/,
+    );
     assert.match(
       configError(doc('  - { name: twice, amount_usd: 1, period: day, upstream: up }\n  - { name: twice, amount_usd: 2, period: day, tag: { team: a } }')),
       /\/budgets\/1\/name: duplicate budget name "twice"/,
@@ -98,8 +106,13 @@ describe('config: budgets and budget_alerts', () => {
     assert.match(msg, /\/budget_alerts\/url: .*\[redacted\]/);
     assert.ok(!msg.includes('secret-path'), msg);
     assert.match(configError(doc('  []', 'budget_alerts: { url: "http://h/x", thresholds: [0] }')), /\/budget_alerts\/thresholds\/0/);
-    assert.match(configError(doc('  []', 'budget_alerts: { url: "http://h/x", headers: { authorization: "${MISSING}" } }')), /environment variable MISSING is not set/);
-    const c = parseTestConfig(doc('  []', 'budget_alerts: { url: "http://h/x", headers: { authorization: "Bearer literal-token", x-team: search } }'), { UP_KEY: 'x' });
+    assert.match(
+      configError(doc('  []', 'budget_alerts: { url: "http://h/x", headers: { authorization: "${MISSING}" } }')),
+      /environment variable MISSING is not set/,
+    );
+    const c = parseTestConfig(doc('  []', 'budget_alerts: { url: "http://h/x", headers: { authorization: "Bearer literal-token", x-team: search } }'), {
+      UP_KEY: 'x',
+    });
     const warned = c.warnings.filter((w) => w.startsWith('/budget_alerts/headers/'));
     assert.equal(warned.length, 1, JSON.stringify(c.warnings));
     assert.match(warned[0]!, /authorization is written into the config file/);

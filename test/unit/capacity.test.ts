@@ -29,7 +29,10 @@ describe('learned capacity', () => {
       [1_000 + 2 * PROBE_BASE_MS + 100, 'throttled', 8],
       [1_000 + 2 * PROBE_BASE_MS + 200, 'throttled', 12],
     ]);
-    assert.deepEqual(out.map((s) => s.limit), [4, 4, 4, 6, 9, 7, 7]);
+    assert.deepEqual(
+      out.map((s) => s.limit),
+      [4, 4, 4, 6, 9, 7, 7],
+    );
     assert.equal(out[5]!.slowStart, false);
     assert.equal(out[5]!.probeMs, PROBE_BASE_MS * 2, 'the throttle came after a raise: probing waits twice as long');
   });
@@ -51,7 +54,10 @@ describe('learned capacity', () => {
       [PROBE_BASE_MS + 10, 'ok', 5],
       [2 * PROBE_BASE_MS + 10, 'ok', 5],
     ]);
-    assert.deepEqual(out.map((s) => s.limit), [4, 4, 5, 5, 6]);
+    assert.deepEqual(
+      out.map((s) => s.limit),
+      [4, 4, 5, 5, 6],
+    );
     assert.equal(out[3]!.probeMs, PROBE_BASE_MS);
   });
 
@@ -84,7 +90,10 @@ describe('learned capacity', () => {
       assert.equal(s.limit, 4);
       waits.push(s.probeMs);
     }
-    assert.deepEqual(waits, [4_000, 8_000, 16_000, 16_000, 16_000, 16_000, 16_000, 16_000].map((w) => Math.min(w, PROBE_MAX_MS)));
+    assert.deepEqual(
+      waits,
+      [4_000, 8_000, 16_000, 16_000, 16_000, 16_000, 16_000, 16_000].map((w) => Math.min(w, PROBE_MAX_MS)),
+    );
   });
 
   test('bounds hold: never below min, never above the ceiling, a start outside them is clamped', () => {
@@ -117,6 +126,9 @@ describe('learned capacity', () => {
       [10_000, 'ok', 1],
       [20_000, 'ok', 3],
     ]);
-    assert.deepEqual(out.map((s) => s.limit), [4, 4]);
+    assert.deepEqual(
+      out.map((s) => s.limit),
+      [4, 4],
+    );
   });
 });

@@ -81,11 +81,33 @@ describe('classifyFailure: in-stream error recordings (HTTP 200)', () => {
 
 describe('classifyFailure: provider wordings and statuses', () => {
   const cases: [FailureFacts, FailureClass, string][] = [
-    [{ status: 429, type: 'insufficient_quota', code: 'insufficient_quota', message: 'You exceeded your current quota, please check your plan and billing details.' }, 'quota', 'OpenAI 429 insufficient_quota'],
-    [{ status: 429, type: 'requests', code: 'rate_limit_exceeded', message: 'Rate limit reached. You can increase your rate limit by adding a payment method at https://platform.openai.com/account/billing.' }, 'rate_limited', 'OpenAI rate limit that links to billing'],
+    [
+      {
+        status: 429,
+        type: 'insufficient_quota',
+        code: 'insufficient_quota',
+        message: 'You exceeded your current quota, please check your plan and billing details.',
+      },
+      'quota',
+      'OpenAI 429 insufficient_quota',
+    ],
+    [
+      {
+        status: 429,
+        type: 'requests',
+        code: 'rate_limit_exceeded',
+        message: 'Rate limit reached. You can increase your rate limit by adding a payment method at https://platform.openai.com/account/billing.',
+      },
+      'rate_limited',
+      'OpenAI rate limit that links to billing',
+    ],
     [{ status: 402, type: 'billing_error', message: 'Billing error' }, 'quota', 'Anthropic 402 billing_error'],
     [{ status: 429, type: 'billing_error' }, 'quota', 'a 429 with billing_error'],
-    [{ status: 400, type: 'invalid_request_error', message: 'Your credit balance is too low to access the Anthropic API.' }, 'quota', 'Anthropic 400 credit balance'],
+    [
+      { status: 400, type: 'invalid_request_error', message: 'Your credit balance is too low to access the Anthropic API.' },
+      'quota',
+      'Anthropic 400 credit balance',
+    ],
     [{ status: 402, message: 'Insufficient credits' }, 'quota', 'OpenRouter 402'],
     [{ status: 401, type: 'authentication_error', message: 'invalid x-api-key' }, 'credential', 'Anthropic 401'],
     [{ status: 401 }, 'credential', '401 with an empty body'],
@@ -95,12 +117,28 @@ describe('classifyFailure: provider wordings and statuses', () => {
     [{ status: 400, message: 'API key not valid. Please pass a valid API key.' }, 'credential', 'Gemini 400 bad key'],
     [{ status: 400, type: 'invalid_request_error', message: 'Incorrect API key provided: sk-abc***xyz.' }, 'bad_request', 'another 400 that mentions a key'],
     [{ status: 403, type: 'permission_error', message: 'Your API key does not have permission to use the specified resource.' }, 'permission', 'Anthropic 403'],
-    [{ status: 403, type: 'invalid_request_error', code: 'model_not_found', message: 'Project `proj_abc` does not have access to model `o1`' }, 'permission', 'OpenAI 403 project access'],
+    [
+      { status: 403, type: 'invalid_request_error', code: 'model_not_found', message: 'Project `proj_abc` does not have access to model `o1`' },
+      'permission',
+      'OpenAI 403 project access',
+    ],
     [{ status: 403 }, 'permission', '403 with an empty body'],
     [{ type: 'permission_error', message: 'no' }, 'permission', 'in-stream permission_error'],
-    [{ status: 400, code: 'context_length_exceeded', message: "This model's maximum context length is 8192 tokens." }, 'context_length', 'OpenAI context_length_exceeded'],
-    [{ status: 400, type: 'invalid_request_error', message: 'prompt is too long: 215000 tokens > 200000 maximum' }, 'context_length', 'Anthropic prompt too long'],
-    [{ status: 400, code: 'content_policy_violation', message: 'Your request was rejected as a result of our safety system.' }, 'content_policy', 'OpenAI content policy'],
+    [
+      { status: 400, code: 'context_length_exceeded', message: "This model's maximum context length is 8192 tokens." },
+      'context_length',
+      'OpenAI context_length_exceeded',
+    ],
+    [
+      { status: 400, type: 'invalid_request_error', message: 'prompt is too long: 215000 tokens > 200000 maximum' },
+      'context_length',
+      'Anthropic prompt too long',
+    ],
+    [
+      { status: 400, code: 'content_policy_violation', message: 'Your request was rejected as a result of our safety system.' },
+      'content_policy',
+      'OpenAI content policy',
+    ],
     [{ status: 400, code: 'content_filter', message: 'The response was filtered' }, 'content_policy', 'Azure content_filter'],
     [{ status: 403, message: 'Your chosen model requires moderation and your input was flagged' }, 'content_policy', 'OpenRouter 403 moderation'],
     [{ status: 529, type: 'overloaded_error', message: 'Overloaded' }, 'overloaded', 'Anthropic 529'],
@@ -114,7 +152,11 @@ describe('classifyFailure: provider wordings and statuses', () => {
     [{ status: 429, type: 'rate_limit_error' }, 'rate_limited', 'Anthropic 429'],
     [{ status: 429 }, 'rate_limited', '429 with an empty body'],
     [{ status: 404 }, 'bad_request', '404 with an empty body: nothing says the model is missing'],
-    [{ status: 404, type: 'invalid_request_error', code: 'previous_response_not_found', message: "Previous response with id 'resp_1' not found." }, 'bad_request', 'a caller resource not found (Responses)'],
+    [
+      { status: 404, type: 'invalid_request_error', code: 'previous_response_not_found', message: "Previous response with id 'resp_1' not found." },
+      'bad_request',
+      'a caller resource not found (Responses)',
+    ],
     [{ status: 404, type: 'not_found_error', message: 'File not found: file-bad' }, 'bad_request', 'a caller resource not found (Anthropic)'],
     [{ status: 404, type: 'invalid_request_error', message: 'The model `gpt-x` does not exist' }, 'not_found', 'a 404 naming the model'],
     [{ type: 'not_found_error', message: 'model: x' }, 'not_found', 'in-stream not_found_error'],

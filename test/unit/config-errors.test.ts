@@ -139,9 +139,7 @@ describe('parseConfig: errors name the bad path and value', () => {
   });
 
   test('every problem is listed, not only the first', () => {
-    const yaml = mini()
-      .replace('max_concurrency: 8', 'max_concurrency: lots-please')
-      .replace('provider: simulator', 'provider: simulator\n    colour: blue');
+    const yaml = mini().replace('max_concurrency: 8', 'max_concurrency: lots-please').replace('provider: simulator', 'provider: simulator\n    colour: blue');
     const msg = configError(() => parseTestConfig(yaml, { UP_KEY: 'k' }));
     assert.ok(msg.includes('/upstreams/0/max_concurrency'), msg);
     assert.ok(msg.includes('colour'), msg);

@@ -49,5 +49,4 @@ keys:
     const sim = parseConfig(oneKind(), { kinds: { k: { needsBaseUrl: false, simulated: true } }, env: {} });
     assert.deepEqual([sim.path, sim.upstreamStatus[0]!.mode], ['<inline>', 'simulated']);
   });
-
 });

@@ -140,7 +140,7 @@ describe('docs links', () => {
     assert.equal(slug('Graceful shutdown: the drain / grace arithmetic'), 'graceful-shutdown-the-drain--grace-arithmetic');
     assert.equal(slug('How fast `/admin/spend` answers'), 'how-fast-adminspend-answers');
     assert.equal(slug('Redis (`redis.yaml`)'), 'redis-redisyaml');
-    assert.equal(slug('Issue 16: the stack\'s own floor (2026-12-04)'), 'issue-16-the-stacks-own-floor-2026-12-04');
+    assert.equal(slug("Issue 16: the stack's own floor (2026-12-04)"), 'issue-16-the-stacks-own-floor-2026-12-04');
     assert.equal(slug('**Bold** and [a link](x.md) with `max_tokens`'), 'bold-and-a-link-with-max_tokens');
     assert.deepEqual([...anchors('# A\n## Targets\n```\n# not a heading\n```\n## Targets\n### Targets\n')], ['a', 'targets', 'targets-1', 'targets-2']);
   });

@@ -29,7 +29,16 @@ describe('encodeJson', () => {
   });
 
   test('pieces: any JSON value, with undefined members, undefined and function array elements, toJSON and null-prototype objects, is written as JSON.stringify writes it', async () => {
-    const odd = { a: undefined, b: [undefined, () => 1, Symbol('s'), 1], c: new Date(0), d: Object.assign(Object.create(null) as object, { z: 1 }), e: { toJSON: () => 'J' }, f: () => 2, g: { toJSON: () => undefined }, h: [{ toJSON: () => undefined }] };
+    const odd = {
+      a: undefined,
+      b: [undefined, () => 1, Symbol('s'), 1],
+      c: new Date(0),
+      d: Object.assign(Object.create(null) as object, { z: 1 }),
+      e: { toJSON: () => 'J' },
+      f: () => 2,
+      g: { toJSON: () => undefined },
+      h: [{ toJSON: () => undefined }],
+    };
     assert.equal(text(await encodeJsonPieces(odd)), JSON.stringify(odd));
     await fc.assert(
       fc.asyncProperty(fc.jsonValue(), async (v) => {

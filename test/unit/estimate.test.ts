@@ -9,7 +9,28 @@ import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { boundedCount, countPromptTokens } from '../../src/usage/estimate.js';
 import { seededRandom } from '../helpers/random.js';
 
-const WORDS = ['function', 'return', 'the', 'gateway', 'const', 'value', '=>', '{', '}', 'await', 'stream', 'token', 'error', 'retry', 'upstream', '42', 'x', 'if', 'else', 'ok'];
+const WORDS = [
+  'function',
+  'return',
+  'the',
+  'gateway',
+  'const',
+  'value',
+  '=>',
+  '{',
+  '}',
+  'await',
+  'stream',
+  'token',
+  'error',
+  'retry',
+  'upstream',
+  '42',
+  'x',
+  'if',
+  'else',
+  'ok',
+];
 
 /** Pseudo-code text of about `chars` characters, varied so the tokenizer cannot shortcut. */
 function text(chars: number, seed = 7): string {

@@ -24,8 +24,14 @@ function board(cfg = CFG): { h: HealthBoard; events: CooldownEvent[]; clock: { t
 
 describe('probeDelayMs', () => {
   test('min(length / 4, 60 s), doubled per failed probe, capped at the length', () => {
-    assert.deepEqual([0, 1, 2, 3, 4].map((n) => probeDelayMs(300_000, n)), [60_000, 120_000, 240_000, 300_000, 300_000]);
-    assert.deepEqual([0, 1, 2, 3].map((n) => probeDelayMs(60_000, n)), [15_000, 30_000, 60_000, 60_000]);
+    assert.deepEqual(
+      [0, 1, 2, 3, 4].map((n) => probeDelayMs(300_000, n)),
+      [60_000, 120_000, 240_000, 300_000, 300_000],
+    );
+    assert.deepEqual(
+      [0, 1, 2, 3].map((n) => probeDelayMs(60_000, n)),
+      [15_000, 30_000, 60_000, 60_000],
+    );
     assert.equal(probeDelayMs(1, 0), 1, 'never 0, never above the length');
   });
 });
@@ -121,7 +127,11 @@ describe('HealthBoard long cooldowns', () => {
     const { h, clock } = board();
     h.failure('acct/a', 'acct', as('quota'), 'out of credit');
     clock.t += PROBE;
-    for (const end of [() => h.release('acct/a', 'acct'), () => h.failure('acct/a', 'acct', as('server'), '503'), () => h.failure('acct/a', 'acct', as('bad_request'), 'bad')]) {
+    for (const end of [
+      () => h.release('acct/a', 'acct'),
+      () => h.failure('acct/a', 'acct', as('server'), '503'),
+      () => h.failure('acct/a', 'acct', as('bad_request'), 'bad'),
+    ]) {
       h.admit('acct/a', 'acct');
       assert.equal(h.canAdmit('acct/a', 'acct'), false);
       end();

@@ -18,7 +18,13 @@ function watched(): { traffic: { modelCalls: number; callsStarted: number }; hea
   const traffic = { modelCalls: 0, callsStarted: 0 };
   const heap = { bytes: 50 * MB };
   let n = 0;
-  const stop = watchIdleMemory(traffic satisfies Traffic, { checkMs: CHECK_MS, quietMs: QUIET_MS, growthBytes: 64 * MB, residentBytes: () => heap.bytes, gc: () => n++ });
+  const stop = watchIdleMemory(traffic satisfies Traffic, {
+    checkMs: CHECK_MS,
+    quietMs: QUIET_MS,
+    growthBytes: 64 * MB,
+    residentBytes: () => heap.bytes,
+    gc: () => n++,
+  });
   return { traffic, heap, collections: () => n, stop };
 }
 

@@ -26,7 +26,38 @@ const frames: string[] = Object.values(STREAM_RECORDINGS)
   .flatMap((name) => readSse(sseBody(name).toString('utf8')).map((e) => e.data))
   .filter((d): d is string => typeof d === 'string' && d !== '[DONE]');
 
-const ALPHABET = ['{', '}', '[', ']', '"', ':', ',', '\\', ' ', '\n', '\t', '0', '1', '-', '+', '.', 'e', 'E', 't', 'n', 'f', 'u', 'a', '\u0001', '\u001f', 'é', '😀', '\\u00e9', '\\x', '\\"'];
+const ALPHABET = [
+  '{',
+  '}',
+  '[',
+  ']',
+  '"',
+  ':',
+  ',',
+  '\\',
+  ' ',
+  '\n',
+  '\t',
+  '0',
+  '1',
+  '-',
+  '+',
+  '.',
+  'e',
+  'E',
+  't',
+  'n',
+  'f',
+  'u',
+  'a',
+  '\u0001',
+  '\u001f',
+  'é',
+  '😀',
+  '\\u00e9',
+  '\\x',
+  '\\"',
+];
 
 function mutate(s: string, r: () => number): string {
   let out = s;
@@ -35,7 +66,8 @@ function mutate(s: string, r: () => number): string {
     const at = Math.floor(r() * (out.length + 1));
     const piece = ALPHABET[Math.floor(r() * ALPHABET.length)]!;
     const op = r();
-    out = op < 0.34 ? out.slice(0, at) + out.slice(at + 1) : op < 0.67 ? out.slice(0, at) + piece + out.slice(at) : out.slice(0, at) + piece + out.slice(at + 1);
+    out =
+      op < 0.34 ? out.slice(0, at) + out.slice(at + 1) : op < 0.67 ? out.slice(0, at) + piece + out.slice(at) : out.slice(0, at) + piece + out.slice(at + 1);
   }
   return out;
 }
@@ -89,11 +121,61 @@ describe('isJsonObjectText agrees with JSON.parse', () => {
 
   test('on the grammar corners', () => {
     const cases = [
-      '{}', ' {} ', '{"a":1}', '{"a":1,}', '{,"a":1}', '{"a" 1}', '{"a":}', '{a:1}', "{'a':1}", '{"a":1}}', '{"a":1} x', '{"a":1}{}',
-      '{"a":01}', '{"a":-0}', '{"a":-}', '{"a":1.}', '{"a":.5}', '{"a":1e}', '{"a":1e+}', '{"a":1E-5}', '{"a":+1}', '{"a":0x1}', '{"a":Infinity}', '{"a":NaN}',
-      '{"a":true}', '{"a":tru}', '{"a":truex}', '{"a":nul}', '{"a":null}', '{"a":false}', '{"a":False}',
-      '{"a":"\\u00e9"}', '{"a":"\\u00g9"}', '{"a":"\\u00e"}', '{"a":"\\/"}', '{"a":"\\x"}', '{"a":"\t"}', '{"a":"\\t"}', '{"a":"unterminated}', '{"a":"\\"}',
-      '{"a":[]}', '{"a":[,]}', '{"a":[1,]}', '{"a":[1 2]}', '{"a":[[[]]]}', '{"a":{"b":{}}}', '{"a":{"b":}}', '[]', '"s"', '1', 'null', '', ' ', '{', '}',
+      '{}',
+      ' {} ',
+      '{"a":1}',
+      '{"a":1,}',
+      '{,"a":1}',
+      '{"a" 1}',
+      '{"a":}',
+      '{a:1}',
+      "{'a':1}",
+      '{"a":1}}',
+      '{"a":1} x',
+      '{"a":1}{}',
+      '{"a":01}',
+      '{"a":-0}',
+      '{"a":-}',
+      '{"a":1.}',
+      '{"a":.5}',
+      '{"a":1e}',
+      '{"a":1e+}',
+      '{"a":1E-5}',
+      '{"a":+1}',
+      '{"a":0x1}',
+      '{"a":Infinity}',
+      '{"a":NaN}',
+      '{"a":true}',
+      '{"a":tru}',
+      '{"a":truex}',
+      '{"a":nul}',
+      '{"a":null}',
+      '{"a":false}',
+      '{"a":False}',
+      '{"a":"\\u00e9"}',
+      '{"a":"\\u00g9"}',
+      '{"a":"\\u00e"}',
+      '{"a":"\\/"}',
+      '{"a":"\\x"}',
+      '{"a":"\t"}',
+      '{"a":"\\t"}',
+      '{"a":"unterminated}',
+      '{"a":"\\"}',
+      '{"a":[]}',
+      '{"a":[,]}',
+      '{"a":[1,]}',
+      '{"a":[1 2]}',
+      '{"a":[[[]]]}',
+      '{"a":{"b":{}}}',
+      '{"a":{"b":}}',
+      '[]',
+      '"s"',
+      '1',
+      'null',
+      '',
+      ' ',
+      '{',
+      '}',
     ];
     for (const s of cases) assert.equal(isJsonObjectText(s), reference(s), s);
   });

@@ -59,12 +59,45 @@ describe('parseJsonInPieces', () => {
   });
 
   test('edge texts agree with JSON.parse', async () => {
-    const texts = ['', ' ', '{}', ' { } ', '{"a":[]}', '{"a":[ ]}', '{"a":[1,]}', '{"a":[,1]}', '{"a":1,}', '{,"a":1}', '{"a" 1}', '{"a":1 "b":2}', '{"a":1}}', '{"a":1} x', '[1,2]', '"s"', '3', '{"a":"\\\\"}', '{"a":"\\\\\\""}', '{"a":"x\\"]}"}', '{"a":[{"b":"]"},"}"]}', '{"a":tru}', '{"a":-}', '{"a":1e}', '{"a":[1 2]}', '{"a":{"b":1}', '{"a":"unterminated}', '{"a":1,"a":2,"b":3}', '\uFEFF{}'];
+    const texts = [
+      '',
+      ' ',
+      '{}',
+      ' { } ',
+      '{"a":[]}',
+      '{"a":[ ]}',
+      '{"a":[1,]}',
+      '{"a":[,1]}',
+      '{"a":1,}',
+      '{,"a":1}',
+      '{"a" 1}',
+      '{"a":1 "b":2}',
+      '{"a":1}}',
+      '{"a":1} x',
+      '[1,2]',
+      '"s"',
+      '3',
+      '{"a":"\\\\"}',
+      '{"a":"\\\\\\""}',
+      '{"a":"x\\"]}"}',
+      '{"a":[{"b":"]"},"}"]}',
+      '{"a":tru}',
+      '{"a":-}',
+      '{"a":1e}',
+      '{"a":[1 2]}',
+      '{"a":{"b":1}',
+      '{"a":"unterminated}',
+      '{"a":1,"a":2,"b":3}',
+      '\uFEFF{}',
+    ];
     for (const text of texts) assert.deepStrictEqual(await pieces(text), whole(text), text);
   });
 
   test('a big history parses over several turns of the event loop', async () => {
-    const messages = Array.from({ length: 3000 }, (_v, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `turn ${i} ${'lorem ipsum dolor "sit" amet \\ é✓ '.repeat(200)}` }));
+    const messages = Array.from({ length: 3000 }, (_v, i) => ({
+      role: i % 2 ? 'assistant' : 'user',
+      content: `turn ${i} ${'lorem ipsum dolor "sit" amet \\ é✓ '.repeat(200)}`,
+    }));
     const text = JSON.stringify({ model: 'm', messages, stream: true });
     let ticks = 0;
     const timer = setInterval(() => ticks++, 0);

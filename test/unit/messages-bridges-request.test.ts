@@ -24,12 +24,42 @@ const SCHEMA = { type: 'object', properties: { command: { type: 'string' } }, re
 const FULL: Obj = {
   model: 'up-model',
   max_tokens: 2048,
-  system: [{ type: 'text', text: 'You are terse.' }, { type: 'text', text: ' Answer in English.', cache_control: { type: 'ephemeral' } }],
+  system: [
+    { type: 'text', text: 'You are terse.' },
+    { type: 'text', text: ' Answer in English.', cache_control: { type: 'ephemeral' } },
+  ],
   messages: [
-    { role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image', source: PNG }, { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'notes' } }] },
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'look' },
+        { type: 'image', source: PNG },
+        { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'notes' } },
+      ],
+    },
     { role: 'system', content: 'The time is noon.' },
-    { role: 'assistant', content: [{ type: 'thinking', thinking: 'hm', signature: 'sig' }, { type: 'text', text: 'Running it.' }, { type: 'tool_use', id: 'toolu_1', name: 'Bash', input: { command: 'ls' } }] },
-    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'a.txt' }, { type: 'image', source: { type: 'url', url: 'https://x.test/s.png' } }] }, { type: 'text', text: 'and?' }] },
+    {
+      role: 'assistant',
+      content: [
+        { type: 'thinking', thinking: 'hm', signature: 'sig' },
+        { type: 'text', text: 'Running it.' },
+        { type: 'tool_use', id: 'toolu_1', name: 'Bash', input: { command: 'ls' } },
+      ],
+    },
+    {
+      role: 'user',
+      content: [
+        {
+          type: 'tool_result',
+          tool_use_id: 'toolu_1',
+          content: [
+            { type: 'text', text: 'a.txt' },
+            { type: 'image', source: { type: 'url', url: 'https://x.test/s.png' } },
+          ],
+        },
+        { type: 'text', text: 'and?' },
+      ],
+    },
     { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_2', name: 'Bash', input: {} }] },
     { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_2', is_error: true, content: '' }] },
   ],
@@ -53,11 +83,25 @@ describe('messages -> responses request', () => {
       model: 'up-model',
       instructions: 'You are terse. Answer in English.',
       input: [
-        { role: 'user', content: [{ type: 'input_text', text: 'look' }, { type: 'input_image', image_url: 'data:image/png;base64,iVBORw0KGgo=', detail: 'auto' }, { type: 'input_text', text: 'notes' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'look' },
+            { type: 'input_image', image_url: 'data:image/png;base64,iVBORw0KGgo=', detail: 'auto' },
+            { type: 'input_text', text: 'notes' },
+          ],
+        },
         { role: 'system', content: 'The time is noon.' },
         { role: 'assistant', content: 'Running it.' },
         { type: 'function_call', call_id: 'toolu_1', name: 'Bash', arguments: '{"command":"ls"}' },
-        { type: 'function_call_output', call_id: 'toolu_1', output: [{ type: 'input_text', text: 'a.txt' }, { type: 'input_image', image_url: 'https://x.test/s.png', detail: 'auto' }] },
+        {
+          type: 'function_call_output',
+          call_id: 'toolu_1',
+          output: [
+            { type: 'input_text', text: 'a.txt' },
+            { type: 'input_image', image_url: 'https://x.test/s.png', detail: 'auto' },
+          ],
+        },
         { role: 'user', content: [{ type: 'input_text', text: 'and?' }] },
         { type: 'function_call', call_id: 'toolu_2', name: 'Bash', arguments: '{}' },
         { type: 'function_call_output', call_id: 'toolu_2', output: 'error' },
@@ -80,11 +124,27 @@ describe('messages -> responses request', () => {
     const body = toResponses({
       model: 'm',
       max_tokens: 5,
-      messages: [{ role: 'user', content: [{ type: 'document', title: 'spec.pdf', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBER' } }, { type: 'document', source: { type: 'url', url: 'https://x.test/a.pdf' } }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'document', title: 'spec.pdf', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBER' } },
+            { type: 'document', source: { type: 'url', url: 'https://x.test/a.pdf' } },
+          ],
+        },
+      ],
       tools: [{ name: 'Bash', input_schema: SCHEMA }],
       tool_choice: { type: 'tool', name: 'Bash' },
     });
-    assert.deepEqual(body['input'], [{ role: 'user', content: [{ type: 'input_file', filename: 'spec.pdf', file_data: 'data:application/pdf;base64,JVBER' }, { type: 'input_file', file_url: 'https://x.test/a.pdf' }] }]);
+    assert.deepEqual(body['input'], [
+      {
+        role: 'user',
+        content: [
+          { type: 'input_file', filename: 'spec.pdf', file_data: 'data:application/pdf;base64,JVBER' },
+          { type: 'input_file', file_url: 'https://x.test/a.pdf' },
+        ],
+      },
+    ]);
     assert.deepEqual(body['tool_choice'], { type: 'function', name: 'Bash' });
     assert.equal(body['reasoning'], undefined, 'no thinking, no effort: none sent');
   });
@@ -100,13 +160,19 @@ describe('messages -> responses request', () => {
   test('Claude Code 2.1.332 first request: the system turn in place, effort medium, no Anthropic-only field, nothing of metadata', () => {
     const body = toResponses(CAPTURE.body, true);
     const input = body['input'] as Obj[];
-    assert.deepEqual(input.map((i) => i['role']), ['user', 'system']);
+    assert.deepEqual(
+      input.map((i) => i['role']),
+      ['user', 'system'],
+    );
     assert.ok(String(input[1]!['content']).startsWith('# Environment'));
     assert.ok(String(body['instructions']).includes('You are a Claude agent'));
     assert.deepEqual(body['reasoning'], { effort: 'medium' });
     assert.equal(body['max_output_tokens'], 128000);
     const tools = body['tools'] as Obj[];
-    assert.deepEqual(tools.map((t) => t['name']), ['Bash', 'Read', 'ToolSearch', 'DeferredToolPlaceholder']);
+    assert.deepEqual(
+      tools.map((t) => t['name']),
+      ['Bash', 'Read', 'ToolSearch', 'DeferredToolPlaceholder'],
+    );
     assert.ok(tools.every((t) => t['defer_loading'] === undefined && t['strict'] === false));
     assert.deepEqual(Object.keys(body), ['model', 'instructions', 'input', 'store', 'tools', 'max_output_tokens', 'reasoning', 'stream']);
     const sent = JSON.stringify(body);
@@ -116,7 +182,16 @@ describe('messages -> responses request', () => {
 
 describe('messages -> chat request', () => {
   test('a system turn inside messages -> a system message in place', () => {
-    const body = toChat({ model: 'm', max_tokens: 5, system: 'top', messages: [{ role: 'user', content: 'hi' }, { role: 'system', content: [{ type: 'text', text: 'mid' }] }, { role: 'assistant', content: 'ok' }] });
+    const body = toChat({
+      model: 'm',
+      max_tokens: 5,
+      system: 'top',
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'system', content: [{ type: 'text', text: 'mid' }] },
+        { role: 'assistant', content: 'ok' },
+      ],
+    });
     assert.deepEqual(body['messages'], [
       { role: 'system', content: 'top' },
       { role: 'user', content: 'hi' },
@@ -133,18 +208,25 @@ describe('messages -> chat request', () => {
   test('Claude Code 2.1.332 first request: accepted; effort medium; context_management and the JSON user_id not sent', () => {
     const body = toChat(CAPTURE.body, true);
     const messages = body['messages'] as Obj[];
-    assert.deepEqual(messages.map((m) => m['role']), ['system', 'user', 'system']);
+    assert.deepEqual(
+      messages.map((m) => m['role']),
+      ['system', 'user', 'system'],
+    );
     assert.equal(body['reasoning_effort'], 'medium');
     assert.equal(body['user'], undefined, "longer than OpenAI's 64-character user");
     assert.equal((body['tools'] as Obj[]).length, 4);
     assert.ok(!JSON.stringify(body).includes('context_management') && !JSON.stringify(body).includes('defer_loading'));
-    assert.equal(toChat({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'x' }], metadata: { user_id: 'u-42' } })['user'], 'u-42', 'a short user id is still sent');
+    assert.equal(
+      toChat({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'x' }], metadata: { user_id: 'u-42' } })['user'],
+      'u-42',
+      'a short user id is still sent',
+    );
     assert.equal(toChat({ ...FULL, messages: [{ role: 'user', content: 'x' }] })['reasoning_effort'], 'high', "max (xhigh) is above chat's levels: high");
   });
 });
 
 describe('what the gateway reads of a Messages body', () => {
-  test('effort: output_config.effort in the gateway\'s levels (max stays max, above xhigh), adaptive thinking -> medium', () => {
+  test("effort: output_config.effort in the gateway's levels (max stays max, above xhigh), adaptive thinking -> medium", () => {
     assert.equal(messagesApi.effort(CAPTURE.body), 'medium');
     assert.equal(messagesApi.effort({ output_config: { effort: 'max' } }), 'max');
     assert.equal(messagesApi.effort({ output_config: { effort: 'xhigh' } }), 'xhigh');
@@ -154,7 +236,10 @@ describe('what the gateway reads of a Messages body', () => {
 
   test('the prompt keeps the system turn, and the tools', () => {
     const prompt = messagesApi.prompt(CAPTURE.body);
-    assert.deepEqual((prompt.messages as Obj[]).map((m) => m['role']), ['system', 'user', 'system']);
+    assert.deepEqual(
+      (prompt.messages as Obj[]).map((m) => m['role']),
+      ['system', 'user', 'system'],
+    );
     assert.ok(JSON.stringify(prompt.tools).includes('ToolSearch'));
     assert.deepEqual(messagesApi.sessionHints(CAPTURE.body), { user: (CAPTURE.body['metadata'] as Obj)['user_id'] });
   });

@@ -35,7 +35,8 @@ const CHAT = {
   ],
 };
 
-const wire = (client: 'chat' | 'responses', body: Obj, auto: boolean): Obj => makeTranslator(client, 'messages', { stream: false, cacheBreakpoints: auto ? 'auto' : 'off' }).request(body).body;
+const wire = (client: 'chat' | 'responses', body: Obj, auto: boolean): Obj =>
+  makeTranslator(client, 'messages', { stream: false, cacheBreakpoints: auto ? 'auto' : 'off' }).request(body).body;
 
 describe('prompt-cache breakpoints on Messages wire requests', () => {
   test('chat -> messages: the last tool, the system prompt and the turn before the final user turn; nothing else changes', () => {
@@ -43,7 +44,10 @@ describe('prompt-cache breakpoints on Messages wire requests', () => {
     const on = wire('chat', CHAT, true);
     assert.equal(markers(off), 0);
     assert.equal(markers(on), 3);
-    assert.deepEqual((on['tools'] as Obj[]).map((t) => t['cache_control']), [undefined, MARK]);
+    assert.deepEqual(
+      (on['tools'] as Obj[]).map((t) => t['cache_control']),
+      [undefined, MARK],
+    );
     assert.deepEqual(on['system'], [{ type: 'text', text: 'You are terse.', cache_control: MARK }]);
     const messages = on['messages'] as Obj[];
     assert.deepEqual(messages.at(-2), { role: 'assistant', content: [{ type: 'text', text: 'It is 12C.', cache_control: MARK }] });
@@ -69,19 +73,37 @@ describe('prompt-cache breakpoints on Messages wire requests', () => {
 
   test('thinking, empty text and unknown blocks are never marked; a deferred tool is not either', () => {
     const body: Obj = {
-      system: [{ type: 'text', text: 'A' }, { type: 'text', text: '' }],
-      tools: [{ name: 'a', input_schema: {} }, { name: 'b', input_schema: {}, defer_loading: true }],
+      system: [
+        { type: 'text', text: 'A' },
+        { type: 'text', text: '' },
+      ],
+      tools: [
+        { name: 'a', input_schema: {} },
+        { name: 'b', input_schema: {}, defer_loading: true },
+      ],
       messages: [
         { role: 'user', content: 'q1' },
-        { role: 'assistant', content: [{ type: 'text', text: 'a1' }, { type: 'future_block', x: 1 }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'a1' },
+            { type: 'future_block', x: 1 },
+          ],
+        },
         { role: 'user', content: 'q2' },
         { role: 'assistant', content: [{ type: 'thinking', thinking: 't', signature: 's' }] },
         { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'x', content: 'r' }] },
       ],
     };
     const out = withCacheBreakpoints(body);
-    assert.deepEqual(out['system'], [{ type: 'text', text: 'A', cache_control: MARK }, { type: 'text', text: '' }]);
-    assert.deepEqual((out['tools'] as Obj[]).map((t) => t['cache_control']), [MARK, undefined]);
+    assert.deepEqual(out['system'], [
+      { type: 'text', text: 'A', cache_control: MARK },
+      { type: 'text', text: '' },
+    ]);
+    assert.deepEqual(
+      (out['tools'] as Obj[]).map((t) => t['cache_control']),
+      [MARK, undefined],
+    );
     const messages = out['messages'] as Obj[];
     // The thinking-only turn cannot hold one: the last markable block before it does.
     assert.equal(markers(messages[3]), 0);

@@ -34,14 +34,20 @@ describe('messages -> responses stream', () => {
     assert.deepEqual(message['usage'], { input_tokens: 1234, output_tokens: 0 });
     assert.deepEqual([message['model'], message['stop_reason'], message['content']], [completedResponse(TEXT)['model'], null, []]);
     assert.equal(String(steps[0]!.frames![0]), `event: message_start\ndata: ${JSON.stringify(events[0])}\n\n`);
-    assert.ok(steps.slice(1).every((s) => s.hold !== true), 'only the preamble is held');
+    assert.ok(
+      steps.slice(1).every((s) => s.hold !== true),
+      'only the preamble is held',
+    );
   });
 
   test('output_text deltas -> one text block, end_turn, the exact usage in message_delta', () => {
     const d = run(sseBody(TEXT), 50);
     const { events, blocks } = anthropicStream(d.text);
     const want = expectedMessage(completedResponse(TEXT));
-    assert.deepEqual(blocks.map((b) => [b['type'], b.deltas]), [['text', want.text]]);
+    assert.deepEqual(
+      blocks.map((b) => [b['type'], b.deltas]),
+      [['text', want.text]],
+    );
     assert.deepEqual(events.at(-2)!['delta'], { stop_reason: 'end_turn', stop_sequence: null });
     assert.deepEqual(events.at(-2)!['usage'], anthropicUsageOf(streamFacts('responses', sseBody(TEXT)).usage), 'not the estimate');
   });
@@ -49,16 +55,25 @@ describe('messages -> responses stream', () => {
   test('reasoning summary deltas -> a thinking block with an empty signature, before the tool_use block', () => {
     const [first] = streamsOf(SUMMARY, 'responses');
     const { blocks } = anthropicStream(run(first!.body).text);
-    const summary = recordedEvents(SUMMARY).filter((e) => e['type'] === 'response.reasoning_summary_text.delta').map((e) => e['delta']).join('');
+    const summary = recordedEvents(SUMMARY)
+      .filter((e) => e['type'] === 'response.reasoning_summary_text.delta')
+      .map((e) => e['delta'])
+      .join('');
     assert.ok(summary.length > 20);
-    assert.deepEqual(blocks.map((b) => b['type']), ['thinking', 'tool_use']);
+    assert.deepEqual(
+      blocks.map((b) => b['type']),
+      ['thinking', 'tool_use'],
+    );
     assert.deepEqual([blocks[0]!.deltas, blocks[0]!['signature']], [summary.slice(0, blocks[0]!.deltas.length), '']);
     assert.equal(blocks[0]!.deltas, expectedMessage(completedResponse(SUMMARY)).thinking[0]);
   });
 
   test('a reasoning item with encrypted content only gives no thinking block', () => {
     const { blocks } = anthropicStream(run(sseBody(REASONING_CALL)).text);
-    assert.deepEqual(blocks.map((b) => b['type']), ['tool_use']);
+    assert.deepEqual(
+      blocks.map((b) => b['type']),
+      ['tool_use'],
+    );
   });
 
   test('a second summary part of the same reasoning item is set apart by a blank line', () => {
@@ -74,7 +89,9 @@ describe('messages -> responses stream', () => {
   test('function_call_arguments deltas -> a tool_use block (id: the call id) with one input_json_delta each, stop_reason tool_use', () => {
     const d = run(sseBody(CALL));
     const { events, blocks } = anthropicStream(d.text);
-    const recorded = recordedEvents(CALL).filter((e) => e['type'] === 'response.function_call_arguments.delta').map((e) => e['delta']);
+    const recorded = recordedEvents(CALL)
+      .filter((e) => e['type'] === 'response.function_call_arguments.delta')
+      .map((e) => e['delta']);
     const pieces = events.filter((e) => e['type'] === 'content_block_delta').map((e) => (e['delta'] as Obj)['partial_json']);
     assert.deepEqual(pieces, recorded);
     checkMessagesOverResponses(d.text, streamFacts('responses', sseBody(CALL)));
@@ -113,7 +130,11 @@ describe('messages -> responses stream', () => {
     const steps = new SseFramer().push(sseBody(CALL)).map((ev) => tr.event(ev));
     const done = steps.filter((s) => s.done === true);
     assert.equal(done.length, 1);
-    assert.ok(Buffer.concat([...done[0]!.frames!]).toString().includes('event: message_stop\n'));
+    assert.ok(
+      Buffer.concat([...done[0]!.frames!])
+        .toString()
+        .includes('event: message_stop\n'),
+    );
     assert.equal(steps.at(-1), done[0]);
   });
 });
@@ -122,7 +143,10 @@ describe('messages -> responses failures, in Anthropic shape', () => {
   test('an error event mid-stream: one error frame {type: error, error: {type, message}}, class quota', () => {
     const d = run(sseBody(QUOTA));
     assert.equal(d.error?.classified.class, 'quota');
-    const last = d.text.split(/(?<=\n\n)/).filter((f) => f !== '').at(-1)!;
+    const last = d.text
+      .split(/(?<=\n\n)/)
+      .filter((f) => f !== '')
+      .at(-1)!;
     const message = (recordedEvents(QUOTA).find((e) => e['type'] === 'error')!['error'] as Obj)['message'];
     assert.ok(last.startsWith('event: error\n'), last);
     const data = JSON.parse(last.slice(last.indexOf('data: ') + 6)) as Obj;
@@ -154,7 +178,7 @@ describe('messages -> responses failures, in Anthropic shape', () => {
   });
 });
 
-describe('messages -> responses JSON answers (the recordings\' completed response objects)', () => {
+describe("messages -> responses JSON answers (the recordings' completed response objects)", () => {
   for (const name of [TEXT, CALL, REASONING_CALL, SUMMARY]) {
     test(`${name}: content blocks, stop reason and usage`, () => {
       const response = completedResponse(name);
@@ -163,10 +187,25 @@ describe('messages -> responses JSON answers (the recordings\' completed respons
       const body = JSON.parse(out.body.toString()) as Obj;
       const want = expectedMessage(response);
       const content = body['content'] as Obj[];
-      assert.deepEqual([body['type'], body['role'], body['model'], body['stop_reason'], body['stop_sequence']], ['message', 'assistant', response['model'], want.stop, null]);
-      assert.equal(content.filter((b) => b['type'] === 'text').map((b) => b['text']).join(''), want.text);
-      assert.deepEqual(content.filter((b) => b['type'] === 'thinking').map((b) => b['thinking']), want.thinking);
-      assert.deepEqual(content.filter((b) => b['type'] === 'tool_use').map((b) => ({ id: b['id'], name: b['name'], input: b['input'] })), want.calls.map((c) => ({ id: c.id, name: c.name, input: c.input })));
+      assert.deepEqual(
+        [body['type'], body['role'], body['model'], body['stop_reason'], body['stop_sequence']],
+        ['message', 'assistant', response['model'], want.stop, null],
+      );
+      assert.equal(
+        content
+          .filter((b) => b['type'] === 'text')
+          .map((b) => b['text'])
+          .join(''),
+        want.text,
+      );
+      assert.deepEqual(
+        content.filter((b) => b['type'] === 'thinking').map((b) => b['thinking']),
+        want.thinking,
+      );
+      assert.deepEqual(
+        content.filter((b) => b['type'] === 'tool_use').map((b) => ({ id: b['id'], name: b['name'], input: b['input'] })),
+        want.calls.map((c) => ({ id: c.id, name: c.name, input: c.input })),
+      );
       assert.deepEqual(body['usage'], anthropicUsageOf(out.usage));
       assert.ok(out.usage && out.usage.input > 0);
     });

@@ -18,7 +18,10 @@ function nested(levels: number): Record<string, unknown> {
 describe('checkNesting', () => {
   test('a body at the cap passes; one level more is a 400 naming the cap', async () => {
     await checkNesting(nested(MAX_NESTING));
-    const err = await checkNesting(nested(MAX_NESTING + 1)).then(() => null, (e: unknown) => e);
+    const err = await checkNesting(nested(MAX_NESTING + 1)).then(
+      () => null,
+      (e: unknown) => e,
+    );
     assert.ok(err instanceof GatewayError, String(err));
     assert.equal(err.status, 400);
     assert.match(err.message, new RegExp(`more than ${MAX_NESTING} levels`));
@@ -26,7 +29,10 @@ describe('checkNesting', () => {
 
   test('5,000 and 100,000 levels are refused, not a stack overflow', async () => {
     for (const levels of [5000, 100_000]) {
-      const err = await checkNesting(nested(levels)).then(() => null, (e: unknown) => e);
+      const err = await checkNesting(nested(levels)).then(
+        () => null,
+        (e: unknown) => e,
+      );
       assert.ok(err instanceof GatewayError && err.status === 400, `${levels}: ${String(err)}`);
     }
   });

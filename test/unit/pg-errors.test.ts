@@ -31,8 +31,14 @@ describe('PostgreSQL errors for the ledger', () => {
   });
 
   test('the problem line names host, database and user, never the password', () => {
-    const line = describePgProblem(pgError('28P01', 'password authentication failed for user "gw" (tried s3cr%t!)'), 'postgres://gw:s3cr%25t!@db.internal:5433/billing');
-    assert.equal(line, 'PostgreSQL db.internal:5433/billing (user "gw") refuses the ledger: password authentication failed for user "gw" (tried ***) (SQLSTATE 28P01)');
+    const line = describePgProblem(
+      pgError('28P01', 'password authentication failed for user "gw" (tried s3cr%t!)'),
+      'postgres://gw:s3cr%25t!@db.internal:5433/billing',
+    );
+    assert.equal(
+      line,
+      'PostgreSQL db.internal:5433/billing (user "gw") refuses the ledger: password authentication failed for user "gw" (tried ***) (SQLSTATE 28P01)',
+    );
     assert.equal(describePgProblem(new Error('x'), 'not a url'), 'PostgreSQL refuses the ledger: x');
   });
 });

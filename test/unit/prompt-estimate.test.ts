@@ -16,7 +16,27 @@ import { countPromptTokens } from '../../src/usage/estimate.js';
 import { BYTES_PER_PAGE, IMAGE_TOKENS, LOW_DETAIL_IMAGE_TOKENS, PAGE_TOKENS } from '../../src/usage/prompt-parts.js';
 import { seededRandom } from '../helpers/random.js';
 
-const WORDS = ['the', 'gateway', 'routes', 'each', 'call', 'to', 'an', 'upstream', 'account', 'and', 'records', 'its', 'cost', 'file', 'line', '42', 'error:', 'at', 'src/app.ts'];
+const WORDS = [
+  'the',
+  'gateway',
+  'routes',
+  'each',
+  'call',
+  'to',
+  'an',
+  'upstream',
+  'account',
+  'and',
+  'records',
+  'its',
+  'cost',
+  'file',
+  'line',
+  '42',
+  'error:',
+  'at',
+  'src/app.ts',
+];
 
 /** Log-like text of about `tokens` o200k tokens. */
 function textOf(tokens: number, seed = 1): string {
@@ -38,7 +58,10 @@ describe('countPromptTokens: what a model reads besides message text', () => {
   test('a ~4,000-token tool_result (Messages), as a string and as text blocks', async () => {
     const asString = { model: 'm', messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: BIG }] }] };
     near(await countPromptTokens(messagesApi.prompt(asString)), BIG_TOKENS);
-    const asBlocks = { model: 'm', messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: BIG }] }] }] };
+    const asBlocks = {
+      model: 'm',
+      messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: BIG }] }] }],
+    };
     near(await countPromptTokens(messagesApi.prompt(asBlocks)), BIG_TOKENS);
   });
 
@@ -62,7 +85,11 @@ describe('countPromptTokens: what a model reads besides message text', () => {
     const body = {
       model: 'm',
       messages: [
-        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'shell', arguments: JSON.stringify({ command: 'ls' }) } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'c1', type: 'function', function: { name: 'shell', arguments: JSON.stringify({ command: 'ls' }) } }],
+        },
         { role: 'tool', tool_call_id: 'c1', content: BIG },
       ],
     };
@@ -74,9 +101,17 @@ describe('countPromptTokens: what a model reads besides message text', () => {
     const expected = countTokens(JSON.stringify(schema));
     const base = { model: 'm', messages: [{ role: 'user', content: 'hi' }] };
     const without = await countPromptTokens(chatApi.prompt(base));
-    near((await countPromptTokens(chatApi.prompt({ ...base, tools: [{ type: 'function', function: { name: 'shell', description: 'Runs', parameters: schema } }] }))) - without, expected);
+    near(
+      (await countPromptTokens(
+        chatApi.prompt({ ...base, tools: [{ type: 'function', function: { name: 'shell', description: 'Runs', parameters: schema } }] }),
+      )) - without,
+      expected,
+    );
     near((await countPromptTokens(messagesApi.prompt({ ...base, tools: [{ name: 'shell', description: 'Runs', input_schema: schema }] }))) - without, expected);
-    near((await countPromptTokens(responsesApi.prompt({ model: 'm', input: 'hi', tools: [{ type: 'function', name: 'shell', parameters: schema }] }))) - without, expected);
+    near(
+      (await countPromptTokens(responsesApi.prompt({ model: 'm', input: 'hi', tools: [{ type: 'function', name: 'shell', parameters: schema }] }))) - without,
+      expected,
+    );
     near((await countPromptTokens(messagesApi.prompt({ ...base, system: [{ type: 'text', text: BIG }] }))) - without, BIG_TOKENS);
     near((await countPromptTokens(responsesApi.prompt({ model: 'm', input: 'hi', instructions: BIG }))) - without, BIG_TOKENS);
   });
@@ -85,11 +120,44 @@ describe('countPromptTokens: what a model reads besides message text', () => {
     const png = Buffer.alloc(300_000, 7).toString('base64');
     const text = { model: 'm', messages: [{ role: 'user', content: [{ type: 'text', text: 'what is this?' }] }] };
     const base = await countPromptTokens(messagesApi.prompt(text));
-    const anthropic = { model: 'm', messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } }, { type: 'text', text: 'what is this?' }] }] };
+    const anthropic = {
+      model: 'm',
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } },
+            { type: 'text', text: 'what is this?' },
+          ],
+        },
+      ],
+    };
     assert.equal(await countPromptTokens(messagesApi.prompt(anthropic)), base + IMAGE_TOKENS);
-    const chat = { model: 'm', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } }, { type: 'text', text: 'what is this?' }] }] };
+    const chat = {
+      model: 'm',
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } },
+            { type: 'text', text: 'what is this?' },
+          ],
+        },
+      ],
+    };
     assert.equal(await countPromptTokens(chatApi.prompt(chat)), base + IMAGE_TOKENS);
-    const low = { model: 'm', input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'https://example.com/a.png', detail: 'low' }, { type: 'input_text', text: 'what is this?' }] }] };
+    const low = {
+      model: 'm',
+      input: [
+        {
+          role: 'user',
+          content: [
+            { type: 'input_image', image_url: 'https://example.com/a.png', detail: 'low' },
+            { type: 'input_text', text: 'what is this?' },
+          ],
+        },
+      ],
+    };
     assert.equal(await countPromptTokens(responsesApi.prompt(low)), base + LOW_DETAIL_IMAGE_TOKENS);
   });
 
@@ -97,9 +165,31 @@ describe('countPromptTokens: what a model reads besides message text', () => {
     const pdf = Buffer.alloc(BYTES_PER_PAGE * 4, 1).toString('base64');
     const text = { model: 'm', messages: [{ role: 'user', content: [{ type: 'text', text: 'summarise' }] }] };
     const base = await countPromptTokens(messagesApi.prompt(text));
-    const doc = { model: 'm', messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf } }, { type: 'text', text: 'summarise' }] }] };
+    const doc = {
+      model: 'm',
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf } },
+            { type: 'text', text: 'summarise' },
+          ],
+        },
+      ],
+    };
     assert.equal(await countPromptTokens(messagesApi.prompt(doc)), base + 4 * PAGE_TOKENS);
-    const file = { model: 'm', input: [{ role: 'user', content: [{ type: 'input_file', filename: 'a.pdf', file_data: `data:application/pdf;base64,${pdf}` }, { type: 'input_text', text: 'summarise' }] }] };
+    const file = {
+      model: 'm',
+      input: [
+        {
+          role: 'user',
+          content: [
+            { type: 'input_file', filename: 'a.pdf', file_data: `data:application/pdf;base64,${pdf}` },
+            { type: 'input_text', text: 'summarise' },
+          ],
+        },
+      ],
+    };
     assert.equal(await countPromptTokens(responsesApi.prompt(file)), base + 4 * PAGE_TOKENS);
     const plain = { model: 'm', messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: BIG } }] }] };
     near(await countPromptTokens(messagesApi.prompt(plain)), BIG_TOKENS);
@@ -128,7 +218,9 @@ describe('countPromptTokens on deep and huge prompts', () => {
     let turns = 0;
     const tick = setInterval(() => turns++, 1);
     try {
-      const n = await countPromptTokens(messagesApi.prompt({ model: 'm', messages: [{ role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'load', input }] }] }));
+      const n = await countPromptTokens(
+        messagesApi.prompt({ model: 'm', messages: [{ role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'load', input }] }] }),
+      );
       assert.ok(n >= 300_000, `${n}`);
     } finally {
       clearInterval(tick);

@@ -57,7 +57,11 @@ describe('OpenAI-style x-ratelimit-* headers', () => {
     };
     assert.equal(spentForMs(openAIRateWindows(h), 10_000), 4000);
     assert.equal(spentForMs(openAIRateWindows({ ...h, 'x-ratelimit-remaining-tokens': '10001' }), 10_000), 0);
-    assert.equal(spentForMs(openAIRateWindows({ ...h, 'x-ratelimit-remaining-tokens': '10001', 'x-ratelimit-remaining-requests': '5' }), 10_000), 1000, '5 of 500 requests (1%) is spent');
+    assert.equal(
+      spentForMs(openAIRateWindows({ ...h, 'x-ratelimit-remaining-tokens': '10001', 'x-ratelimit-remaining-requests': '5' }), 10_000),
+      1000,
+      '5 of 500 requests (1%) is spent',
+    );
     assert.equal(spentForMs(openAIRateWindows({ ...h, 'x-ratelimit-remaining-requests': '0' }), 10_000), 4000, 'both spent: the later reset');
   });
 
@@ -86,8 +90,18 @@ describe('Anthropic anthropic-ratelimit-* headers', () => {
   });
 
   test('a reset in the past or unreadable is no reset; a garbled count is no window', () => {
-    const w = anthropicRateWindows({ 'anthropic-ratelimit-requests-remaining': '0', 'anthropic-ratelimit-requests-reset': '2026-12-02T09:59:00Z', 'anthropic-ratelimit-tokens-remaining': 'lots' }, now);
+    const w = anthropicRateWindows(
+      {
+        'anthropic-ratelimit-requests-remaining': '0',
+        'anthropic-ratelimit-requests-reset': '2026-12-02T09:59:00Z',
+        'anthropic-ratelimit-tokens-remaining': 'lots',
+      },
+      now,
+    );
     assert.deepEqual(w, { requests: { limit: null, remaining: 0, resetInMs: 0 } });
-    assert.equal(spentForMs(anthropicRateWindows({ 'anthropic-ratelimit-requests-remaining': '0', 'anthropic-ratelimit-requests-reset': 'tomorrow' }, now), 10_000), 1000);
+    assert.equal(
+      spentForMs(anthropicRateWindows({ 'anthropic-ratelimit-requests-remaining': '0', 'anthropic-ratelimit-requests-reset': 'tomorrow' }, now), 10_000),
+      1000,
+    );
   });
 });

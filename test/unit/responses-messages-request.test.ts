@@ -15,7 +15,8 @@ import { makeTranslator } from '../helpers/translate.js';
 type Obj = Record<string, unknown>;
 
 /** The Messages body for a Responses body (JSON answer, default upstream options unless given). */
-const convert = (body: Obj, options: Obj = { default_max_tokens: 1000 }, stream = false): Obj => makeTranslator('responses', 'messages', { stream, options }).request(body).body;
+const convert = (body: Obj, options: Obj = { default_max_tokens: 1000 }, stream = false): Obj =>
+  makeTranslator('responses', 'messages', { stream, options }).request(body).body;
 
 const PNG = 'iVBORw0KGgo=';
 
@@ -25,10 +26,24 @@ describe('responses -> messages request: the conversation', () => {
       model: 'claude',
       instructions: 'Be brief.',
       input: [
-        { role: 'user', content: [{ type: 'input_text', text: 'look' }, { type: 'input_image', image_url: `data:image/jpg;base64,${PNG}` }, { type: 'input_image', image_url: 'https://example.com/a.png' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'look' },
+            { type: 'input_image', image_url: `data:image/jpg;base64,${PNG}` },
+            { type: 'input_image', image_url: 'https://example.com/a.png' },
+          ],
+        },
         { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'A picture.', annotations: [] }] },
         { type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'Now answer in French.' }] },
-        { role: 'user', content: [{ type: 'input_file', filename: 'a.pdf', file_data: 'data:application/pdf;base64,JVBERi0=' }, { type: 'input_text', text: '  ' }, { type: 'input_text', text: 'and this?' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'input_file', filename: 'a.pdf', file_data: 'data:application/pdf;base64,JVBERi0=' },
+            { type: 'input_text', text: '  ' },
+            { type: 'input_text', text: 'and this?' },
+          ],
+        },
       ],
     });
     assert.deepEqual(sent['system'], [
@@ -45,7 +60,13 @@ describe('responses -> messages request: the conversation', () => {
         ],
       },
       { role: 'assistant', content: [{ type: 'text', text: 'A picture.' }] },
-      { role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' }, title: 'a.pdf' }, { type: 'text', text: 'and this?' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' }, title: 'a.pdf' },
+          { type: 'text', text: 'and this?' },
+        ],
+      },
     ]);
     assert.equal(sent['max_tokens'], 1000, 'default_max_tokens');
     assert.equal(convert({ model: 'claude', instructions: 'x', input: 'hi' })['system'], 'x', 'one system text is sent as a string');
@@ -57,7 +78,14 @@ describe('responses -> messages request: the conversation', () => {
         { type: 'function_call', call_id: 'call_a', name: 'sleep', namespace: 'clock', arguments: '{"duration_ms":5}' },
         { type: 'function_call', call_id: 'call_b', name: 'wait', arguments: '{"cell_id":"1"}' },
         { type: 'function_call_output', call_id: 'call_a', output: 'Sleep completed.' },
-        { type: 'function_call_output', call_id: 'call_b', output: [{ type: 'input_text', text: 'done' }, { type: 'input_image', image_url: `data:image/png;base64,${PNG}` }] },
+        {
+          type: 'function_call_output',
+          call_id: 'call_b',
+          output: [
+            { type: 'input_text', text: 'done' },
+            { type: 'input_image', image_url: `data:image/png;base64,${PNG}` },
+          ],
+        },
         { type: 'custom_tool_call', call_id: 'call_c', name: 'exec', input: 'text("hi")' },
         { type: 'custom_tool_call_output', call_id: 'call_c', output: [{ type: 'input_text', text: 'Script completed' }] },
       ]),
@@ -76,7 +104,14 @@ describe('responses -> messages request: the conversation', () => {
         role: 'user',
         content: [
           { type: 'tool_result', tool_use_id: 'call_a', content: 'Sleep completed.' },
-          { type: 'tool_result', tool_use_id: 'call_b', content: [{ type: 'text', text: 'done' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } }] },
+          {
+            type: 'tool_result',
+            tool_use_id: 'call_b',
+            content: [
+              { type: 'text', text: 'done' },
+              { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } },
+            ],
+          },
         ],
       },
       { role: 'assistant', content: [{ type: 'tool_use', id: 'call_c', name: 'exec', input: { input: 'text("hi")' } }] },
@@ -108,14 +143,24 @@ describe('responses -> messages request: the conversation', () => {
 
 describe('responses -> messages request: tools and parameters', () => {
   test('function and custom tools (namespaces flattened), hosted tools left out; tool_choice and parallel_tool_calls', () => {
-    const body = { ...codexBody(), tools: [{ type: 'function', name: 'lookup', description: 'Look up', parameters: { type: 'object', properties: { q: { type: 'string' } } } }, { type: 'web_search' }] };
+    const body = {
+      ...codexBody(),
+      tools: [
+        { type: 'function', name: 'lookup', description: 'Look up', parameters: { type: 'object', properties: { q: { type: 'string' } } } },
+        { type: 'web_search' },
+      ],
+    };
     const sent = convert(body);
     const tools = sent['tools'] as Obj[];
-    assert.deepEqual(tools.map((t) => t['name']), ['lookup', 'exec', 'wait', 'clock__sleep']);
+    assert.deepEqual(
+      tools.map((t) => t['name']),
+      ['lookup', 'exec', 'wait', 'clock__sleep'],
+    );
     assert.deepEqual(tools[0], { name: 'lookup', description: 'Look up', input_schema: { type: 'object', properties: { q: { type: 'string' } } } });
     assert.deepEqual((tools[1]!['input_schema'] as Obj)['required'], ['input']);
     assert.deepEqual(sent['tool_choice'], { type: 'auto', disable_parallel_tool_use: true });
-    const choice = (c: unknown, parallel?: boolean): unknown => convert({ ...body, tool_choice: c, ...(parallel === undefined ? {} : { parallel_tool_calls: parallel }) })['tool_choice'];
+    const choice = (c: unknown, parallel?: boolean): unknown =>
+      convert({ ...body, tool_choice: c, ...(parallel === undefined ? {} : { parallel_tool_calls: parallel }) })['tool_choice'];
     assert.deepEqual(choice('required', true), { type: 'any' });
     assert.deepEqual(choice('none', false), { type: 'none' });
     assert.deepEqual(choice({ type: 'function', name: 'sleep', namespace: 'clock' }, true), { type: 'tool', name: 'clock__sleep' });
@@ -124,16 +169,37 @@ describe('responses -> messages request: tools and parameters', () => {
   });
 
   test('max_output_tokens, stop, temperature and top_p; reasoning.effort becomes a thinking budget as chat -> messages does', () => {
-    const plain = convert({ model: 'claude', input: 'hi', max_output_tokens: 300, temperature: 1.7, top_p: 0.5, stop: ['END', ' '], user: 'u-1', reasoning: { effort: 'none' } });
-    assert.deepEqual([plain['max_tokens'], plain['temperature'], plain['top_p'], plain['stop_sequences'], plain['thinking']], [300, 1, 0.5, ['END'], undefined]);
+    const plain = convert({
+      model: 'claude',
+      input: 'hi',
+      max_output_tokens: 300,
+      temperature: 1.7,
+      top_p: 0.5,
+      stop: ['END', ' '],
+      user: 'u-1',
+      reasoning: { effort: 'none' },
+    });
+    assert.deepEqual(
+      [plain['max_tokens'], plain['temperature'], plain['top_p'], plain['stop_sequences'], plain['thinking']],
+      [300, 1, 0.5, ['END'], undefined],
+    );
     assert.deepEqual(plain['metadata'], { user_id: 'u-1' });
     const thinking = convert({ model: 'claude', input: 'hi', reasoning: { effort: 'high' }, temperature: 0.2 });
-    assert.deepEqual([thinking['thinking'], thinking['max_tokens'], thinking['temperature']], [{ type: 'enabled', budget_tokens: 16384 }, 16384 + 1000, undefined]);
+    assert.deepEqual(
+      [thinking['thinking'], thinking['max_tokens'], thinking['temperature']],
+      [{ type: 'enabled', budget_tokens: 16384 }, 16384 + 1000, undefined],
+    );
     const capped = convert({ model: 'claude', input: 'hi', reasoning: { effort: 'medium' }, max_output_tokens: 5000 }, { thinking_budgets: { medium: 6000 } });
     assert.deepEqual([capped['thinking'], capped['max_tokens']], [{ type: 'enabled', budget_tokens: 4999 }, 5000]);
-    assert.equal(convert({ model: 'claude', input: 'hi', reasoning: { effort: 'high' }, tool_choice: 'required', tools: [{ type: 'function', name: 'f' }] })['thinking'], undefined, 'no thinking with a forced tool');
+    assert.equal(
+      convert({ model: 'claude', input: 'hi', reasoning: { effort: 'high' }, tool_choice: 'required', tools: [{ type: 'function', name: 'f' }] })['thinking'],
+      undefined,
+      'no thinking with a forced tool',
+    );
     const schema = { type: 'object', properties: { a: { type: 'string' } } };
-    assert.deepEqual(convert({ model: 'claude', input: 'hi', text: { format: { type: 'json_schema', name: 'x', schema } } })['output_config'], { format: { type: 'json_schema', schema } });
+    assert.deepEqual(convert({ model: 'claude', input: 'hi', text: { format: { type: 'json_schema', name: 'x', schema } } })['output_config'], {
+      format: { type: 'json_schema', schema },
+    });
     assert.equal(convert({ model: 'claude', input: 'hi' }, {}, true)['stream'], true);
   });
 });
@@ -150,18 +216,29 @@ describe('responses -> messages request: thinking carried in encrypted_content',
     return JSON.parse(tr.json(Buffer.from(JSON.stringify(rec)), rec).body.toString('utf8'))['output'] as Obj[];
   };
   const followUp = (output: Obj[], model = 'claude-upstream-id'): Obj =>
-    convert({ model, tools, reasoning: { effort: 'high' }, input: [{ role: 'user', content: 'Largest city?' }, ...output, { type: 'function_call_output', call_id: toolUse['id'], output: 'France' }] });
+    convert({
+      model,
+      tools,
+      reasoning: { effort: 'high' },
+      input: [{ role: 'user', content: 'Largest city?' }, ...output, { type: 'function_call_output', call_id: toolUse['id'], output: 'France' }],
+    });
 
   test('the reasoning item sent back becomes the signed thinking block first in the tool turn, and thinking stays on', () => {
     const output = answered('claude-upstream-id');
-    assert.deepEqual(output.map((i) => i['type']), ['reasoning', 'message', 'function_call']);
-    assert.equal(((output[0]!['summary'] as Obj[])[0]!)['text'], recorded['thinking']);
+    assert.deepEqual(
+      output.map((i) => i['type']),
+      ['reasoning', 'message', 'function_call'],
+    );
+    assert.equal((output[0]!['summary'] as Obj[])[0]!['text'], recorded['thinking']);
     const sent = followUp(output);
     assert.deepEqual(sent['thinking'], { type: 'enabled', budget_tokens: 16384 });
     const turn = (sent['messages'] as Obj[])[1]!;
     assert.equal(turn['role'], 'assistant');
     assert.deepEqual((turn['content'] as Obj[])[0], { type: 'thinking', thinking: recorded['thinking'], signature: recorded['signature'] });
-    assert.deepEqual((turn['content'] as Obj[]).map((b) => b['type']), ['thinking', 'text', 'tool_use']);
+    assert.deepEqual(
+      (turn['content'] as Obj[]).map((b) => b['type']),
+      ['thinking', 'text', 'tool_use'],
+    );
   });
 
   test('without it (dropped, another provider’s, another model’s), the tool turn goes without thinking and no thinking block is sent', () => {
@@ -175,7 +252,11 @@ describe('responses -> messages request: thinking carried in encrypted_content',
     ] as const) {
       assert.equal(sent['thinking'], undefined, label);
       assert.ok(!JSON.stringify(sent['messages']).includes('"thinking"'), `${label}: no thinking block`);
-      assert.deepEqual(((sent['messages'] as Obj[])[1]!['content'] as Obj[]).map((b) => b['type']), ['text', 'tool_use'], label);
+      assert.deepEqual(
+        ((sent['messages'] as Obj[])[1]!['content'] as Obj[]).map((b) => b['type']),
+        ['text', 'tool_use'],
+        label,
+      );
     }
   });
 });

@@ -51,7 +51,14 @@ describe('ResponsesTools', () => {
       tools: [
         { type: 'function', name: 'exec' },
         { type: 'namespace', name: 'functions', tools: [{ type: 'custom', name: 'exec' }] },
-        { type: 'namespace', name: 'mcp.srv', tools: [{ type: 'function', name: long }, { type: 'function', name: 'a b' }] },
+        {
+          type: 'namespace',
+          name: 'mcp.srv',
+          tools: [
+            { type: 'function', name: long },
+            { type: 'function', name: 'a b' },
+          ],
+        },
         { type: 'function', name: 'exec' },
       ],
     });
@@ -78,24 +85,36 @@ describe('responses -> chat with namespaced tools', () => {
     ]);
     const sent = makeTranslator('responses', 'chat').request(body).body;
     const messages = sent['messages'] as Obj[];
-    assert.deepEqual(messages.map((m) => m['role']), ['system', 'user', 'assistant', 'tool', 'assistant', 'tool']);
+    assert.deepEqual(
+      messages.map((m) => m['role']),
+      ['system', 'user', 'assistant', 'tool', 'assistant', 'tool'],
+    );
     assert.ok(!JSON.stringify(messages).includes('additional_tools'));
     assert.deepEqual(((messages[2]!['tool_calls'] as Obj[])[0]!['function'] as Obj)['name'], 'clock__sleep');
     assert.deepEqual((messages[4]!['tool_calls'] as Obj[])[0]!['function'], { name: 'exec', arguments: JSON.stringify({ input: 'text("hi")' }) });
     assert.deepEqual(messages[5], { role: 'tool', tool_call_id: 'call_2', content: 'Script completed' });
     const offered = (sent['tools'] as Obj[]).map((t) => (t['function'] as Obj)['name']);
     assert.deepEqual(offered, ['exec', 'wait', 'clock__sleep']);
-    assert.deepEqual(((sent['tools'] as Obj[])[0]!['function'] as Obj)['parameters'], { type: 'object', properties: { input: { type: 'string', description: 'The raw input of the tool, exactly as the tool description asks for it.' } }, required: ['input'], additionalProperties: false });
+    assert.deepEqual(((sent['tools'] as Obj[])[0]!['function'] as Obj)['parameters'], {
+      type: 'object',
+      properties: { input: { type: 'string', description: 'The raw input of the tool, exactly as the tool description asks for it.' } },
+      required: ['input'],
+      additionalProperties: false,
+    });
     assert.equal(sent['parallel_tool_calls'], false);
   });
 
   test('a streamed call of a namespaced tool comes back with its namespace; a functions custom tool without one, its input streamed', () => {
-    const chunk = (delta: Obj, finish: string | null = null): string => `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    const chunk = (delta: Obj, finish: string | null = null): string =>
+      `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
     const tr = makeTranslator('responses', 'chat');
     tr.request(codexBody());
     const d = drive(tr, [
       Buffer.from(
-        chunk({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'clock__sleep', arguments: '{"duration_ms"' } }] }) +
+        chunk({
+          role: 'assistant',
+          tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'clock__sleep', arguments: '{"duration_ms"' } }],
+        }) +
           chunk({ tool_calls: [{ index: 0, function: { arguments: ':5}' } }] }) +
           chunk({ tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'exec', arguments: '{"input":"text(1)"}' } }] }) +
           chunk({}, 'tool_calls') +
@@ -116,10 +135,13 @@ describe('responses -> chat with namespaced tools', () => {
       ],
     );
     const custom = events.filter((e) => String(e['type']).startsWith('response.custom_tool_call_input'));
-    assert.deepEqual(custom.map((e) => [e['type'], e['delta'] ?? e['input']]), [
-      ['response.custom_tool_call_input.delta', 'text(1)'],
-      ['response.custom_tool_call_input.done', 'text(1)'],
-    ]);
+    assert.deepEqual(
+      custom.map((e) => [e['type'], e['delta'] ?? e['input']]),
+      [
+        ['response.custom_tool_call_input.delta', 'text(1)'],
+        ['response.custom_tool_call_input.done', 'text(1)'],
+      ],
+    );
     const added = events.find((e) => e['type'] === 'response.output_item.added' && (e['item'] as Obj)['type'] === 'function_call')!;
     assert.equal((added['item'] as Obj)['namespace'], 'clock');
   });

@@ -15,9 +15,21 @@ describe('backoff.fullJitter', () => {
     const cap = 2_000;
     const ceilings = [100, 200, 400, 800, 1_600, 2_000, 2_000, 2_000];
     ceilings.forEach((ceiling, round) => {
-      assert.equal(fullJitter(round, base, cap, () => 0), 0, `round ${round}: random 0`);
-      assert.equal(fullJitter(round, base, cap, () => ALMOST_ONE), ceiling - 1, `round ${round}: random ~1`);
-      assert.equal(fullJitter(round, base, cap, () => 0.5), ceiling / 2, `round ${round}: random 0.5`);
+      assert.equal(
+        fullJitter(round, base, cap, () => 0),
+        0,
+        `round ${round}: random 0`,
+      );
+      assert.equal(
+        fullJitter(round, base, cap, () => ALMOST_ONE),
+        ceiling - 1,
+        `round ${round}: random ~1`,
+      );
+      assert.equal(
+        fullJitter(round, base, cap, () => 0.5),
+        ceiling / 2,
+        `round ${round}: random 0.5`,
+      );
     });
   });
 
@@ -46,8 +58,14 @@ describe('backoff.fullJitter', () => {
   });
 
   test('a zero base or zero cap gives no delay', () => {
-    assert.equal(fullJitter(3, 0, 1_000, () => ALMOST_ONE), 0);
-    assert.equal(fullJitter(3, 100, 0, () => ALMOST_ONE), 0);
+    assert.equal(
+      fullJitter(3, 0, 1_000, () => ALMOST_ONE),
+      0,
+    );
+    assert.equal(
+      fullJitter(3, 100, 0, () => ALMOST_ONE),
+      0,
+    );
   });
 });
 

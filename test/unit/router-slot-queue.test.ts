@@ -11,9 +11,20 @@ const quiet = { info: () => {}, warn: () => {} };
 
 describe('SlotQueue over the memory store', () => {
   const never = () => new AbortController().signal;
-  const req = (limit: number) => ({ upstream: 'u', key: 'u/m', coolingOk: true, limit, deep: false, capacity: { start: 6, min: 1, ceiling: 64 }, calls: { start: limit, min: 1, ceiling: limit } });
+  const req = (limit: number) => ({
+    upstream: 'u',
+    key: 'u/m',
+    coolingOk: true,
+    limit,
+    deep: false,
+    capacity: { start: 6, min: 1, ceiling: 64 },
+    calls: { start: limit, min: 1, ceiling: limit },
+  });
   const setup = (queueMax: number, timeoutMs: number) => {
-    const store = new StateStore({ redis_options: {}, cluster_nodes: [], key_prefix: 'sy', command_timeout_ms: 250, replicas: 1, lease_ms: 60_000, journal_ttl_ms: 60_000 }, quiet);
+    const store = new StateStore(
+      { redis_options: {}, cluster_nodes: [], key_prefix: 'sy', command_timeout_ms: 250, replicas: 1, lease_ms: 60_000, journal_ttl_ms: 60_000 },
+      quiet,
+    );
     return { store, q: new SlotQueue(store, queueMax, timeoutMs, 5) };
   };
 
@@ -23,12 +34,22 @@ describe('SlotQueue over the memory store', () => {
     const b = await store.acquire(req(2));
     assert.ok(a.ok && b.ok);
     assert.deepEqual(await store.acquire(req(2)), { ok: false, reason: 'full' });
-    assert.equal((await store.view([{ key: 'u/m', upstream: 'u', capacity: { start: 6, min: 1, ceiling: 64 }, calls: { start: 64, min: 1, ceiling: 64 } }]))[0]!.inFlight, 2);
+    assert.equal(
+      (await store.view([{ key: 'u/m', upstream: 'u', capacity: { start: 6, min: 1, ceiling: 64 }, calls: { start: 64, min: 1, ceiling: 64 } }]))[0]!.inFlight,
+      2,
+    );
     await store.release(a.lease);
     await store.release(a.lease);
-    assert.equal((await store.view([{ key: 'u/m', upstream: 'u', capacity: { start: 6, min: 1, ceiling: 64 }, calls: { start: 64, min: 1, ceiling: 64 } }]))[0]!.inFlight, 1, 'release is idempotent');
+    assert.equal(
+      (await store.view([{ key: 'u/m', upstream: 'u', capacity: { start: 6, min: 1, ceiling: 64 }, calls: { start: 64, min: 1, ceiling: 64 } }]))[0]!.inFlight,
+      1,
+      'release is idempotent',
+    );
     await store.release(b.lease);
-    assert.equal((await store.view([{ key: 'u/m', upstream: 'u', capacity: { start: 6, min: 1, ceiling: 64 }, calls: { start: 64, min: 1, ceiling: 64 } }]))[0]!.inFlight, 0);
+    assert.equal(
+      (await store.view([{ key: 'u/m', upstream: 'u', capacity: { start: 6, min: 1, ceiling: 64 }, calls: { start: 64, min: 1, ceiling: 64 } }]))[0]!.inFlight,
+      0,
+    );
   });
 
   test('waiters get released slots in FIFO order', async () => {

@@ -100,7 +100,10 @@ const MIX_SEEDS = [11, 12, 13];
 describe('SseFramer on every recording: any line endings, any reads', () => {
   test('there are recordings to test, CRLF captures and jsonl ones among them', () => {
     assert.ok(RECORDINGS.length >= 15, RECORDINGS.join(', '));
-    assert.ok(RECORDINGS.some((f) => fixture(f).includes('\r\n')), 'a CRLF capture');
+    assert.ok(
+      RECORDINGS.some((f) => fixture(f).includes('\r\n')),
+      'a CRLF capture',
+    );
     assert.ok(RECORDINGS.some((f) => f.endsWith('.chunks.jsonl')));
   });
 
@@ -340,7 +343,10 @@ describe('SseFramer: an event past the size limit', () => {
   test('an event past the limit that came whole in one read: the events before it are returned, the next push or end throws', () => {
     const f = new SseFramer(1_000);
     const got = f.push(Buffer.from(`data: a\n\ndata: ${'z'.repeat(1_200)}\n\ndata: b\n\n`));
-    assert.deepEqual(got.map((e) => e.data), ['a']);
+    assert.deepEqual(
+      got.map((e) => e.data),
+      ['a'],
+    );
     assert.throws(() => f.push(Buffer.from('data: c\n\n')), EventTooLarge);
     const g = new SseFramer(1_000);
     g.push(Buffer.from(`data: ${'z'.repeat(1_200)}\n\n`));

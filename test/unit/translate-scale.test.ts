@@ -10,7 +10,8 @@ import { makeTranslator } from '../helpers/translate.js';
 
 type Obj = Record<string, unknown>;
 
-const toMessages = (client: 'chat' | 'responses', body: Obj): Obj => makeTranslator(client, 'messages', { stream: false, options: { default_max_tokens: 1000 } }).request(body).body;
+const toMessages = (client: 'chat' | 'responses', body: Obj): Obj =>
+  makeTranslator(client, 'messages', { stream: false, options: { default_max_tokens: 1000 } }).request(body).body;
 
 /** A chat request: an assistant turn calling `n` tools, then `lead` user messages, then the `n` tool results. */
 function chatToolResults(n: number, lead: Obj[] = []): Obj {
@@ -47,7 +48,11 @@ describe('many tool results in a row', () => {
   });
 
   test('chat -> messages: the work grows linearly with the number of results', () => {
-    const ratio = growth((n) => chatToolResults(n), (b) => toMessages('chat', b), 5_000);
+    const ratio = growth(
+      (n) => chatToolResults(n),
+      (b) => toMessages('chat', b),
+      5_000,
+    );
     assert.ok(ratio < 6, `4x the results cost ${ratio.toFixed(1)}x the work`);
   });
 
@@ -58,7 +63,11 @@ describe('many tool results in a row', () => {
     assert.equal(turn.length, M + 1);
     assert.ok(turn.slice(0, M).every((b, i) => b['type'] === 'tool_result' && b['tool_use_id'] === `c${i}`));
     assert.deepEqual(turn[M], { type: 'text', text: 'and then' });
-    const ratio = growth((n) => chatToolResults(n, lead), (b) => toMessages('chat', b), 2_000);
+    const ratio = growth(
+      (n) => chatToolResults(n, lead),
+      (b) => toMessages('chat', b),
+      2_000,
+    );
     assert.ok(ratio < 6, `4x the results cost ${ratio.toFixed(1)}x the work`);
   });
 
@@ -72,7 +81,11 @@ describe('many tool results in a row', () => {
     assert.ok(turn.slice(0, M).every((b, i) => b['type'] === 'tool_result' && b['tool_use_id'] === `c${i}`));
     assert.deepEqual(turn[M], { type: 'text', text: 'and then' });
     for (const lead2 of [[], lead]) {
-      const ratio = growth((n) => responsesToolResults(n, lead2), (b) => toMessages('responses', b), 2_000);
+      const ratio = growth(
+        (n) => responsesToolResults(n, lead2),
+        (b) => toMessages('responses', b),
+        2_000,
+      );
       assert.ok(ratio < 6, `4x the results cost ${ratio.toFixed(1)}x the work`);
     }
   });
@@ -85,14 +98,26 @@ describe('requests with 200,000 blocks or items', () => {
   const messagesBody = (): Obj => ({ model: 'm', max_tokens: 100, messages: [{ role: 'user', content: toolResults() }] });
 
   test('chat -> messages: a developer message of 200,000 parts is the system', () => {
-    const body = toMessages('chat', { model: 'claude', messages: [{ role: 'developer', content: texts('text') }, { role: 'user', content: 'hi' }] });
+    const body = toMessages('chat', {
+      model: 'claude',
+      messages: [
+        { role: 'developer', content: texts('text') },
+        { role: 'user', content: 'hi' },
+      ],
+    });
     const system = body['system'] as Obj[];
     assert.equal(system.length, N);
     assert.deepEqual(system[N - 1], { type: 'text', text: `t${N - 1}` });
   });
 
   test('responses -> messages: a developer item of 200,000 parts is the system', () => {
-    const body = toMessages('responses', { model: 'claude', input: [{ role: 'developer', content: texts('input_text') }, { role: 'user', content: 'hi' }] });
+    const body = toMessages('responses', {
+      model: 'claude',
+      input: [
+        { role: 'developer', content: texts('input_text') },
+        { role: 'user', content: 'hi' },
+      ],
+    });
     const system = body['system'] as Obj[];
     assert.equal(system.length, N);
     assert.deepEqual(system[N - 1], { type: 'text', text: `t${N - 1}` });
@@ -112,7 +137,13 @@ describe('requests with 200,000 blocks or items', () => {
 
   test('responses -> chat: a tool output of 200,000 images follows as one user message', () => {
     const images = Array.from({ length: N }, (_, i) => ({ type: 'input_image', image_url: `https://example.com/${i}.png` }));
-    const body = { model: 'm', input: [{ type: 'function_call', call_id: 'c', name: 'f', arguments: '{}' }, { type: 'function_call_output', call_id: 'c', output: images }] };
+    const body = {
+      model: 'm',
+      input: [
+        { type: 'function_call', call_id: 'c', name: 'f', arguments: '{}' },
+        { type: 'function_call_output', call_id: 'c', output: images },
+      ],
+    };
     const messages = makeTranslator('responses', 'chat', { stream: false }).request(body).body['messages'] as Obj[];
     assert.equal(messages.length, 3);
     const content = messages[2]!['content'] as Obj[];

@@ -85,16 +85,35 @@ for (const { client, wire } of supportedPairs()) {
             assert.equal(w.failed, false);
             assert.equal(w.doneAt.length, 1, 'exactly one done step');
             const at = w.doneAt[0]!;
-            assert.ok(w.steps[at]!.frames.some((f) => isTerminal(client, f)), 'the done step writes the terminal event');
+            assert.ok(
+              w.steps[at]!.frames.some((f) => isTerminal(client, f)),
+              'the done step writes the terminal event',
+            );
             assert.ok(!w.steps.slice(0, at).some((s) => s.frames.some((f) => isTerminal(client, f))), 'no terminal event before it');
             if (facts.usage) assert.deepEqual(w.usageAtDone, facts.usage, 'the usage was read by the done step');
           }
         });
         test(`${label}: cut before the answer completed, no done step`, () => {
           const events = facts.events;
-          const completing = events.findIndex((_e, i) => streamFacts(wire, Buffer.from(events.slice(0, i + 1).map((e) => e.raw).join(''))).complete);
+          const completing = events.findIndex(
+            (_e, i) =>
+              streamFacts(
+                wire,
+                Buffer.from(
+                  events
+                    .slice(0, i + 1)
+                    .map((e) => e.raw)
+                    .join(''),
+                ),
+              ).complete,
+          );
           assert.ok(completing > 0);
-          const cut = Buffer.from(events.slice(0, completing).map((e) => e.raw).join(''));
+          const cut = Buffer.from(
+            events
+              .slice(0, completing)
+              .map((e) => e.raw)
+              .join(''),
+          );
           const w = walk(makeTranslator(client, wire), [cut]);
           assert.deepEqual(w.doneAt, []);
           assert.ok(w.failed, 'cut short');

@@ -28,8 +28,17 @@ after(() => mock.restoreAll());
 function chatMessage(answer: Obj): { content: string; reasoning: string; calls: { id: unknown; name: unknown; input: unknown }[]; finish: string } {
   const choice = (answer['choices'] as Obj[])[0]!;
   const m = choice['message'] as Obj;
-  const calls = ((m['tool_calls'] as Obj[] | undefined) ?? []).map((c) => ({ id: c['id'], name: (c['function'] as Obj)['name'], input: JSON.parse(((c['function'] as Obj)['arguments'] as string) || '{}') as unknown }));
-  return { content: typeof m['content'] === 'string' ? m['content'] : '', reasoning: String(m['reasoning_content'] ?? m['reasoning'] ?? ''), calls, finish: String(choice['finish_reason']) };
+  const calls = ((m['tool_calls'] as Obj[] | undefined) ?? []).map((c) => ({
+    id: c['id'],
+    name: (c['function'] as Obj)['name'],
+    input: JSON.parse(((c['function'] as Obj)['arguments'] as string) || '{}') as unknown,
+  }));
+  return {
+    content: typeof m['content'] === 'string' ? m['content'] : '',
+    reasoning: String(m['reasoning_content'] ?? m['reasoning'] ?? ''),
+    calls,
+    finish: String(choice['finish_reason']),
+  };
 }
 
 const JSON_CHECKS: Readonly<Record<string, (body: Obj, answer: Obj, usage: Usage) => void>> = {
@@ -40,19 +49,48 @@ const JSON_CHECKS: Readonly<Record<string, (body: Obj, answer: Obj, usage: Usage
     assert.match(String(body['id']), /^resp_/);
     const output = body['output'] as Obj[];
     const of = (type: string) => output.filter((i) => i['type'] === type);
-    assert.equal(of('message').map((m) => (m['content'] as Obj[])[0]!['text']).join(''), want.content);
-    assert.equal(of('reasoning').map((m) => (m['content'] as Obj[])[0]!['text']).join(''), want.reasoning);
-    assert.deepEqual(of('function_call').map((c) => ({ id: c['call_id'], name: c['name'], input: JSON.parse(c['arguments'] as string) as unknown })), want.calls);
+    assert.equal(
+      of('message')
+        .map((m) => (m['content'] as Obj[])[0]!['text'])
+        .join(''),
+      want.content,
+    );
+    assert.equal(
+      of('reasoning')
+        .map((m) => (m['content'] as Obj[])[0]!['text'])
+        .join(''),
+      want.reasoning,
+    );
+    assert.deepEqual(
+      of('function_call').map((c) => ({ id: c['call_id'], name: c['name'], input: JSON.parse(c['arguments'] as string) as unknown })),
+      want.calls,
+    );
     assert.deepEqual(body['usage'], responsesUsageOf(usage));
   },
   'messages -> chat': (body, answer, usage) => {
     const want = chatMessage(answer);
-    assert.deepEqual([body['type'], body['role'], body['model'], body['stop_reason']], ['message', 'assistant', answer['model'], STOP_OF[want.finish] ?? 'end_turn']);
+    assert.deepEqual(
+      [body['type'], body['role'], body['model'], body['stop_reason']],
+      ['message', 'assistant', answer['model'], STOP_OF[want.finish] ?? 'end_turn'],
+    );
     const blocks = body['content'] as Obj[];
     const of = (type: string) => blocks.filter((b) => b['type'] === type);
-    assert.equal(of('text').map((b) => b['text']).join(''), want.content);
-    assert.equal(of('thinking').map((b) => b['thinking']).join(''), want.reasoning);
-    assert.deepEqual(of('tool_use').map((b) => ({ id: b['id'], name: b['name'], input: b['input'] })), want.calls);
+    assert.equal(
+      of('text')
+        .map((b) => b['text'])
+        .join(''),
+      want.content,
+    );
+    assert.equal(
+      of('thinking')
+        .map((b) => b['thinking'])
+        .join(''),
+      want.reasoning,
+    );
+    assert.deepEqual(
+      of('tool_use').map((b) => ({ id: b['id'], name: b['name'], input: b['input'] })),
+      want.calls,
+    );
     assert.deepEqual(body['usage'], anthropicUsageOf(usage));
   },
   'chat -> messages': (body, msg, usage) => {
@@ -69,7 +107,12 @@ const JSON_CHECKS: Readonly<Record<string, (body: Obj, answer: Obj, usage: Usage
     const thinking = of('thinking').map((b) => b['thinking'] as string);
     assert.equal(message['reasoning_content'], thinking.length > 0 ? thinking.join('') : undefined);
     assert.deepEqual(
-      ((message['tool_calls'] as Obj[] | undefined) ?? []).map((c) => ({ id: c['id'], type: c['type'], name: (c['function'] as Obj)['name'], input: JSON.parse((c['function'] as Obj)['arguments'] as string) as unknown })),
+      ((message['tool_calls'] as Obj[] | undefined) ?? []).map((c) => ({
+        id: c['id'],
+        type: c['type'],
+        name: (c['function'] as Obj)['name'],
+        input: JSON.parse((c['function'] as Obj)['arguments'] as string) as unknown,
+      })),
       of('tool_use').map((b) => ({ id: b['id'], type: 'function', name: b['name'], input: b['input'] })),
     );
     assert.deepEqual(body['usage'], openAIUsage(usage));

@@ -17,7 +17,10 @@ describe('chat -> chat request', () => {
       [undefined, { include_usage: true }],
       [{ include_usage: false }, { include_usage: true }],
       [{ include_obfuscation: false }, { include_obfuscation: false, include_usage: true }],
-      [{ include_usage: false, include_obfuscation: true }, { include_usage: true, include_obfuscation: true }],
+      [
+        { include_usage: false, include_obfuscation: true },
+        { include_usage: true, include_obfuscation: true },
+      ],
     ] as const) {
       // Whether the client gets the usage chunk is the translator's business on the way back.
       for (const wantsUsage of [true, false]) {
@@ -67,7 +70,9 @@ describe('chat -> messages request', () => {
   test('a data:image/jpg URL is sent as image/jpeg', () => {
     for (const prefix of ['data:image/jpg;base64,', 'data:IMAGE/JPG;base64,']) {
       const out = convert(chat({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `${prefix}/9j/4AAQSkZJRg==` } }] }] }));
-      assert.deepEqual(out['messages'], [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: '/9j/4AAQSkZJRg==' } }] }]);
+      assert.deepEqual(out['messages'], [
+        { role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: '/9j/4AAQSkZJRg==' } }] },
+      ]);
     }
   });
 
@@ -76,8 +81,21 @@ describe('chat -> messages request', () => {
       model: 'm',
       messages: [
         { role: 'system', content: ' \n ' },
-        { role: 'developer', content: [{ type: 'text', text: '\t' }, { type: 'text', text: 'Be brief.' }] },
-        { role: 'user', content: [{ type: 'text', text: '   ' }, { type: 'text', text: 'Weather?' }, { type: 'text', text: '\n' }] },
+        {
+          role: 'developer',
+          content: [
+            { type: 'text', text: '\t' },
+            { type: 'text', text: 'Be brief.' },
+          ],
+        },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: '   ' },
+            { type: 'text', text: 'Weather?' },
+            { type: 'text', text: '\n' },
+          ],
+        },
         { role: 'assistant', content: '  ', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{}' } }] },
         { role: 'tool', tool_call_id: 'call_1', content: ' \n' },
         { role: 'user', content: '\n\n' },
@@ -89,7 +107,13 @@ describe('chat -> messages request', () => {
     assert.deepEqual(out['messages'], [
       { role: 'user', content: [{ type: 'text', text: 'Weather?' }] },
       { role: 'assistant', content: [{ type: 'tool_use', id: 'call_1', name: 'weather', input: {} }] },
-      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_1' }, { type: 'text', text: 'Thanks' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'call_1' },
+          { type: 'text', text: 'Thanks' },
+        ],
+      },
     ]);
     assert.ok(!JSON.stringify(out).match(/"text":"\s*"/), 'no whitespace-only text block anywhere');
   });

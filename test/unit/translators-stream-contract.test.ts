@@ -136,7 +136,13 @@ describe('a stream that ends before its answer completed is cut short', () => {
 describe("chat's usage-only chunk", () => {
   const name = 'openai-chat-stream-text-include-usage.sse';
   const events = readSse(sseBody(name).toString('utf8'));
-  const at = events.findIndex((e) => e.data !== null && e.data !== '[DONE]' && Array.isArray((JSON.parse(e.data) as Obj)['choices']) && ((JSON.parse(e.data) as Obj)['choices'] as unknown[]).length === 0);
+  const at = events.findIndex(
+    (e) =>
+      e.data !== null &&
+      e.data !== '[DONE]' &&
+      Array.isArray((JSON.parse(e.data) as Obj)['choices']) &&
+      ((JSON.parse(e.data) as Obj)['choices'] as unknown[]).length === 0,
+  );
   const usageChunk = JSON.parse(events[at]!.data!) as Obj;
   const usage = usageChunk['usage'] as Obj;
 

@@ -32,7 +32,14 @@ import {
   type StreamFacts,
 } from '../helpers/recording-catalog.js';
 import { checkMessagesOverResponses } from '../helpers/anthropic-client-checks.js';
-import { checkChatOverMessages, checkChatOverResponses, checkMessagesOverChat, checkResponsesOverChat, NOW_MS, type ClientCheck } from '../helpers/chat-bridge-checks.js';
+import {
+  checkChatOverMessages,
+  checkChatOverResponses,
+  checkMessagesOverChat,
+  checkResponsesOverChat,
+  NOW_MS,
+  type ClientCheck,
+} from '../helpers/chat-bridge-checks.js';
 import { FIXTURES } from '../helpers/recordings.js';
 import { checkResponsesStream } from '../helpers/responses-checks.js';
 import { byteByByte, randomPieces, SEEDS } from '../helpers/splits.js';
@@ -100,7 +107,13 @@ describe('the recordings', () => {
 
 /** What drive() gives, in comparable form. */
 function comparable(d: Driven): unknown {
-  return { text: sameIds(d.text), usage: d.usage, generated: d.generated, reasoning: d.reasoning, failure: d.error ? { classified: d.error.classified, message: d.error.error.message } : null };
+  return {
+    text: sameIds(d.text),
+    usage: d.usage,
+    generated: d.generated,
+    reasoning: d.reasoning,
+    failure: d.error ? { classified: d.error.classified, message: d.error.error.message } : null,
+  };
 }
 
 /** The client bytes a passthrough must write before any error frame. */
@@ -205,7 +218,12 @@ for (const pair of PAIRS) {
               assert.equal(d.error.classified.class, STREAM_ERROR_CLASS[name]);
               // The client got what came before the error event (a passthrough: those bytes), then one error frame.
               const events = readSse(d.text);
-              const prefix = passthrough ? passthroughBytes(client, facts, wantsUsage) : events.slice(0, -1).map((e) => e.raw).join('');
+              const prefix = passthrough
+                ? passthroughBytes(client, facts, wantsUsage)
+                : events
+                    .slice(0, -1)
+                    .map((e) => e.raw)
+                    .join('');
               const frame = errorFrame(d.text, prefix);
               assert.equal(frameMessage(client, frame), facts.errorFields!['message']);
             });

@@ -31,7 +31,10 @@ describe('server.workers', () => {
 
   test('0, a fraction or a string is refused, naming the field', () => {
     for (const bad of ['0', '1.5', 'two']) {
-      assert.throws(() => parseTestConfig(withWorkers(bad, '  redis_url: redis://127.0.0.1:6379'), {}), (err: unknown) => err instanceof ConfigError && /\/server\/workers/.test(err.message));
+      assert.throws(
+        () => parseTestConfig(withWorkers(bad, '  redis_url: redis://127.0.0.1:6379'), {}),
+        (err: unknown) => err instanceof ConfigError && /\/server\/workers/.test(err.message),
+      );
     }
   });
 

@@ -15,7 +15,10 @@ const WIRE_APIS: ReadonlySet<ApiName> = new Set<ApiName>(['messages']);
 
 /** Joins comma-list header values (`anthropic-beta`), dropping duplicates. */
 function joinList(...values: (string | undefined)[]): string | undefined {
-  const items = values.flatMap((v) => (v ? v.split(',') : [])).map((s) => s.trim()).filter((s) => s !== '');
+  const items = values
+    .flatMap((v) => (v ? v.split(',') : []))
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   return items.length > 0 ? [...new Set(items)].join(',') : undefined;
 }
 

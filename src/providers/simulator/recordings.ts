@@ -48,7 +48,13 @@ function fromEvents(events: Buffer[]): StreamRecording {
     const text = raw.toString('utf8');
     const payload = text.startsWith('data:') ? text.slice(5).trim() : '';
     if (!payload.startsWith('{')) return;
-    const chunk = JSON.parse(payload) as { id: string; created: number; model: string; choices: { delta?: { tool_calls?: { function?: { name?: string } }[] } }[]; usage?: unknown };
+    const chunk = JSON.parse(payload) as {
+      id: string;
+      created: number;
+      model: string;
+      choices: { delta?: { tool_calls?: { function?: { name?: string } }[] } }[];
+      usage?: unknown;
+    };
     if (i === 0) meta = { id: chunk.id, created: chunk.created, model: chunk.model };
     if (chunk.choices.length === 0 && chunk.usage) usageOnlyIndex = i;
     else if (/"(content|reasoning_content|arguments)":"[^"]/.test(payload)) deltaEvents++;
@@ -65,7 +71,9 @@ function loadSse(name: string): StreamRecording {
 }
 
 function loadChunks(name: string): StreamRecording {
-  const lines = readFileSync(join(dir(), name), 'utf8').split('\n').filter((l) => l.trim() !== '');
+  const lines = readFileSync(join(dir(), name), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '');
   const events = lines.map((l) => Buffer.from(`data: ${l}\n\n`));
   events.push(Buffer.from('data: [DONE]\n\n'));
   return fromEvents(events);

@@ -100,11 +100,18 @@ export function toolCallEvents(call: PlannedCall, rec: StreamRecording, wantsUsa
   const base = { id: rec.meta.id, object: 'chat.completion.chunk', created: rec.meta.created, model: rec.meta.model };
   const frame = (o: Obj): Buffer => Buffer.from(`data: ${JSON.stringify({ ...base, ...o })}\n\n`);
   const choice = (delta: Obj, finish: string | null = null): Obj => ({ choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
-  const out = [...rec.reasoningEvents, frame(choice({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }))];
-  for (let i = 0; i < call.arguments.length; i += 16) out.push(frame(choice({ tool_calls: [{ index: 0, function: { arguments: call.arguments.slice(i, i + 16) } }] })));
+  const out = [
+    ...rec.reasoningEvents,
+    frame(
+      choice({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }),
+    ),
+  ];
+  for (let i = 0; i < call.arguments.length; i += 16)
+    out.push(frame(choice({ tool_calls: [{ index: 0, function: { arguments: call.arguments.slice(i, i + 16) } }] })));
   out.push(frame(choice({}, 'tool_calls')));
   const completion = Math.max(1, Math.ceil(call.arguments.length / 4));
-  if (wantsUsage) out.push(frame({ choices: [], usage: { prompt_tokens: promptTokens, completion_tokens: completion, total_tokens: promptTokens + completion } }));
+  if (wantsUsage)
+    out.push(frame({ choices: [], usage: { prompt_tokens: promptTokens, completion_tokens: completion, total_tokens: promptTokens + completion } }));
   out.push(Buffer.from('data: [DONE]\n\n'));
   return out;
 }
@@ -113,8 +120,17 @@ export function toolCallEvents(call: PlannedCall, rec: StreamRecording, wantsUsa
 export function toolCallJson(call: PlannedCall, template: Buffer, promptTokens: number): Buffer {
   const t = JSON.parse(template.toString('utf8')) as Obj;
   const completion = Math.max(1, Math.ceil(call.arguments.length / 4));
-  const message = { role: 'assistant', content: null, refusal: null, tool_calls: [{ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }] };
+  const message = {
+    role: 'assistant',
+    content: null,
+    refusal: null,
+    tool_calls: [{ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }],
+  };
   return Buffer.from(
-    JSON.stringify({ ...t, choices: [{ index: 0, message, logprobs: null, finish_reason: 'tool_calls' }], usage: { prompt_tokens: promptTokens, completion_tokens: completion, total_tokens: promptTokens + completion } }),
+    JSON.stringify({
+      ...t,
+      choices: [{ index: 0, message, logprobs: null, finish_reason: 'tool_calls' }],
+      usage: { prompt_tokens: promptTokens, completion_tokens: completion, total_tokens: promptTokens + completion },
+    }),
   );
 }

@@ -9,5 +9,11 @@ import type { Candidate, StrategyContext, StrategyFn } from './types.js';
 export const sticky: StrategyFn = (candidates: readonly Candidate[], ctx: StrategyContext) => {
   const pinned = candidates.find((c) => c.target.key === ctx.pinned);
   if (!pinned || pinned.inFlight >= pinned.capacity) return balanced(candidates, ctx);
-  return [pinned, ...balanced(candidates.filter((c) => c !== pinned), ctx)];
+  return [
+    pinned,
+    ...balanced(
+      candidates.filter((c) => c !== pinned),
+      ctx,
+    ),
+  ];
 };

@@ -23,7 +23,8 @@ export const adminAuth = fp<AdminPluginOptions>(
       // The console page itself holds no data (its data endpoint needs the key).
       if (req.routeOptions.config.adminPublic === true) return;
       const key = bearerToken(req);
-      if (key === undefined) throw new GatewayError('GW_ERR_INVALID_API_KEY', { message: 'Missing admin key. Send it as "Authorization: Bearer <admin key>".' });
+      if (key === undefined)
+        throw new GatewayError('GW_ERR_INVALID_API_KEY', { message: 'Missing admin key. Send it as "Authorization: Bearer <admin key>".' });
       const digest = hashKey(key);
       const held = await throttle.keyBlocked(digest);
       if (held) throw throttledError(held);

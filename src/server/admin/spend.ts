@@ -26,7 +26,9 @@ function registerSpend(admin: FastifyInstance, gw: Gateway): void {
       throw err;
     }
     if (!gw.ledger) {
-      throw new GatewayError('GW_ERR_LEDGER_UNAVAILABLE', { message: 'No usage ledger is configured: set DATABASE_URL (or ledger.postgres_url) to a PostgreSQL database.' });
+      throw new GatewayError('GW_ERR_LEDGER_UNAVAILABLE', {
+        message: 'No usage ledger is configured: set DATABASE_URL (or ledger.postgres_url) to a PostgreSQL database.',
+      });
     }
     let rows: Record<string, unknown>[];
     try {

@@ -158,7 +158,10 @@ function registerConsole(admin: FastifyInstance, gw: Gateway): void {
       reroutes: {
         fallbacks: fallbacks.filter((v) => v.value > 0).map((v) => ({ from: v.labels['from'], to: v.labels['to'], count: v.value })),
         sheds: sheds.filter((v) => v.value > 0).map((v) => ({ model: v.labels['model'], policy: v.labels['policy'], count: v.value })),
-        recent: held.filter((r) => r.fallback !== null || r.shed !== null).slice(0, 20).map(wire),
+        recent: held
+          .filter((r) => r.fallback !== null || r.shed !== null)
+          .slice(0, 20)
+          .map(wire),
       },
       keys: keyRows,
     };

@@ -145,7 +145,9 @@ export type DecodedBody = Readable & { readonly receivedEncodedLength: number; s
  */
 export function decodeBody(source: Readable, codings: readonly string[], limit: number): DecodedBody {
   const tooLarge = (what: string) => () =>
-    new GatewayError('GW_ERR_BODY_TOO_LARGE', { message: `The ${what} request body is larger than this gateway accepts (server.body_limit_bytes, ${limit} bytes).` });
+    new GatewayError('GW_ERR_BODY_TOO_LARGE', {
+      message: `The ${what} request body is larger than this gateway accepts (server.body_limit_bytes, ${limit} bytes).`,
+    });
   const encoded = new ByteCounter(limit, tooLarge('encoded'));
   const out = new ByteCounter(limit, tooLarge('decoded'));
   Object.defineProperty(out, 'receivedEncodedLength', { get: () => encoded.bytes });
@@ -167,7 +169,11 @@ export function decodeBody(source: Readable, codings: readonly string[], limit: 
       const d = decoder(coding, from === encoded ? head : Buffer.alloc(0));
       d.on('error', (err) => {
         if (err instanceof GatewayError) return fail(err);
-        fail(new GatewayError('GW_ERR_BODY_ENCODING', { message: `The request body could not be decoded as ${coding}, as its Content-Encoding says (${err.message}).` }));
+        fail(
+          new GatewayError('GW_ERR_BODY_ENCODING', {
+            message: `The request body could not be decoded as ${coding}, as its Content-Encoding says (${err.message}).`,
+          }),
+        );
       });
       stages.push(d);
       from = from.pipe(d);

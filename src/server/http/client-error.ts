@@ -17,5 +17,7 @@ export function clientError(err: NodeJS.ErrnoException, socket: Duplex): void {
         ? [408, 'Request Timeout', 'The request was not received in time.']
         : [400, 'Bad Request', 'The request is not valid HTTP.'];
   const body = JSON.stringify({ error: { message, type: 'invalid_request_error', param: null, code: null } });
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }

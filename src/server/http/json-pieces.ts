@@ -133,7 +133,10 @@ export async function parseJsonInPieces(text: string, onPiece: (piece: unknown) 
         if (t.charCodeAt(i) === CLOSE_BRACKET) i++;
         else {
           for (;;) {
-            i = skipWs(t, parseValueAt(t, i, (v) => (items.push(v), onPiece(v))));
+            i = skipWs(
+              t,
+              parseValueAt(t, i, (v) => (items.push(v), onPiece(v))),
+            );
             await pause();
             const c = t.charCodeAt(i);
             if (c === CLOSE_BRACKET) break;

@@ -84,7 +84,9 @@ export function useRequestHooks(app: FastifyInstance, deps: RequestHookDeps): vo
       const timer = setTimeout(() => {
         const res = reply.raw;
         if (!res.headersSent) {
-          const body = JSON.stringify({ error: { message: 'The request body was not received in time.', type: 'invalid_request_error', param: null, code: 'request_timeout' } });
+          const body = JSON.stringify({
+            error: { message: 'The request body was not received in time.', type: 'invalid_request_error', param: null, code: 'request_timeout' },
+          });
           res.writeHead(408, { 'content-type': 'application/json', connection: 'close', 'x-request-id': req.id });
           res.end(body);
         }

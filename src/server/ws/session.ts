@@ -96,18 +96,28 @@ export class ResponsesSocket {
     try {
       event = JSON.parse(text);
     } catch {
-      return void this.send(gatewayErrorEvent(new GatewayError('GW_ERR_INVALID_JSON', { message: 'The event is not valid JSON: send one JSON object per text frame.' })));
+      return void this.send(
+        gatewayErrorEvent(new GatewayError('GW_ERR_INVALID_JSON', { message: 'The event is not valid JSON: send one JSON object per text frame.' })),
+      );
     }
-    if (!event || typeof event !== 'object' || Array.isArray(event)) return void this.send(gatewayErrorEvent(invalid('The event must be a JSON object with a `type`.', 'type')));
+    if (!event || typeof event !== 'object' || Array.isArray(event))
+      return void this.send(gatewayErrorEvent(invalid('The event must be a JSON object with a `type`.', 'type')));
     const { type, ...body } = event as Record<string, unknown>;
     if (type === 'response.processed') return;
     if (type !== 'response.create') {
       const named = typeof type === 'string' ? `'${type.slice(0, 64)}'` : 'missing';
       return void this.send(gatewayErrorEvent(invalid(`Unknown event type (${named}): this socket takes 'response.create'.`, 'type')));
     }
-    if (body['background'] === true) return void this.send(gatewayErrorEvent(invalid('background is not supported over WebSocket: send the request as POST /v1/responses.', 'background')));
+    if (body['background'] === true)
+      return void this.send(gatewayErrorEvent(invalid('background is not supported over WebSocket: send the request as POST /v1/responses.', 'background')));
     if (this.waiting.length >= MAX_QUEUED) {
-      return void this.send(gatewayErrorEvent(invalid(`${MAX_QUEUED} response.create events are already waiting: a connection runs one response at a time; wait for the final event, or open another connection.`)));
+      return void this.send(
+        gatewayErrorEvent(
+          invalid(
+            `${MAX_QUEUED} response.create events are already waiting: a connection runs one response at a time; wait for the final event, or open another connection.`,
+          ),
+        ),
+      );
     }
     // Every turn streams (the event stream is the socket); `stream` is not sent over WebSocket.
     this.waiting.push({ ...body, stream: true });

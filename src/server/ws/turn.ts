@@ -32,7 +32,19 @@ import type { Drain } from '../lifecycle/drain.js';
 export type TurnRegistry = Map<string, AbortSignal>;
 
 /** Headers of the upgrade request a turn does not carry: the handshake's, hop-by-hop ones, the body's, the upgrade's own request id. */
-const NOT_PASSED = new Set(['connection', 'upgrade', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'proxy-connection', 'content-length', 'content-type', 'expect', 'x-request-id']);
+const NOT_PASSED = new Set([
+  'connection',
+  'upgrade',
+  'keep-alive',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'proxy-connection',
+  'content-length',
+  'content-type',
+  'expect',
+  'x-request-id',
+]);
 
 /** The upgrade request's headers as each turn sends them. */
 export function turnHeaders(upgrade: IncomingHttpHeaders): Record<string, string | string[]> {
@@ -137,7 +149,8 @@ export class Turn {
     } catch {
       // The answer was destroyed: the client left, or the pipeline cut the stream.
     }
-    if (!this.terminal && !this.left.signal.aborted) await this.fail(new GatewayError('GW_ERR_INTERNAL', { message: 'The response stream ended before its final event.' }));
+    if (!this.terminal && !this.left.signal.aborted)
+      await this.fail(new GatewayError('GW_ERR_INTERNAL', { message: 'The response stream ended before its final event.' }));
   }
 
   private async forward(ev: SseEvent): Promise<void> {

@@ -58,10 +58,7 @@ function fallbackStatus(status: number): number {
 export function mapAnthropicError(httpStatus: number, err: unknown): { status: number; error: OpenAIErrorFields } {
   const e = err && typeof err === 'object' ? (err as Record<string, unknown>) : {};
   const aType = typeof e['type'] === 'string' ? e['type'] : undefined;
-  const message =
-    typeof e['message'] === 'string' && e['message'] !== ''
-      ? e['message']
-      : `The upstream provider returned ${aType ?? `HTTP ${httpStatus}`}.`;
+  const message = typeof e['message'] === 'string' && e['message'] !== '' ? e['message'] : `The upstream provider returned ${aType ?? `HTTP ${httpStatus}`}.`;
   const known = aType !== undefined ? ANTHROPIC_ERROR_MAP[aType] : undefined;
   if (known) {
     let code = known.code;

@@ -33,7 +33,11 @@ export function chatToMessages(ctx: TranslatorContext): Translator {
       if (!isObj(parsed)) throw new GatewayError('GW_ERR_UPSTREAM_BAD_RESPONSE', { message: 'The upstream answered with JSON that is not an object.' });
       if (parsed['type'] === 'error') {
         const mapped = mapAnthropicError(200, parsed['error']).error;
-        return { body: Buffer.alloc(0), usage: null, failure: streamErrorFailure(readAnthropicError(parsed['error']), ctx.secrets, { type: mapped.type, code: mapped.code }) };
+        return {
+          body: Buffer.alloc(0),
+          usage: null,
+          failure: streamErrorFailure(readAnthropicError(parsed['error']), ctx.secrets, { type: mapped.type, code: mapped.code }),
+        };
       }
       const usage = readAnthropicUsage(parsed['usage']);
       const body = Buffer.from(JSON.stringify(toChatCompletion(parsed)));

@@ -226,4 +226,3 @@ export function convertMessages(messages: unknown): { system: Block[]; messages:
   });
   return { system, messages: out.done() };
 }
-

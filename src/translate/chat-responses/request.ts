@@ -29,7 +29,9 @@ function invalid(message: string, param: string): GatewayError {
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content.map((p) => (isObj(p) && typeof p['text'] === 'string' ? p['text'] : isObj(p) && typeof p['refusal'] === 'string' ? p['refusal'] : '')).join('');
+  return content
+    .map((p) => (isObj(p) && typeof p['text'] === 'string' ? p['text'] : isObj(p) && typeof p['refusal'] === 'string' ? p['refusal'] : ''))
+    .join('');
 }
 
 function userContent(content: unknown): unknown {
@@ -55,7 +57,12 @@ function toInput(messages: unknown): Obj[] {
       if (text !== '') out.push({ role: 'assistant', content: text });
       for (const call of Array.isArray(m['tool_calls']) ? (m['tool_calls'] as unknown[]) : []) {
         const fn = isObj(call) && isObj(call['function']) ? call['function'] : {};
-        out.push({ type: 'function_call', call_id: asText((call as Obj)['id'] ?? ''), name: asText(fn['name'] ?? ''), arguments: typeof fn['arguments'] === 'string' ? fn['arguments'] : '{}' });
+        out.push({
+          type: 'function_call',
+          call_id: asText((call as Obj)['id'] ?? ''),
+          name: asText(fn['name'] ?? ''),
+          arguments: typeof fn['arguments'] === 'string' ? fn['arguments'] : '{}',
+        });
       }
     } else if (role === 'user') {
       out.push({ role: 'user', content: userContent(m['content']) });
@@ -71,14 +78,21 @@ function toTools(tools: unknown): Obj[] {
   for (const t of Array.isArray(tools) ? tools : []) {
     const fn = isObj(t) && t['type'] === 'function' && isObj(t['function']) ? t['function'] : undefined;
     if (!fn) continue;
-    out.push({ type: 'function', name: asText(fn['name'] ?? ''), ...(typeof fn['description'] === 'string' ? { description: fn['description'] } : {}), parameters: isObj(fn['parameters']) ? fn['parameters'] : { type: 'object', properties: {} }, strict: fn['strict'] === true });
+    out.push({
+      type: 'function',
+      name: asText(fn['name'] ?? ''),
+      ...(typeof fn['description'] === 'string' ? { description: fn['description'] } : {}),
+      parameters: isObj(fn['parameters']) ? fn['parameters'] : { type: 'object', properties: {} },
+      strict: fn['strict'] === true,
+    });
   }
   return out;
 }
 
 function toToolChoice(choice: unknown): unknown {
   if (choice === 'auto' || choice === 'none' || choice === 'required') return choice;
-  if (isObj(choice) && isObj(choice['function']) && typeof choice['function']['name'] === 'string') return { type: 'function', name: choice['function']['name'] };
+  if (isObj(choice) && isObj(choice['function']) && typeof choice['function']['name'] === 'string')
+    return { type: 'function', name: choice['function']['name'] };
   return undefined;
 }
 
@@ -91,10 +105,12 @@ function toTextFormat(format: unknown): unknown {
 
 /** @throws GatewayError 400 (see the file comment). */
 export function toResponsesRequest(body: Readonly<Obj>, stream: boolean): Obj {
-  if (typeof body['n'] === 'number' && body['n'] > 1) throw invalid("'n' above 1 is not available for this model: its upstream speaks the Responses API, which answers once. Send one request per answer.", 'n');
+  if (typeof body['n'] === 'number' && body['n'] > 1)
+    throw invalid("'n' above 1 is not available for this model: its upstream speaks the Responses API, which answers once. Send one request per answer.", 'n');
   for (const k of ['stop', 'logprobs', 'audio'] as const) {
     const v = body[k];
-    if (v !== undefined && v !== null && v !== false) throw invalid(`'${k}' is not available for this model: its upstream speaks the Responses API, which has no such field.`, k);
+    if (v !== undefined && v !== null && v !== false)
+      throw invalid(`'${k}' is not available for this model: its upstream speaks the Responses API, which has no such field.`, k);
   }
   const out: Obj = { model: body['model'], input: toInput(body['messages']), store: false };
   const tools = toTools(body['tools']);

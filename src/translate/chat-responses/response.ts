@@ -18,9 +18,19 @@ export function chatUsage(u: unknown): Obj | undefined {
   if (!isObj(u)) return undefined;
   const input = typeof u['input_tokens'] === 'number' ? u['input_tokens'] : 0;
   const output = typeof u['output_tokens'] === 'number' ? u['output_tokens'] : 0;
-  const cached = isObj(u['input_tokens_details']) && typeof u['input_tokens_details']['cached_tokens'] === 'number' ? u['input_tokens_details']['cached_tokens'] : 0;
-  const reasoning = isObj(u['output_tokens_details']) && typeof u['output_tokens_details']['reasoning_tokens'] === 'number' ? u['output_tokens_details']['reasoning_tokens'] : 0;
-  return { prompt_tokens: input, completion_tokens: output, total_tokens: input + output, prompt_tokens_details: { cached_tokens: cached }, completion_tokens_details: { reasoning_tokens: reasoning } };
+  const cached =
+    isObj(u['input_tokens_details']) && typeof u['input_tokens_details']['cached_tokens'] === 'number' ? u['input_tokens_details']['cached_tokens'] : 0;
+  const reasoning =
+    isObj(u['output_tokens_details']) && typeof u['output_tokens_details']['reasoning_tokens'] === 'number'
+      ? u['output_tokens_details']['reasoning_tokens']
+      : 0;
+  return {
+    prompt_tokens: input,
+    completion_tokens: output,
+    total_tokens: input + output,
+    prompt_tokens_details: { cached_tokens: cached },
+    completion_tokens_details: { reasoning_tokens: reasoning },
+  };
 }
 
 /** The chat `finish_reason` of a finished response. */
@@ -51,7 +61,11 @@ export function toChatCompletion(response: Obj): { body: Obj; text: string } {
         if (isObj(p) && p['type'] === 'refusal' && typeof p['refusal'] === 'string') refusal += p['refusal'];
       }
     } else if (item['type'] === 'function_call') {
-      calls.push({ id: asText(item['call_id'] ?? ''), type: 'function', function: { name: asText(item['name'] ?? ''), arguments: typeof item['arguments'] === 'string' ? item['arguments'] : '{}' } });
+      calls.push({
+        id: asText(item['call_id'] ?? ''),
+        type: 'function',
+        function: { name: asText(item['name'] ?? ''), arguments: typeof item['arguments'] === 'string' ? item['arguments'] : '{}' },
+      });
     } else if (item['type'] === 'reasoning') {
       reasoning += reasoningText(item);
     }

@@ -67,7 +67,9 @@ export class ResponsesToChatStream {
         return { frames: [this.chunk({ tool_calls: [{ index: call.index, function: { arguments: delta } }] })], text: delta };
       }
       case 'response.function_call_arguments.done':
-        return typeof obj['output_index'] === 'number' && typeof obj['arguments'] === 'string' ? this.wholeArgs(obj['output_index'], obj['arguments']) : NOTHING;
+        return typeof obj['output_index'] === 'number' && typeof obj['arguments'] === 'string'
+          ? this.wholeArgs(obj['output_index'], obj['arguments'])
+          : NOTHING;
       case 'response.completed':
       case 'response.incomplete':
         return this.finish(isObj(obj['response']) ? obj['response'] : {});

@@ -72,13 +72,16 @@ function userTurn(content: unknown, param: string): Obj[] {
           parts.push({ type: 'text', text: src['data'] });
           return;
         }
-        throw invalid('Only text documents can be sent to this model\'s upstream (it speaks chat completions): send the document as text.', p);
+        throw invalid("Only text documents can be sent to this model's upstream (it speaks chat completions): send the document as text.", p);
       }
       case 'thinking':
       case 'redacted_thinking':
         return;
       default:
-        throw invalid(`Content blocks of type '${asText(b['type'])}' cannot be sent to this model's upstream (it speaks chat completions): send text, images and tool results.`, p);
+        throw invalid(
+          `Content blocks of type '${asText(b['type'])}' cannot be sent to this model's upstream (it speaks chat completions): send text, images and tool results.`,
+          p,
+        );
     }
   });
   const out = [...tools];
@@ -94,7 +97,8 @@ function assistantTurn(content: unknown): Obj {
   for (const b of Array.isArray(content) ? content : []) {
     if (!isObj(b)) continue;
     if (b['type'] === 'text' && typeof b['text'] === 'string') text += b['text'];
-    else if (b['type'] === 'tool_use') calls.push({ id: asText(b['id'] ?? ''), type: 'function', function: { name: asText(b['name'] ?? ''), arguments: JSON.stringify(b['input'] ?? {}) } });
+    else if (b['type'] === 'tool_use')
+      calls.push({ id: asText(b['id'] ?? ''), type: 'function', function: { name: asText(b['name'] ?? ''), arguments: JSON.stringify(b['input'] ?? {}) } });
     // thinking, redacted_thinking, server tool blocks: not carried
   }
   const m: Obj = { role: 'assistant', content: text === '' && calls.length > 0 ? null : text };
@@ -103,7 +107,10 @@ function assistantTurn(content: unknown): Obj {
 }
 
 function toTools(tools: unknown): Obj[] {
-  return clientTools(tools, WIRE).map((t) => ({ type: 'function', function: { name: t.name, ...(t.description !== undefined ? { description: t.description } : {}), parameters: t.parameters } }));
+  return clientTools(tools, WIRE).map((t) => ({
+    type: 'function',
+    function: { name: t.name, ...(t.description !== undefined ? { description: t.description } : {}), parameters: t.parameters },
+  }));
 }
 
 function toToolChoice(choice: unknown): unknown {

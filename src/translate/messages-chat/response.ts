@@ -38,7 +38,12 @@ export function toStopReason(finish: string | null): string {
 export function anthropicUsage(u: Usage | null): Obj {
   if (!u) return { input_tokens: 0, output_tokens: 0 };
   const written = u.cacheWrite ?? 0;
-  return { input_tokens: Math.max(0, u.input - u.cached - written), cache_creation_input_tokens: written, cache_read_input_tokens: u.cached, output_tokens: u.output };
+  return {
+    input_tokens: Math.max(0, u.input - u.cached - written),
+    cache_creation_input_tokens: written,
+    cache_read_input_tokens: u.cached,
+    output_tokens: u.output,
+  };
 }
 
 /** A tool call's arguments as a `tool_use` input object. */

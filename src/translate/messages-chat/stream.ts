@@ -73,7 +73,8 @@ export class ChatToMessagesStream {
       // An entry that is not an object (`null`) carries nothing: skipped, not read.
       for (const call of (Array.isArray(d['tool_calls']) ? (d['tool_calls'] as unknown[]) : []).filter(isObj)) {
         const step = this.toolDelta(call, frames);
-        if (step === null) return { error: unreadable('The upstream interleaved the arguments of parallel tool calls, which an Anthropic stream cannot carry.') };
+        if (step === null)
+          return { error: unreadable('The upstream interleaved the arguments of parallel tool calls, which an Anthropic stream cannot carry.') };
         text += step;
       }
       if (typeof choice['finish_reason'] === 'string') this.finish = choice['finish_reason'];

@@ -53,16 +53,22 @@ function documentPart(block: Obj, param: string): Obj {
   if (src['type'] === 'text' && typeof src['data'] === 'string') return { type: 'input_text', text: src['data'] };
   if (src['type'] === 'content') return { type: 'input_text', text: joinText(src['content']) };
   const filename = typeof block['title'] === 'string' && block['title'] !== '' ? block['title'] : 'document.pdf';
-  if (src['type'] === 'base64' && typeof src['data'] === 'string') return { type: 'input_file', filename, file_data: `data:${asText(src['media_type'] ?? 'application/pdf')};base64,${src['data']}` };
+  if (src['type'] === 'base64' && typeof src['data'] === 'string')
+    return { type: 'input_file', filename, file_data: `data:${asText(src['media_type'] ?? 'application/pdf')};base64,${src['data']}` };
   if (src['type'] === 'url' && typeof src['url'] === 'string') return { type: 'input_file', file_url: src['url'] };
-  throw invalid("A document is sent to this model's upstream (it speaks the Responses API) as text, base64 data or a URL; file ids are not available there.", `${param}.source`);
+  throw invalid(
+    "A document is sent to this model's upstream (it speaks the Responses API) as text, base64 data or a URL; file ids are not available there.",
+    `${param}.source`,
+  );
 }
 
 /** A tool result's output: its text, or its parts when it holds images. */
 function toolOutput(block: Obj, param: string): unknown {
   const content = block['content'];
   const text = joinText(content);
-  const images = Array.isArray(content) ? content.map((c, j) => (isObj(c) && c['type'] === 'image' ? inputImage(c, `${param}.content[${j}]`) : null)).filter((c) => c !== null) : [];
+  const images = Array.isArray(content)
+    ? content.map((c, j) => (isObj(c) && c['type'] === 'image' ? inputImage(c, `${param}.content[${j}]`) : null)).filter((c) => c !== null)
+    : [];
   const shown = block['is_error'] === true && text === '' ? 'error' : text;
   if (images.length === 0) return shown;
   return [...(shown !== '' ? [{ type: 'input_text', text: shown }] : []), ...images];
@@ -94,7 +100,10 @@ function userTurn(content: unknown, param: string): Obj[] {
       case 'redacted_thinking':
         return;
       default:
-        throw invalid(`Content blocks of type '${asText(b['type'])}' cannot be sent to this model's upstream (it speaks the Responses API): send text, images, documents and tool results.`, p);
+        throw invalid(
+          `Content blocks of type '${asText(b['type'])}' cannot be sent to this model's upstream (it speaks the Responses API): send text, images, documents and tool results.`,
+          p,
+        );
     }
   });
   return parts.length > 0 ? [...outputs, { role: 'user', content: parts }] : outputs;
@@ -131,7 +140,10 @@ function toToolChoice(choice: unknown): unknown {
 /** @throws GatewayError 400 (see the file comment). */
 export function toResponsesRequest(body: Readonly<Obj>, stream: boolean): Obj {
   if (Array.isArray(body['stop_sequences']) && body['stop_sequences'].length > 0) {
-    throw new GatewayError('GW_ERR_UNSUPPORTED_PARAMETER', { message: "'stop_sequences' is not available for this model: its upstream speaks the Responses API, which has no stop field. Send the request without it.", param: 'stop_sequences' });
+    throw new GatewayError('GW_ERR_UNSUPPORTED_PARAMETER', {
+      message: "'stop_sequences' is not available for this model: its upstream speaks the Responses API, which has no stop field. Send the request without it.",
+      param: 'stop_sequences',
+    });
   }
   const input: Obj[] = [];
   for (const turn of turnsOf(body)) {
@@ -144,7 +156,13 @@ export function toResponsesRequest(body: Readonly<Obj>, stream: boolean): Obj {
   if (instructions !== '') out['instructions'] = instructions;
   out['input'] = input;
   out['store'] = false;
-  const tools = clientTools(body['tools'], WIRE).map((t) => ({ type: 'function', name: t.name, ...(t.description !== undefined ? { description: t.description } : {}), parameters: t.parameters, strict: false }));
+  const tools = clientTools(body['tools'], WIRE).map((t) => ({
+    type: 'function',
+    name: t.name,
+    ...(t.description !== undefined ? { description: t.description } : {}),
+    parameters: t.parameters,
+    strict: false,
+  }));
   if (tools.length > 0) {
     out['tools'] = tools;
     const choice = toToolChoice(body['tool_choice']);

@@ -136,7 +136,8 @@ export class ResponsesToMessagesStream {
     if (piece === '' || item.kind === 'call') return NOTHING;
     item.sent = true;
     const frames = this.begin();
-    if (this.out.open !== item.key) frames.push(...this.out.openBlock(item.key, item.kind === 'thinking' ? { type: 'thinking', thinking: '', signature: '' } : { type: 'text', text: '' }));
+    if (this.out.open !== item.key)
+      frames.push(...this.out.openBlock(item.key, item.kind === 'thinking' ? { type: 'thinking', thinking: '', signature: '' } : { type: 'text', text: '' }));
     if (item.kind === 'thinking') {
       frames.push(this.out.delta({ type: 'thinking_delta', thinking: piece }));
       return { frames, reasoning: piece };
@@ -149,7 +150,10 @@ export class ResponsesToMessagesStream {
   private args(at: number, piece: string): StreamStep {
     const item = this.items.get(at);
     if (!item || item.kind !== 'call' || piece === '') return NOTHING;
-    if (this.out.open !== item.key) return { error: unreadable('The upstream sent the arguments of a function call after another output item started, which an Anthropic stream cannot carry.') };
+    if (this.out.open !== item.key)
+      return {
+        error: unreadable('The upstream sent the arguments of a function call after another output item started, which an Anthropic stream cannot carry.'),
+      };
     item.sent = true;
     return { frames: [this.out.delta({ type: 'input_json_delta', partial_json: piece })], text: piece };
   }

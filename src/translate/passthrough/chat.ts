@@ -106,7 +106,10 @@ export function chatToChat(ctx: TranslatorContext): Translator {
       jsonAnswer(raw, parsed, {
         usage: (o) => readChatUsage(o['usage']),
         text: (o) => textsOf(o['choices'], CHAT_TEXT_KEYS),
-        error: (o) => (isObj(o['error']) || typeof o['error'] === 'string') && !Array.isArray(o['choices']) ? streamErrorFailure(readOpenAIError(o['error']), ctx.secrets) : null,
+        error: (o) =>
+          (isObj(o['error']) || typeof o['error'] === 'string') && !Array.isArray(o['choices'])
+            ? streamErrorFailure(readOpenAIError(o['error']), ctx.secrets)
+            : null,
       }),
     event(ev) {
       // Comments (keep-alives) pass, also after the end; data after the end is dropped.

@@ -40,10 +40,13 @@ const unsigned = (b: unknown): boolean => isObj(b) && b['type'] === 'thinking' &
  */
 export function withoutUnsignedThinking(body: Readonly<Record<string, unknown>>): Record<string, unknown> {
   const messages = body['messages'];
-  if (!Array.isArray(messages) || !messages.some((m) => isObj(m) && m['role'] === 'assistant' && Array.isArray(m['content']) && m['content'].some(unsigned))) return { ...body };
+  if (!Array.isArray(messages) || !messages.some((m) => isObj(m) && m['role'] === 'assistant' && Array.isArray(m['content']) && m['content'].some(unsigned)))
+    return { ...body };
   return {
     ...body,
-    messages: messages.map((m) => (isObj(m) && m['role'] === 'assistant' && Array.isArray(m['content']) ? { ...m, content: m['content'].filter((b) => !unsigned(b)) } : m)),
+    messages: messages.map((m) =>
+      isObj(m) && m['role'] === 'assistant' && Array.isArray(m['content']) ? { ...m, content: m['content'].filter((b) => !unsigned(b)) } : m,
+    ),
   };
 }
 

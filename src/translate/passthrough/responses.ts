@@ -41,7 +41,8 @@ export function responsesToResponses(ctx: TranslatorContext): Translator {
       const got = jsonAnswer(raw, parsed, {
         usage: (o) => readResponsesUsage(o['usage']),
         text: (o) => textsOf(o['output'], RESPONSES_TEXT_KEYS),
-        error: (o) => (isObj(o['error']) && o['status'] !== 'completed' && !Array.isArray(o['output']) ? streamErrorFailure(readOpenAIError(o['error']), ctx.secrets) : null),
+        error: (o) =>
+          isObj(o['error']) && o['status'] !== 'completed' && !Array.isArray(o['output']) ? streamErrorFailure(readOpenAIError(o['error']), ctx.secrets) : null,
       });
       if (!got.failure && isObj(parsed)) answer = answerOf(parsed);
       return got;
@@ -51,7 +52,8 @@ export function responsesToResponses(ctx: TranslatorContext): Translator {
       if (!('obj' in read)) return read;
       const { obj, type } = read;
       if (type !== null && TEXT_DELTAS.has(type)) return typeof obj['delta'] === 'string' ? { frames: [ev.raw], text: obj['delta'] } : { frames: [ev.raw] };
-      if (type !== null && REASONING_DELTAS.has(type)) return typeof obj['delta'] === 'string' ? { frames: [ev.raw], reasoning: obj['delta'] } : { frames: [ev.raw] };
+      if (type !== null && REASONING_DELTAS.has(type))
+        return typeof obj['delta'] === 'string' ? { frames: [ev.raw], reasoning: obj['delta'] } : { frames: [ev.raw] };
       const response = isObj(obj['response']) ? obj['response'] : undefined;
       const usage = readResponsesUsage(response?.['usage']) ?? undefined;
       switch (type) {

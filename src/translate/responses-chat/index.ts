@@ -42,7 +42,14 @@ function toResponse(chat: Obj, r: { id: string; echo: Echo; tools: ResponsesTool
     text += name + args;
     const tool = r.tools.back(name);
     const custom = tool.kind === 'custom';
-    output.push(callItem(newId(custom ? 'ctc' : 'fc'), { callId: asText(call['id'] ?? newId('call')), name: tool.name, namespace: tool.namespace, custom }, custom ? customInput(args) : args, 'completed'));
+    output.push(
+      callItem(
+        newId(custom ? 'ctc' : 'fc'),
+        { callId: asText(call['id'] ?? newId('call')), name: tool.name, namespace: tool.namespace, custom },
+        custom ? customInput(args) : args,
+        'completed',
+      ),
+    );
   }
   const finish = typeof choice['finish_reason'] === 'string' ? choice['finish_reason'] : null;
   // The response is made now, by the gateway (a recorded or cached chat answer may carry an old `created`).
@@ -58,7 +65,10 @@ export function responsesToChat(ctx: TranslatorContext): Translator {
   let stream: ChatToResponsesStream | null = null;
   let answer: ResponseAnswer | null = null;
   // Made at the first event, once `request` set the echo and the tools.
-  const events: ChatEvents = new ChatEvents(() => (stream ??= new ChatToResponsesStream({ id, createdAt: Math.floor(Date.now() / 1000), echo, tools }, () => events.usage)), ctx.secrets);
+  const events: ChatEvents = new ChatEvents(
+    () => (stream ??= new ChatToResponsesStream({ id, createdAt: Math.floor(Date.now() / 1000), echo, tools }, () => events.usage)),
+    ctx.secrets,
+  );
 
   return {
     client: 'responses',

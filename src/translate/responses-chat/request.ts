@@ -43,9 +43,14 @@ function textOf(content: unknown, param: string): string {
   let out = '';
   content.forEach((p, i) => {
     if (!isObj(p)) return;
-    if (p['type'] === 'input_text' || p['type'] === 'output_text' || p['type'] === 'text' || p['type'] === 'summary_text') out += typeof p['text'] === 'string' ? p['text'] : '';
+    if (p['type'] === 'input_text' || p['type'] === 'output_text' || p['type'] === 'text' || p['type'] === 'summary_text')
+      out += typeof p['text'] === 'string' ? p['text'] : '';
     else if (p['type'] === 'refusal') out += typeof p['refusal'] === 'string' ? p['refusal'] : '';
-    else if (p['type'] !== 'input_image') throw invalid(`Content parts of type '${asText(p['type'])}' cannot be sent to this model's upstream (it speaks chat completions): send text or images.`, `${param}[${i}]`);
+    else if (p['type'] !== 'input_image')
+      throw invalid(
+        `Content parts of type '${asText(p['type'])}' cannot be sent to this model's upstream (it speaks chat completions): send text or images.`,
+        `${param}[${i}]`,
+      );
   });
   return out;
 }
@@ -57,7 +62,11 @@ function userContent(content: unknown, param: string): unknown {
   return content.map((p, i) => {
     if (!isObj(p)) throw invalid('Each content part must be an object.', `${param}[${i}]`);
     if (p['type'] !== 'input_image') return { type: 'text', text: textOf([p], `${param}[${i}]`) };
-    if (typeof p['image_url'] !== 'string') throw invalid("An input_image is sent to a chat-completions upstream by its 'image_url' (a URL or a data URL); file ids are not available there.", `${param}[${i}].image_url`);
+    if (typeof p['image_url'] !== 'string')
+      throw invalid(
+        "An input_image is sent to a chat-completions upstream by its 'image_url' (a URL or a data URL); file ids are not available there.",
+        `${param}[${i}].image_url`,
+      );
     const detail = typeof p['detail'] === 'string' ? { detail: p['detail'] } : {};
     return { type: 'image_url', image_url: { url: p['image_url'], ...detail } };
   });
@@ -66,7 +75,11 @@ function userContent(content: unknown, param: string): unknown {
 /** A tool call's output as a tool message's content (text parts joined). */
 function outputText(output: unknown, param: string): string {
   if (typeof output === 'string') return output;
-  if (Array.isArray(output)) return textOf(output.filter((p) => !(isObj(p) && p['type'] === 'input_image')), param);
+  if (Array.isArray(output))
+    return textOf(
+      output.filter((p) => !(isObj(p) && p['type'] === 'input_image')),
+      param,
+    );
   return output === undefined || output === null ? '' : JSON.stringify(output);
 }
 
@@ -90,7 +103,8 @@ function toMessages(input: unknown, instructions: unknown, tools: ResponsesTools
   const addCall = (call: Obj): void => {
     const m = lastAssistant();
     const calls = m['tool_calls'] as Obj[] | undefined;
-    if (calls) calls.push(call); // the array addCall made: no copy per call
+    if (calls)
+      calls.push(call); // the array addCall made: no copy per call
     else m['tool_calls'] = [call];
   };
   /** Images of tool outputs: a chat tool message holds text only, so they follow the outputs as a user message. */
@@ -112,27 +126,52 @@ function toMessages(input: unknown, instructions: unknown, tools: ResponsesTools
           const text = textOf(item['content'], `${param}.content`);
           const last = out[out.length - 1];
           // Text after tool calls of the same turn opens a new assistant message.
-          if (role === 'assistant' && last && last['role'] === 'assistant' && last['tool_calls'] === undefined) last['content'] = `${asText(last['content'] ?? '')}${text}`;
+          if (role === 'assistant' && last && last['role'] === 'assistant' && last['tool_calls'] === undefined)
+            last['content'] = `${asText(last['content'] ?? '')}${text}`;
           else out.push({ role, content: text });
         } else throw invalid(`Unknown message role '${asText(item['role'])}'.`, `${param}.role`);
         return;
       }
       case 'function_call':
-        addCall({ id: asText(item['call_id'] ?? ''), type: 'function', function: { name: tools.wireName(asText(item['name'] ?? ''), item['namespace']), arguments: typeof item['arguments'] === 'string' ? item['arguments'] : '{}' } });
+        addCall({
+          id: asText(item['call_id'] ?? ''),
+          type: 'function',
+          function: {
+            name: tools.wireName(asText(item['name'] ?? ''), item['namespace']),
+            arguments: typeof item['arguments'] === 'string' ? item['arguments'] : '{}',
+          },
+        });
         return;
       case 'custom_tool_call':
-        addCall({ id: asText(item['call_id'] ?? ''), type: 'function', function: { name: tools.wireName(asText(item['name'] ?? ''), item['namespace']), arguments: JSON.stringify({ input: typeof item['input'] === 'string' ? item['input'] : '' }) } });
+        addCall({
+          id: asText(item['call_id'] ?? ''),
+          type: 'function',
+          function: {
+            name: tools.wireName(asText(item['name'] ?? ''), item['namespace']),
+            arguments: JSON.stringify({ input: typeof item['input'] === 'string' ? item['input'] : '' }),
+          },
+        });
         return;
       case 'function_call_output':
       case 'custom_tool_call_output':
         out.push({ role: 'tool', tool_call_id: asText(item['call_id'] ?? ''), content: outputText(item['output'], `${param}.output`) });
-        if (Array.isArray(item['output'])) pushAll(images, userContent(item['output'].filter((p) => isObj(p) && p['type'] === 'input_image'), `${param}.output`) as Obj[]);
+        if (Array.isArray(item['output']))
+          pushAll(
+            images,
+            userContent(
+              item['output'].filter((p) => isObj(p) && p['type'] === 'input_image'),
+              `${param}.output`,
+            ) as Obj[],
+          );
         return;
       case 'reasoning':
       case 'additional_tools':
         return;
       default:
-        throw invalid(`Input items of type '${asText(type)}' cannot be sent to this model's upstream (it speaks chat completions): send messages, function calls and their outputs.`, param);
+        throw invalid(
+          `Input items of type '${asText(type)}' cannot be sent to this model's upstream (it speaks chat completions): send messages, function calls and their outputs.`,
+          param,
+        );
     }
   });
   flushImages();
@@ -176,8 +215,16 @@ export interface ChatRequestOptions {
  * @throws GatewayError 400 (see the file comment).
  */
 export function toChatRequest(body: Readonly<Obj>, o: ChatRequestOptions): { body: Obj; tools: ResponsesTools } {
-  if (body['background'] === true) throw invalid("'background' responses are not available for this model: its upstream speaks chat completions and keeps no responses. Send the request without it.", 'background');
-  if (body['conversation'] !== undefined && body['conversation'] !== null) throw invalid("'conversation' is not available for this model: its upstream speaks chat completions and keeps no conversations. Send the whole conversation as input.", 'conversation');
+  if (body['background'] === true)
+    throw invalid(
+      "'background' responses are not available for this model: its upstream speaks chat completions and keeps no responses. Send the request without it.",
+      'background',
+    );
+  if (body['conversation'] !== undefined && body['conversation'] !== null)
+    throw invalid(
+      "'conversation' is not available for this model: its upstream speaks chat completions and keeps no conversations. Send the whole conversation as input.",
+      'conversation',
+    );
   const tools = ResponsesTools.of(body);
   const out: Obj = { model: body['model'], messages: toMessages(body['input'], body['instructions'], tools) };
   if (tools.any) {

@@ -58,7 +58,10 @@ export class ChatToResponsesStream {
 
   private response(status: 'in_progress' | 'completed' | 'incomplete', incomplete: Obj | null = null): Obj {
     const done = status !== 'in_progress';
-    return responseObject({ ...this.r, model: this.model }, { status, incomplete_details: incomplete, output: done ? this.out.output : [], usage: done ? this.usage() : null });
+    return responseObject(
+      { ...this.r, model: this.model },
+      { status, incomplete_details: incomplete, output: done ? this.out.output : [], usage: done ? this.usage() : null },
+    );
   }
 
   /** One parsed chat chunk (usage and errors are read by the translator). */
@@ -68,7 +71,10 @@ export class ChatToResponsesStream {
     if (!this.started) {
       this.started = true;
       if (typeof c['model'] === 'string') this.model = c['model'];
-      frames.push(this.out.frame('response.created', { response: this.response('in_progress') }), this.out.frame('response.in_progress', { response: this.response('in_progress') }));
+      frames.push(
+        this.out.frame('response.created', { response: this.response('in_progress') }),
+        this.out.frame('response.in_progress', { response: this.response('in_progress') }),
+      );
       hold = true;
     }
     let text = '';

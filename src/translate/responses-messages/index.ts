@@ -50,7 +50,12 @@ export function responsesToMessages(ctx: TranslatorContext): Translator {
     },
     json(_raw, parsed) {
       if (!isObj(parsed)) throw new GatewayError('GW_ERR_UPSTREAM_BAD_RESPONSE', { message: 'The upstream answered with JSON that is not an object.' });
-      if (parsed['type'] === 'error') return { body: Buffer.alloc(0), usage: null, failure: streamErrorFailure(readAnthropicError(parsed['error']), ctx.secrets, clientShape(parsed['error'])) };
+      if (parsed['type'] === 'error')
+        return {
+          body: Buffer.alloc(0),
+          usage: null,
+          failure: streamErrorFailure(readAnthropicError(parsed['error']), ctx.secrets, clientShape(parsed['error'])),
+        };
       const usage = readAnthropicUsage(parsed['usage']);
       const made = toResponse(parsed, r, usage);
       answer = { id: r.id, output: made['output'] as unknown[] };

@@ -41,7 +41,11 @@ function textBlock(text: unknown, param: string): Block[] {
 
 function imageBlock(part: Obj, param: string): Block {
   const url = part['image_url'];
-  if (typeof url !== 'string') throw invalid(`An input_image is sent to ${UPSTREAM} by its 'image_url' (a data URL or an http(s) URL); file ids are not available there.`, `${param}.image_url`);
+  if (typeof url !== 'string')
+    throw invalid(
+      `An input_image is sent to ${UPSTREAM} by its 'image_url' (a data URL or an http(s) URL); file ids are not available there.`,
+      `${param}.image_url`,
+    );
   const data = parseDataUrl(url);
   if (data) return { type: 'image', source: { type: 'base64', media_type: data.mediaType, data: data.data } };
   if (/^https?:\/\//i.test(url)) return { type: 'image', source: { type: 'url', url } };
@@ -50,11 +54,18 @@ function imageBlock(part: Obj, param: string): Block {
 
 function fileBlock(part: Obj, param: string): Block {
   const title = typeof part['filename'] === 'string' && part['filename'] !== '' ? { title: part['filename'] } : {};
-  if (typeof part['file_url'] === 'string' && /^https?:\/\//i.test(part['file_url'])) return { type: 'document', source: { type: 'url', url: part['file_url'] }, ...title };
+  if (typeof part['file_url'] === 'string' && /^https?:\/\//i.test(part['file_url']))
+    return { type: 'document', source: { type: 'url', url: part['file_url'] }, ...title };
   const raw = part['file_data'];
-  const data = typeof raw === 'string' ? (parseDataUrl(raw) ?? (/\.pdf$/i.test(asText(part['filename'] ?? '')) ? { mediaType: 'application/pdf', data: raw } : null)) : null;
+  const data =
+    typeof raw === 'string'
+      ? (parseDataUrl(raw) ?? (/\.pdf$/i.test(asText(part['filename'] ?? '')) ? { mediaType: 'application/pdf', data: raw } : null))
+      : null;
   if (!data || data.mediaType !== 'application/pdf') {
-    throw invalid(`Only PDF files can be sent to ${UPSTREAM}: inline as a base64 data: URL in 'file_data', or by an http(s) 'file_url'; file ids are not available there.`, param);
+    throw invalid(
+      `Only PDF files can be sent to ${UPSTREAM}: inline as a base64 data: URL in 'file_data', or by an http(s) 'file_url'; file ids are not available there.`,
+      param,
+    );
   }
   return { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: data.data }, ...title };
 }
@@ -86,7 +97,6 @@ function resultContent(output: unknown, param: string): string | Block[] | undef
   const blocks = blocksOf(output, param, true);
   return blocks.length > 0 ? blocks : undefined;
 }
-
 
 /** The Anthropic `system` blocks and `messages` of a Responses request. @param model the upstream model id (thinking blocks of another model are left out). */
 export function toAnthropicInput(body: Readonly<Obj>, tools: ResponsesTools, model: string): { system: Block[]; messages: AnthropicMessage[] } {
@@ -137,7 +147,10 @@ export function toAnthropicInput(body: Readonly<Obj>, tools: ResponsesTools, mod
       case 'item_reference':
         throw invalid(`Item references cannot be sent to ${UPSTREAM}: it keeps no items. Send the items themselves.`, param);
       default:
-        throw invalid(`Input items of type '${asText(type)}' cannot be sent to ${UPSTREAM}: send messages, tool calls and their outputs, and reasoning items.`, param);
+        throw invalid(
+          `Input items of type '${asText(type)}' cannot be sent to ${UPSTREAM}: send messages, tool calls and their outputs, and reasoning items.`,
+          param,
+        );
     }
   });
   return { system, messages: messages.done() };

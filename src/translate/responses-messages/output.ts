@@ -18,7 +18,18 @@
  */
 import type { Usage } from '../../usage/usage.js';
 import { isObj, type Obj } from '../read.js';
-import { callItem, COMPLETED, customInput, type Echo, type Ending, incomplete, messageItem, newId, reasoningSummaryItem, responseObject } from '../responses-output.js';
+import {
+  callItem,
+  COMPLETED,
+  customInput,
+  type Echo,
+  type Ending,
+  incomplete,
+  messageItem,
+  newId,
+  reasoningSummaryItem,
+  responseObject,
+} from '../responses-output.js';
 import type { ResponsesTools } from '../responses-tools.js';
 import { sealThinking } from './thinking.js';
 import { asText } from '../../util/as-text.js';
@@ -52,12 +63,16 @@ function outputOf(content: readonly unknown[], r: ResponseContext): Obj[] {
     switch (b['type']) {
       case 'thinking': {
         const thinking = typeof b['thinking'] === 'string' ? b['thinking'] : '';
-        const sealed = typeof b['signature'] === 'string' && b['signature'] !== '' ? sealThinking({ type: 'thinking', thinking, signature: b['signature'] }, r.model) : undefined;
+        const sealed =
+          typeof b['signature'] === 'string' && b['signature'] !== ''
+            ? sealThinking({ type: 'thinking', thinking, signature: b['signature'] }, r.model)
+            : undefined;
         output.push(reasoningSummaryItem(newId('rs'), thinking, sealed, 'completed'));
         break;
       }
       case 'redacted_thinking':
-        if (typeof b['data'] === 'string') output.push(reasoningSummaryItem(newId('rs'), null, sealThinking({ type: 'redacted_thinking', data: b['data'] }, r.model), 'completed'));
+        if (typeof b['data'] === 'string')
+          output.push(reasoningSummaryItem(newId('rs'), null, sealThinking({ type: 'redacted_thinking', data: b['data'] }, r.model), 'completed'));
         break;
       case 'text':
         if (typeof b['text'] === 'string') output.push(messageItem(newId('msg'), b['text'], 'completed'));

@@ -35,7 +35,11 @@ import { asText } from '../../util/as-text.js';
 const THINKING = new Set(['thinking', 'redacted_thinking']);
 
 function toTools(tools: ResponsesTools): Block[] {
-  return tools.list.map((t) => ({ name: t.wire, ...(t.description !== undefined ? { description: t.description } : {}), input_schema: t.kind === 'custom' ? CUSTOM_TOOL_PARAMETERS : t.parameters }));
+  return tools.list.map((t) => ({
+    name: t.wire,
+    ...(t.description !== undefined ? { description: t.description } : {}),
+    input_schema: t.kind === 'custom' ? CUSTOM_TOOL_PARAMETERS : t.parameters,
+  }));
 }
 
 function toToolChoice(choice: unknown, tools: ResponsesTools): Block | undefined {
@@ -59,7 +63,11 @@ function toolTurnWithoutThinking(messages: readonly AnthropicMessage[]): boolean
 /** The conversation without thinking blocks (turns left empty dropped, neighbours of one role merged). */
 function withoutThinking(messages: readonly AnthropicMessage[]): AnthropicMessage[] {
   const out = new Turns();
-  for (const m of messages) out.append(m.role, m.content.filter((b) => !THINKING.has(asText(b['type']))));
+  for (const m of messages)
+    out.append(
+      m.role,
+      m.content.filter((b) => !THINKING.has(asText(b['type']))),
+    );
   return out.done();
 }
 
@@ -69,8 +77,10 @@ function withoutThinking(messages: readonly AnthropicMessage[]): AnthropicMessag
  */
 export function toMessagesRequest(body: Readonly<Obj>, opts: MessagesTranslationOptions, stream: boolean): { body: Obj; tools: ResponsesTools } {
   const upstream = "this model's upstream speaks Anthropic Messages and keeps no responses";
-  if (body['background'] === true) throw invalid(`'background' responses are not available for this model: ${upstream}. Send the request without it.`, 'background');
-  if (body['conversation'] !== undefined && body['conversation'] !== null) throw invalid(`'conversation' is not available for this model: ${upstream}. Send the whole conversation as input.`, 'conversation');
+  if (body['background'] === true)
+    throw invalid(`'background' responses are not available for this model: ${upstream}. Send the request without it.`, 'background');
+  if (body['conversation'] !== undefined && body['conversation'] !== null)
+    throw invalid(`'conversation' is not available for this model: ${upstream}. Send the whole conversation as input.`, 'conversation');
   const tools = ResponsesTools.of(body);
   const model = asText(body['model'] ?? '');
   const { system, messages } = toAnthropicInput(body, tools, model);
@@ -104,7 +114,8 @@ export function toMessagesRequest(body: Readonly<Obj>, opts: MessagesTranslation
   const user = typeof body['user'] === 'string' && body['user'] !== '' ? body['user'] : body['safety_identifier'];
   if (typeof user === 'string' && user !== '') out['metadata'] = { user_id: user };
   const format = isObj(body['text']) ? body['text']['format'] : undefined;
-  if (isObj(format) && format['type'] === 'json_schema' && isObj(format['schema'])) out['output_config'] = { format: { type: 'json_schema', schema: format['schema'] } };
+  if (isObj(format) && format['type'] === 'json_schema' && isObj(format['schema']))
+    out['output_config'] = { format: { type: 'json_schema', schema: format['schema'] } };
   if (stream) out['stream'] = true;
   return { body: out, tools };
 }

@@ -71,14 +71,20 @@ export class MessagesToResponsesStream {
 
   private response(status: 'in_progress' | 'completed' | 'incomplete', incomplete: Obj | null = null): Obj {
     const done = status !== 'in_progress';
-    return responseObject({ id: this.r.id, createdAt: this.r.createdAt, model: this.model, echo: this.r.echo }, { status, incomplete_details: incomplete, output: done ? this.out.output : [], usage: done ? this.usage() : null });
+    return responseObject(
+      { id: this.r.id, createdAt: this.r.createdAt, model: this.model, echo: this.r.echo },
+      { status, incomplete_details: incomplete, output: done ? this.out.output : [], usage: done ? this.usage() : null },
+    );
   }
 
   /** `response.created` and `response.in_progress`, once. */
   private start(frames: Buffer[]): void {
     if (this.started) return;
     this.started = true;
-    frames.push(this.out.frame('response.created', { response: this.response('in_progress') }), this.out.frame('response.in_progress', { response: this.response('in_progress') }));
+    frames.push(
+      this.out.frame('response.created', { response: this.response('in_progress') }),
+      this.out.frame('response.in_progress', { response: this.response('in_progress') }),
+    );
   }
 
   /** One parsed Anthropic event (`type` already read; `error` events are the translator's). */
@@ -202,10 +208,20 @@ export class MessagesToResponsesStream {
     const item = open.item;
     switch (item.kind) {
       case 'summary':
-        this.out.close(item, frames, undefined, open.signature !== '' ? sealThinking({ type: 'thinking', thinking: item.text, signature: open.signature }, this.r.model) : undefined);
+        this.out.close(
+          item,
+          frames,
+          undefined,
+          open.signature !== '' ? sealThinking({ type: 'thinking', thinking: item.text, signature: open.signature }, this.r.model) : undefined,
+        );
         return;
       case 'opaque':
-        this.out.close(item, frames, undefined, open.data !== undefined ? sealThinking({ type: 'redacted_thinking', data: open.data }, this.r.model) : undefined);
+        this.out.close(
+          item,
+          frames,
+          undefined,
+          open.data !== undefined ? sealThinking({ type: 'redacted_thinking', data: open.data }, this.r.model) : undefined,
+        );
         return;
       case 'call': {
         let input: unknown = {};

@@ -36,7 +36,15 @@
   }
 
   const STATE = { healthy: 'ok', probing: 'warn', cooling: 'bad' };
-  const OUTCOME = { ok: 'ok', client_error: 'warn', client_aborted: 'muted', upstream_error: 'bad', gateway_shed: 'warn', gateway_refused: 'warn', gateway_error: 'bad' };
+  const OUTCOME = {
+    ok: 'ok',
+    client_error: 'warn',
+    client_aborted: 'muted',
+    upstream_error: 'bad',
+    gateway_shed: 'warn',
+    gateway_refused: 'warn',
+    gateway_error: 'bad',
+  };
   const MODE = { live: 'ok', simulated: 'warn', off: 'muted' };
 
   function heat(c) {
@@ -99,7 +107,14 @@
               cell(t.model, null, 'model'),
               cell(t.upstream_model, 'mono', 'upstream_model'),
               cell(state, STATE[t.state] || '', 'state'),
-              cell(int(t.in_flight) + ' / ' + int(t.call_limit ?? t.max_concurrency) + (t.call_limit !== undefined && t.call_limit < t.max_concurrency ? ' (max ' + int(t.max_concurrency) + ')' : ''), 'num', 'in_flight'),
+              cell(
+                int(t.in_flight) +
+                  ' / ' +
+                  int(t.call_limit ?? t.max_concurrency) +
+                  (t.call_limit !== undefined && t.call_limit < t.max_concurrency ? ' (max ' + int(t.max_concurrency) + ')' : ''),
+                'num',
+                'in_flight',
+              ),
               cell(int(t.queued), 'num', 'queued'),
               heat(t.capacity),
               cell(ms(t.latency_ms), 'num', 'latency'),
@@ -142,8 +157,12 @@
 
   function renderReroutes(d) {
     const counts = [
-      ...d.reroutes.fallbacks.map((f) => row([cell('fallback', 'info', 'kind'), cell(f.from + ' \u2192 ' + f.to, null, 'what'), cell(int(f.count), 'num', 'count')])),
-      ...d.reroutes.sheds.map((s) => row([cell('shed', 'warn', 'kind'), cell(s.model + ' (' + s.policy + ')', null, 'what'), cell(int(s.count), 'num', 'count')])),
+      ...d.reroutes.fallbacks.map((f) =>
+        row([cell('fallback', 'info', 'kind'), cell(f.from + ' \u2192 ' + f.to, null, 'what'), cell(int(f.count), 'num', 'count')]),
+      ),
+      ...d.reroutes.sheds.map((s) =>
+        row([cell('shed', 'warn', 'kind'), cell(s.model + ' (' + s.policy + ')', null, 'what'), cell(int(s.count), 'num', 'count')]),
+      ),
     ];
     fill('reroute-counts', counts, 3, 'No fallbacks or sheds since start.');
     fill('reroute-recent', d.reroutes.recent.map(requestRow), 12, 'None among the recent requests.');

@@ -194,4 +194,3 @@ function drawChart(svg, legend, series, starts, g) {
     }),
   );
 }
-

@@ -20,7 +20,7 @@
   /** The admin endpoint the page reads (server/admin/spend.ts). */
   const API = '/admin/spend';
   /** Series colours, in order (the 10th is the "other" series'). */
-  const COLORS = ["#0b5cad","#d4731a","#1a7f37","#8250df","#cf222e","#0a8a8a","#9a6700","#bf3989","#2f81f7","#8c959f"];
+  const COLORS = ['#0b5cad', '#d4731a', '#1a7f37', '#8250df', '#cf222e', '#0a8a8a', '#9a6700', '#bf3989', '#2f81f7', '#8c959f'];
   /** Series drawn on their own; past this the smaller groups are summed as one "other" series. */
   const MAX_SERIES = 9;
   /** Keys listed in the top-keys table (the totals row still counts them all). */
@@ -54,8 +54,17 @@
   }
 
   function url(q, granularity, group) {
-    return API + '?from=' + encodeURIComponent(new Date(q.from).toISOString()) + '&to=' + encodeURIComponent(new Date(q.to).toISOString()) +
-      '&granularity=' + encodeURIComponent(granularity) + '&group_by=' + encodeURIComponent(group);
+    return (
+      API +
+      '?from=' +
+      encodeURIComponent(new Date(q.from).toISOString()) +
+      '&to=' +
+      encodeURIComponent(new Date(q.to).toISOString()) +
+      '&granularity=' +
+      encodeURIComponent(granularity) +
+      '&group_by=' +
+      encodeURIComponent(group)
+    );
   }
 
   /** A group's value as shown: null (no such key, model or tag on the rows) is "(no …)". */
@@ -139,7 +148,9 @@
 
   function renderKeys(q, data, t) {
     const kq = { group: 'key', label: 'key' };
-    const rows = data.slice(0, TOP_KEYS).map((r) => row(keyCells(groupLabel(kq, r.key), r, t.cost_usd, r.key === null), { key: r.key === null ? '' : String(r.key) }));
+    const rows = data
+      .slice(0, TOP_KEYS)
+      .map((r) => row(keyCells(groupLabel(kq, r.key), r, t.cost_usd, r.key === null), { key: r.key === null ? '' : String(r.key) }));
     if (data.length > TOP_KEYS) rows.push(emptyRow(8, int(data.length - TOP_KEYS) + ' more keys, counted in the totals below'));
     fill('top-keys', rows, 8, 'No requests in this range.');
     $('top-keys').tFoot.replaceChildren(row(keyCells('All keys', t, t.cost_usd, false), { total: 'true' }));
@@ -154,7 +165,8 @@
     $('chart-svg').setAttribute('aria-label', 'Spend per ' + q.label + ' per ' + q.granularity);
     $('chart-caption').textContent = 'per ' + q.label + ', per ' + q.granularity + ' (UTC)';
     const notes = [periodLabel(q.from, 'hour') + ' to ' + periodLabel(q.to, 'hour') + ' UTC.'];
-    if (s.backlog_rows > 0 || k.backlog_rows > 0) notes.push(int(Math.max(s.backlog_rows, k.backlog_rows)) + ' finished requests are not in the ledger yet (ledger ' + s.ledger + ').');
+    if (s.backlog_rows > 0 || k.backlog_rows > 0)
+      notes.push(int(Math.max(s.backlog_rows, k.backlog_rows)) + ' finished requests are not in the ledger yet (ledger ' + s.ledger + ').');
     if (s.truncated || k.truncated) notes.push('Too many groups: only the first 10,000 rows are counted; pick a coarser granularity or a shorter range.');
     $('spend-note').textContent = notes.join(' ');
     const fig = $('spend-chart');
