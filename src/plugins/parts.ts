@@ -18,7 +18,7 @@ import { Drain } from '../server/lifecycle/drain.js';
 import { Reloader } from '../server/reload/reloader.js';
 import { StateStore } from '../store/index.js';
 import { startTracing, type Tracing } from '../tracing/index.js';
-import { countPromptTokens } from '../usage/estimate.js';
+import { countPromptTokens, loadTokenizer } from '../usage/estimate.js';
 import { packageVersion } from '../util/version.js';
 
 /** What the client app's plugins share (their options). */
@@ -68,6 +68,8 @@ export async function openParts(app: FastifyInstance, config: GatewayConfig, opt
   const generations = new Reloader(config, { store, metrics, logger, authThrottle, env: opts.env });
   const alerts = new BudgetAlerts(store, metrics, logger);
   const limits = new KeyLimits({ windows: store.keyWindows, spend: store }, metrics, countPromptTokens, alerts);
+  // A `tpm` key counts every prompt from the first request: the tokenizer is loaded before the port opens.
+  if (config.keys.some((k) => k.limits?.tpm !== undefined)) await loadTokenizer();
   const drain = new Drain();
   const ledger = openLedger(config, env, logger, metrics, opts.worker?.slot);
   // Off (and no OpenTelemetry module loaded) unless an OTLP endpoint is set: tracing/index.ts.
