@@ -9,11 +9,12 @@
 //   codex   OpenAI SDK, /v1/responses, `prompt_cache_key` and a `session_id` header, no breakpoints
 //   chat    OpenAI SDK, /v1/chat/completions, `user`
 // Arms: `ideal` (each session straight to one uncapped account: the best a cache can do),
-// `balanced` (the gateway with `routing.strategy: balanced`) and `default` (the gateway with the
-// config a README reader writes: three accounts, no strategy line, no limits); --arms to choose.
+// `spread` (the gateway spreading every call, `balanced` with `cache_affinity.enabled: false`,
+// as before cache affinity), `default` (the gateway with the config a README reader writes:
+// three accounts, no strategy line, no limits), and on request `sticky`; --arms to choose.
 // Situations: `room` (3 accounts taking --room (5) calls each: 15 places for 12 sessions) and
 // `tight` (--tight (3) each: 9 places). Each session's own system prompt and tools, ~7.5k
-// tokens, then ~1.4k tokens per turn.
+// tokens, then ~1.4k tokens per turn; 100-700 ms of the agent's own work between turns.
 // Reported per style, situation and arm, from the provider's own log: cached share of input
 // tokens, input cost per session (USD; input $3 / 1M, cache read 0.1x, cache write 1.25x on
 // Messages), accounts touched per session, turns served, turn latency p50 / p99.
@@ -35,7 +36,7 @@ const { values } = parseArgs({
     room: { type: 'string', default: '5' },
     tight: { type: 'string', default: '3' },
     styles: { type: 'string', default: 'claude,codex,chat' },
-    arms: { type: 'string', default: 'ideal,balanced,default' },
+    arms: { type: 'string', default: 'ideal,spread,default' },
     situations: { type: 'string', default: 'room,tight' },
     gateway: { type: 'string', default: 'dist/main.js' },
   },
@@ -88,6 +89,9 @@ function sessionText(s) {
   }));
   return { id, system, tools, user: (t) => `turn ${t}: ${words(`${id}-turn-${t}`, 4_000)}` };
 }
+
+/** An agent's time between two turns, ms: 100-700, fixed per session and turn (every arm waits the same). */
+const thinkMs = (id, t) => 100 + (createHash('sha256').update(`${id}-think-${t}`).digest()[0] / 255) * 600;
 
 const pct = (xs, p) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)] : NaN);
 
@@ -153,7 +157,8 @@ async function runSessions(style, baseURL, model) {
           history.pop();
           process.stderr.write(`${style} session ${sess.id} turn ${t}: ${err.status ?? ''} ${String(err.message).slice(0, 120)}\n`);
         }
-        await new Promise((r) => setTimeout(r, 200));
+        // The agent's own work between turns (tool calls, edits): 100-700 ms, the same in every arm.
+        await new Promise((r) => setTimeout(r, thinkMs(sess.id, t)));
       }
     }),
   );
@@ -192,7 +197,7 @@ function gatewayConfig(port, arm) {
   const model = (name, kind, upstreamModel) =>
     `  - name: ${name}\n    price: { input: ${PRICE_IN}, output: 15 }\n    targets:\n${ACCOUNTS.map((a) => `      - { upstream: ${a}-${kind}, model: ${upstreamModel} }`).join('\n')}`;
   return [
-    ...(arm === 'balanced' ? ['routing: { strategy: balanced }'] : arm === 'sticky' ? ['routing: { strategy: sticky }'] : []),
+    ...(arm === 'spread' ? ['routing: { strategy: balanced, cache_affinity: { enabled: false } }'] : arm === 'sticky' ? ['routing: { strategy: sticky }'] : []),
     'upstreams:',
     ...ups,
     'models:',
