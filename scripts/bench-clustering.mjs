@@ -11,7 +11,7 @@
 // --render  only rewrite docs/clustering.md and docs/clustering-latency.svg from a report
 //
 // What runs (from the compiled dist/; `npm run bench:clustering` builds first):
-//   - scripts/throttled-provider.mjs, twice: the reasoning provider (3 accounts, each
+//   - scripts/bench/throttled-provider.mjs, twice: the reasoning provider (3 accounts, each
 //     throttling above its own cap of calls in flight (PROVIDER.caps: 4, 3 and 6, none of
 //     them the gateway's starting guess but the first), by the arm's shape: 429 or a first-token
 //     stall) and an unthrottled cheap provider (1 account). Their limits are their own flags;
@@ -55,7 +55,7 @@ mkdirSync(work, { recursive: true });
 const writeDocs = !o.quick && !o['no-docs'];
 const outJson = resolve(o.out ?? (o.quick ? join(work, 'clustering.json') : join(root, 'docs', 'bench', 'clustering.json')));
 const MAIN = join(root, 'dist', 'main.js');
-const PROVIDER_SCRIPT = join(root, 'scripts', 'throttled-provider.mjs');
+const PROVIDER_SCRIPT = join(root, 'scripts', 'bench', 'throttled-provider.mjs');
 
 // The throttling provider's own numbers (its flags). The gateway is never given them.
 const PROVIDER = { accounts: 3, caps: [4, 3, 6], stall_ms: 4_000, retry_after_s: 1, ttft_ms: 300, event_ms: 25 };

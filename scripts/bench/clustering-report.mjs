@@ -197,7 +197,7 @@ node scripts/bench-clustering.mjs --quick    # a smoke run (fewer chains, writes
 
 Agents run chains of ${rep.parameters.steps_per_chain} streamed, tool-calling, \`reasoning_effort: high\` steps through the
 official \`openai\` client (default retries: 2, \`Retry-After\` honoured); a chain fails at its
-first failed step. The provider is \`scripts/throttled-provider.mjs\`, not the gateway's
+first failed step. The provider is \`scripts/bench/throttled-provider.mjs\`, not the gateway's
 simulator: ${p.accounts} accounts, throttling above **${capsText(p)} calls in flight** (each its own cap), either with a 429
 (\`Retry-After: ${p.retry_after_s}\`) or by stalling the first event ${p.stall_ms / 1000} s; ${p.ttft_ms} ms to the first event and
 ${p.event_ms} ms between events otherwise. A second, unthrottled provider serves the cheap model.

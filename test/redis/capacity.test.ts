@@ -1,6 +1,6 @@
 /**
  * Learned capacity against a provider whose limit the gateway is never told: the
- * throttling provider of the benchmark (scripts/throttled-provider.mjs) answers 429 above
+ * throttling provider of the benchmark (scripts/bench/throttled-provider.mjs) answers 429 above
  * its own cap of deep calls in flight, and the cap changes mid-run (4 -> 8 -> 2). The
  * learned limit (`switchyard_capacity_limit`) follows: down at once, up within the probe
  * waits. Then a real replica process is killed with SIGKILL in the middle of a burst: the
@@ -33,7 +33,9 @@ interface Provider {
 }
 
 async function startProvider(o: Record<string, unknown>): Promise<Provider> {
-  const mod = (await import(join(ROOT, 'scripts', 'throttled-provider.mjs'))) as { startThrottledProvider(o: Record<string, unknown>): Promise<Provider> };
+  const mod = (await import(join(ROOT, 'scripts', 'bench', 'throttled-provider.mjs'))) as {
+    startThrottledProvider(o: Record<string, unknown>): Promise<Provider>;
+  };
   return mod.startThrottledProvider(o);
 }
 

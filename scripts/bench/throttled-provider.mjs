@@ -5,8 +5,8 @@
 // this process's own flags (or the options of `startThrottledProvider`), so a gateway
 // measured against it has to find the limits out.
 //
-//   node scripts/throttled-provider.mjs --port 9300 --accounts 3 --cap 4 --shape 429
-//   node scripts/throttled-provider.mjs --port 9300 --accounts 3 --caps 3,4,6 --shape stall
+//   node scripts/bench/throttled-provider.mjs --port 9300 --accounts 3 --cap 4 --shape 429
+//   node scripts/bench/throttled-provider.mjs --port 9300 --accounts 3 --caps 3,4,6 --shape stall
 //
 // Accounts are path prefixes: http://127.0.0.1:<port>/acct-1/v1/chat/completions …
 // Each account counts its own calls in flight. A call that arrives while `cap` calls are

@@ -2,7 +2,7 @@
 // npm run docs:console-spend — regenerates docs/console-spend.png, a screenshot of the
 // console's spend page (GET /console/spend) over a week of ledger rows.
 //
-//   node scripts/console-spend-preview.mjs [--out docs/console-spend.png] [--days 7]
+//   node scripts/docs-console-spend.mjs [--out docs/console-spend.png] [--days 7]
 //
 // What runs (all from the compiled dist/; `npm run docs:console-spend` builds first):
 //   1. a scratch database on the machine's PostgreSQL (127.0.0.1:5432, user postgres;
