@@ -111,7 +111,7 @@ export function createMetrics(): Metrics {
     }),
     keyTokens: new Counter({
       name: 'switchyard_key_tokens_total',
-      help: 'Tokens per client key name by kind: input (uncached), cached_input, output, reasoning (a part of output).',
+      help: 'Tokens per client key name by kind: input (uncached), cached_input (cache reads), cache_write, output, reasoning (a part of output).',
       labelNames: ['key', 'kind'],
       registers,
     }),
