@@ -48,6 +48,24 @@ function chosenTargets(m: ModelConfig, upstreams: ReadonlyMap<string, LiveUpstre
   return primary.length > 0 ? primary : live;
 }
 
+/**
+ * A `context_fallback` names another declared model with a larger `context_window`, and the
+ * model naming it declares its own window (else nothing would ever be sent there). Each step
+ * of such a chain is larger than the last, so it cannot loop.
+ */
+function contextProblems(m: ModelConfig, i: number, declared: ReadonlyMap<string, { m: ModelConfig }>, found: Findings): void {
+  const name = m.context_fallback;
+  if (name === undefined) return;
+  const at = `/models/${i}/context_fallback`;
+  const to = declared.get(name)?.m;
+  if (!to) return void found.problems.push(`${at}: unknown model "${name}"`);
+  if (m.context_window === undefined) return void found.problems.push(`${at}: model "${m.name}" names a context fallback but declares no context_window`);
+  if (to.context_window === undefined || to.context_window <= m.context_window) {
+    const has = to.context_window === undefined ? 'declares none' : `declares ${to.context_window}`;
+    found.problems.push(`${at}: model "${name}" must declare a context_window larger than this model's ${m.context_window} tokens (it ${has})`);
+  }
+}
+
 /** Fallback chains: every name must be a declared model, and no chain may loop back. */
 function checkChains(entries: readonly ModelConfig[], found: Findings): void {
   const declaredModels = new Map(entries.map((m, i) => [m.name, { m, i }]));
@@ -66,6 +84,7 @@ function checkChains(entries: readonly ModelConfig[], found: Findings): void {
         `/models/${i}/shed/lower_effort: "${m.shed.lower_effort}" is not below the model's deep_effort "${m.deep_effort}" (a lowered call must no longer be deep)`,
       );
     }
+    contextProblems(m, i, declaredModels, found);
     const cycle = findCycle(m.name, (n) => declaredModels.get(n)?.m.fallbacks ?? []);
     if (cycle) found.problems.push(`/models/${i}/fallbacks: fallback cycle ${cycle.join(' -> ')}`);
   }
@@ -116,6 +135,11 @@ export function buildModels(
       warnings.push(`model "${m.name}": fallback "${f}" is only simulated (its provider key is not set); it is not used`);
       return false;
     });
+    let contextFallback = m.context_fallback;
+    if (real && contextFallback !== undefined && simulatedOnly.has(contextFallback)) {
+      warnings.push(`model "${m.name}": context fallback "${contextFallback}" is only simulated; prompts over its context window get a 400 instead`);
+      contextFallback = undefined;
+    }
     const shed = { ...m.shed };
     if (real && shed.fallback !== undefined && simulatedOnly.has(shed.fallback)) {
       // Its hot deep calls still wait for a place, then take the rungs left (router/shed.ts).
@@ -132,6 +156,8 @@ export function buildModels(
         price,
         strategy: m.strategy ?? raw.routing.strategy,
         fallbacks: Object.freeze(fallbacks),
+        ...(m.context_window !== undefined ? { contextWindow: m.context_window } : {}),
+        ...(contextFallback !== undefined ? { contextFallback } : {}),
         deepEffort: m.deep_effort,
         defaultEffort: m.default_effort,
         shed: Object.freeze(shed),

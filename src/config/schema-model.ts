@@ -143,6 +143,19 @@ export const ModelSchema = Type.Object(
     /** Models tried, in order, once this model's targets are exhausted. */
     fallbacks: Type.Array(Id, { default: [] }),
     /**
+     * The model's context window, tokens: the most its prompt and its output together may
+     * take (OpenAI and Anthropic both count `max_tokens` into it: pipeline/context-window.ts).
+     * A request whose estimate passes it goes to `context_fallback`, or gets a 400 naming both
+     * numbers, before any upstream is called. Absent: unknown, nothing is counted or checked.
+     */
+    context_window: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000_000 })),
+    /**
+     * The model a request too long for `context_window` goes to instead (marked as a fallback,
+     * `x-switchyard-fallback`); it must be declared with a larger `context_window` (checked at
+     * load). Absent: such a request gets a 400.
+     */
+    context_fallback: Type.Optional(Id),
+    /**
      * Prompt-cache breakpoints on requests sent to this model's Anthropic Messages accounts:
      * `auto` marks the tools, the system prompt and the last stable turn of a request that
      * carries no `cache_control` of its own (translate/messages-cache.ts); `off` sends

@@ -63,6 +63,10 @@ export interface Model {
   readonly strategy: Strategy;
   /** Fallback model names, in order (cycle-free, checked at load). */
   readonly fallbacks: readonly string[];
+  /** Context window, tokens (prompt plus output); absent: unknown, not checked (pipeline/context-window.ts). */
+  readonly contextWindow?: number;
+  /** The model a request over `contextWindow` goes to (its window is larger, checked at load). */
+  readonly contextFallback?: string;
   /** reasoning_effort at or above which a call is deep (see router/deep.ts). */
   readonly deepEffort: Effort;
   /** reasoning_effort assumed when a request sends none. */

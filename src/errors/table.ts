@@ -220,6 +220,16 @@ export const ERRORS = {
     heals: 'never',
   },
   GW_ERR_RESPONSE_NOT_FOUND: { status: 404, type: 'invalid_request_error', code: null, message: 'The response was not found.', heals: 'never' },
+  // A prompt over the model's configured context_window (pipeline/context-window.ts): OpenAI's
+  // own code for it, so agents compact as they would on the provider's answer; the message
+  // (with the window and the estimate) is written per client API there.
+  GW_ERR_CONTEXT_WINDOW: {
+    status: 400,
+    type: 'invalid_request_error',
+    code: 'context_length_exceeded',
+    message: "The request is longer than the model's context window; compact or shorten the conversation.",
+    heals: 'never',
+  },
   GW_ERR_UNSUPPORTED_PARAMETER: {
     status: 400,
     type: 'invalid_request_error',

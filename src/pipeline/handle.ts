@@ -10,10 +10,11 @@ import { checkNesting } from '../apis/nesting.js';
 import { unwrapExtraBody } from '../apis/normalise.js';
 import type { ApiName } from '../apis/names.js';
 import type { InboundApi } from '../apis/types.js';
-import type { Target } from '../config/types.js';
+import type { Model, Target } from '../config/types.js';
 import { recordAttemptFailed, recordAttemptOk, recordAttemptStart, trackInFlight } from '../metrics/record.js';
 import { runAttempt, type AttemptEnv } from './attempt.js';
 import { openCall, type Call, type PipelineDeps } from './call.js';
+import { fitContext, holds } from './context-window.js';
 import { ended, failedEnding, stopped } from './endings.js';
 import { finish } from './finish.js';
 import type { Ending, Progress } from './outcome.js';
@@ -78,11 +79,20 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
   const session = sessionKey(req, api, body, continuation);
   // A Responses warmup (`generate: false`) is answered here; no upstream is called.
   if (isWarmup(call)) return answerWarmup(call, model, deps.journal, session);
+  const images = api.hasImages(body);
+  // Fallback and shed models the API cannot reach, or that cannot take the prompt's images, are left out.
+  const reachable = (n: string): Model | undefined => {
+    const m = forApi(config, providers, api, config.models.get(n));
+    if (!m || (!m.capabilities.vision && images)) return undefined;
+    return continuation ? (continuation.narrowOrNull(m, wireOfTarget) ?? undefined) : m;
+  };
+  // A prompt over the model's context window moves to its context fallback, or is refused with a 400 here.
+  const fit = await fitContext(call, model, reachable, (n) => config.models.get(n));
   const strategy = continuation?.owner !== undefined ? 'sticky' : pickStrategy(req, body, model);
   const bytes = promptBytes(req);
-  const images = api.hasImages(body);
   const route = router.begin({
-    model,
+    model: fit.model,
+    ...(fit.from ? { movedFrom: fit.from.name } : {}),
     strategy,
     ...(session ? { session } : {}),
     ...(bytes !== undefined ? { promptBytes: bytes } : {}),
@@ -90,11 +100,10 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
     ...(req.caller?.priority ? { priority: req.caller.priority } : {}),
     ...(continuation?.owner !== undefined ? { pinned: continuation.owner } : {}),
     ...(spentAccounts ? { spentAccounts } : {}),
-    // Fallback and shed models the API cannot reach, or that cannot take the prompt's images, are left out.
+    // Nor those whose context window the counted prompt passes.
     lookup: (n) => {
-      const m = forApi(config, providers, api, config.models.get(n));
-      if (!m || (!m.capabilities.vision && images)) return undefined;
-      return continuation ? (continuation.narrowOrNull(m, wireOfTarget) ?? undefined) : m;
+      const m = reachable(n);
+      return m && holds(m, fit.needed) ? m : undefined;
     },
   });
   progress.route = route;

@@ -68,8 +68,9 @@ export async function openParts(app: FastifyInstance, config: GatewayConfig, opt
   const generations = new Reloader(config, { store, metrics, logger, authThrottle, env: opts.env });
   const alerts = new BudgetAlerts(store, metrics, logger);
   const limits = new KeyLimits({ windows: store.keyWindows, spend: store }, metrics, countPromptTokens, alerts);
-  // A `tpm` key counts every prompt from the first request: the tokenizer is loaded before the port opens.
-  if (config.keys.some((k) => k.limits?.tpm !== undefined)) await loadTokenizer();
+  // A `tpm` key counts every prompt from the first request, and a model with a context_window
+  // long ones (pipeline/context-window.ts): the tokenizer is loaded before the port opens.
+  if (config.keys.some((k) => k.limits?.tpm !== undefined) || [...config.models.values()].some((m) => m.contextWindow !== undefined)) await loadTokenizer();
   const drain = new Drain();
   const ledger = openLedger(config, env, logger, metrics, opts.worker?.slot);
   // Off (and no OpenTelemetry module loaded) unless an OTLP endpoint is set: tracing/index.ts.

@@ -266,16 +266,17 @@ export class RouteRun {
   /** Starts the attempt on a taken slot: health admission (a probe outside `healthy`) and the route's marks. */
   private open(model: Model, taken: Taken, deep: boolean): Attempt {
     const { target } = taken;
-    const firstOfFallback = this.chainIdx > 0 && this.tried.size === 0;
+    const from = this.opts.movedFrom ?? this.opts.model.name; // the model asked for (a context fallback's route begins on the fallback)
+    const firstOfFallback = (this.chainIdx > 0 && this.tried.size === 0) || (this.opts.movedFrom !== undefined && this.attempts === 0);
     this.state.health.admit(target.key, target.upstream.id);
     this.tried.add(target.key);
     this.attempts++;
-    if (this.chainIdx > 0) this.fallback = `${this.opts.model.name}->${model.name}`;
+    if (this.chainIdx > 0 || this.opts.movedFrom !== undefined) this.fallback = `${from}->${model.name}`;
     this.shedRun.opened();
     if (this.opts.strategy === 'sticky' && this.opts.session) {
       this.sticky = this.pinned == null ? 'new' : this.pinned === target.key ? 'pinned' : 'moved';
     } else if (this.affinity) this.cache = this.pinned == null ? 'cold' : this.pinned === target.key ? 'warm' : 'moved';
-    const fallbackFrom = firstOfFallback ? this.opts.model.name : undefined;
+    const fallbackFrom = firstOfFallback ? from : undefined;
     const effort = this.shedRun.effort ?? undefined;
     return makeAttempt(taken, { model, number: this.attempts, deep, ...(fallbackFrom ? { fallbackFrom } : {}), ...(effort ? { effort } : {}) }, this.state);
   }

@@ -42,6 +42,8 @@ export interface RouteOptions {
   readonly promptBytes?: number;
   /** The request's `reasoning_effort`, for deep detection. */
   readonly effort?: string | null;
+  /** Set when the request was moved to `model` for its size (its context fallback): the model it asked for (pipeline/context-window.ts). */
+  readonly movedFrom?: string;
   /** Resolves fallback model names to served models. */
   readonly lookup: (name: string) => Model | undefined;
   /** A target to try first under `sticky` instead of the session's pin (a continued response's owner). */

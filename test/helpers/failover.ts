@@ -27,6 +27,9 @@ export interface ModelSpec {
   /** Upstream ids, cheapest first. */
   targets: string[];
   fallbacks?: string[];
+  /** `context_window`, tokens, and `context_fallback` (pipeline/context-window.ts). */
+  contextWindow?: number;
+  contextFallback?: string;
 }
 
 /** The target key (`<upstream>/<upstream model>`) health and metrics use. */
@@ -48,7 +51,7 @@ export function configYaml(routing: Record<string, unknown>, ups: UpSpec[], mode
     .map(
       (m) => `  - name: ${m.name}
     price: { input: 1, output: 1 }
-    fallbacks: [${(m.fallbacks ?? []).join(', ')}]
+    fallbacks: [${(m.fallbacks ?? []).join(', ')}]${m.contextWindow !== undefined ? `\n    context_window: ${m.contextWindow}` : ''}${m.contextFallback !== undefined ? `\n    context_fallback: ${m.contextFallback}` : ''}
     targets:
 ${m.targets.map((t, i) => `      - { upstream: ${t}, model: ${m.name}-up, price: { input: ${i + 1}, output: ${i + 1} } }`).join('\n')}`,
     )

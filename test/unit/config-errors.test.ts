@@ -171,6 +171,32 @@ describe('parseConfig: errors name the bad path and value', () => {
     assert.deepEqual(targetsOf(c, 'm1'), [{ upstream: 'sim', model: 'sim-m1' }]);
   });
 
+  test('context_window is a positive integer; context_fallback names a declared model with a larger window', () => {
+    const models = (m1: string, m2 = '') =>
+      mini({
+        models: `  - name: m1\n    price: { input: 1, output: 2 }\n${m1}    targets: [{ upstream: up, model: real-m1 }]\n  - name: m2\n    price: { input: 1, output: 2 }\n${m2}    targets: [{ upstream: up, model: real-m2 }]`,
+      });
+    for (const bad of ['0', '-5', '1.5', 'lots']) {
+      const msg = configError(() => parseTestConfig(models(`    context_window: ${bad}\n`), { UP_KEY: 'k' }));
+      assert.ok(msg.includes('/models/0/context_window'), msg);
+    }
+    const unknown = configError(() => parseTestConfig(models('    context_window: 1000\n    context_fallback: m9\n'), { UP_KEY: 'k' }));
+    assert.match(unknown, /\/models\/0\/context_fallback: unknown model "m9"/);
+    const noWindow = configError(() => parseTestConfig(models('    context_fallback: m2\n', '    context_window: 2000\n'), { UP_KEY: 'k' }));
+    assert.match(noWindow, /\/models\/0\/context_fallback: model "m1" names a context fallback but declares no context_window/);
+    const smaller = configError(() =>
+      parseTestConfig(models('    context_window: 1000\n    context_fallback: m2\n', '    context_window: 1000\n'), { UP_KEY: 'k' }),
+    );
+    assert.match(smaller, /\/models\/0\/context_fallback: model "m2" must declare a context_window larger than this model's 1000 tokens \(it declares 1000\)/);
+    const none = configError(() => parseTestConfig(models('    context_window: 1000\n    context_fallback: m2\n'), { UP_KEY: 'k' }));
+    assert.match(none, /\(it declares none\)/);
+    const c = parseTestConfig(models('    context_window: 1000\n    context_fallback: m2\n', '    context_window: 200000\n'), { UP_KEY: 'k' });
+    assert.equal(c.models.get('m1')!.contextWindow, 1000);
+    assert.equal(c.models.get('m1')!.contextFallback, 'm2');
+    assert.equal(c.models.get('m2')!.contextWindow, 200000);
+    assert.equal(c.models.get('m2')!.contextFallback, undefined);
+  });
+
   test('loadConfig on a missing file throws ConfigError naming the file', () => {
     const missing = join(tmpdir(), `switchyard-missing-${process.pid}-${Date.now()}.yaml`);
     const msg = configError(() => loadTestConfig(missing, {}));
