@@ -7,6 +7,7 @@
  */
 import type { Model } from '../config/types.js';
 import { EFFORT_WORD } from '../config/schema-model.js';
+import { effortFor, levelOfBudget, thinkingBudgetOf } from './effort.js';
 import type { GatewayError } from '../errors/codes.js';
 import { badCount, tokenCount as num, type Usage } from '../usage/usage.js';
 import { checkVision, hasImages, normalise, type ApiFields } from './normalise.js';
@@ -104,8 +105,9 @@ export function readAnthropicError(err: unknown): { readonly type?: string; read
 
 /**
  * The request's effort level, for deep-call detection and the bridges' reasoning effort:
- * `output_config.effort` when set, else `thinking` (`adaptive`: medium; `enabled`: by
- * `budget_tokens`; `disabled` or absent: none).
+ * `output_config.effort` when set, else `thinking` (`adaptive`: medium; `enabled`: the level
+ * whose budget is nearest `budget_tokens`, by the effort table, apis/effort.ts; `disabled` or
+ * absent: none).
  */
 function effort(body: Record<string, unknown>): string | null {
   const thinking = body['thinking'] as { type?: unknown; budget_tokens?: unknown } | null | undefined;
@@ -113,33 +115,23 @@ function effort(body: Record<string, unknown>): string | null {
   // Anthropic's levels (Anthropic docs, "Effort": low … max) are the gateway's words; `max` ranks above `xhigh` (router/deep.ts).
   if (typeof explicit === 'string' && EFFORT_WORD.test(explicit.toLowerCase())) return explicit.toLowerCase();
   if (!thinking || thinking.type === 'disabled') return null;
-  const budget = typeof thinking.budget_tokens === 'number' ? thinking.budget_tokens : 0;
   if (thinking.type === 'adaptive') return 'medium';
-  return budget >= 16_384 ? 'high' : budget >= 4_096 ? 'medium' : 'low';
+  return levelOfBudget(typeof thinking.budget_tokens === 'number' ? thinking.budget_tokens : 0);
 }
 
-/** The thinking budget, tokens, that `effort` reads back as (the floors of `effort` above). */
-const BUDGET_OF: Readonly<Record<string, number>> = { minimal: 1_024, low: 1_024, medium: 4_096, high: 16_384 };
-
 /**
- * `output_config.effort` values for the levels Anthropic does not take from every model:
- * it knows low, medium, high and max (`xhigh` only from Opus 4.7 on; Anthropic API
- * reference, "Effort"), so a lowered call is sent the nearest level at or below.
- */
-const ANTHROPIC_EFFORT: Readonly<Record<string, string>> = { minimal: 'low', xhigh: 'high' };
-
-/**
- * A Messages body at `effort`: `output_config.effort` when the client set one (as a level
- * every effort-capable Claude model takes, see ANTHROPIC_EFFORT), else a
- * `thinking.budget_tokens` no larger than the level's floor (never raised); a body without
- * either has no effort to lower.
+ * A Messages body at `effort`: `output_config.effort` when the client set one (the table's
+ * Anthropic effort for the level: one every effort-capable Claude model takes, so `minimal`
+ * is sent as `low`, `xhigh` as `high`), else a `thinking.budget_tokens` no larger than the
+ * level's budget in the effort table (never raised; it reads back as the level); a body
+ * without either has no effort to lower.
  */
 function withEffort(body: Record<string, unknown>, level: string): Record<string, unknown> {
   const config = body['output_config'] as Record<string, unknown> | null | undefined;
-  if (config && typeof config['effort'] === 'string') return { ...body, output_config: { ...config, effort: ANTHROPIC_EFFORT[level] ?? level } };
+  if (config && typeof config['effort'] === 'string') return { ...body, output_config: { ...config, effort: effortFor(level, 'anthropic') ?? level } };
   const thinking = body['thinking'] as { type?: unknown; budget_tokens?: unknown } | null | undefined;
   if (!thinking || thinking.type !== 'enabled' || typeof thinking.budget_tokens !== 'number') return body;
-  return { ...body, thinking: { ...thinking, budget_tokens: Math.min(thinking.budget_tokens, BUDGET_OF[level] ?? thinking.budget_tokens) } };
+  return { ...body, thinking: { ...thinking, budget_tokens: Math.min(thinking.budget_tokens, thinkingBudgetOf(level) ?? thinking.budget_tokens) } };
 }
 
 /** `system` as the first turn, the messages, and the tool definitions. */

@@ -63,7 +63,7 @@ export const DEEPER_EFFORTS: readonly string[] = ['max', 'ultra'];
  * null. Any lower-case word up to 32 characters is taken: the levels above, `none` (no
  * reasoning), the deeper ones, and levels an agent's catalog adds later (an unknown level
  * counts as the model's `default_effort` for routing, is relayed as sent to an upstream of the
- * client's own API, and is left out by a bridge: router/deep.ts, translate/effort.ts). Not a
+ * client's own API, and is left out by a bridge: router/deep.ts, apis/effort.ts). Not a
  * word (a number, a long or free-form string) is refused with 400.
  */
 export const RequestEffortSchema = Type.Union([Type.String({ pattern: '^[a-z][a-z0-9_-]{0,31}$' }), Type.Null()]);

@@ -5,6 +5,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { MIN_THINKING_BUDGET } from '../apis/effort.js';
 import { messagesApi } from '../apis/messages.js';
 import { checkNesting } from '../apis/nesting.js';
 import { withoutGatewayFields } from '../apis/normalise.js';
@@ -30,7 +31,10 @@ export const MessagesRequestSchema = Type.Object(
      * `disabled`; other fields (Claude Code's `display`) pass.
      */
     thinking: Type.Optional(
-      Type.Object({ type: Type.String({ minLength: 1 }), budget_tokens: Type.Optional(Type.Integer({ minimum: 1024 })) }, { additionalProperties: true }),
+      Type.Object(
+        { type: Type.String({ minLength: 1 }), budget_tokens: Type.Optional(Type.Integer({ minimum: MIN_THINKING_BUDGET })) },
+        { additionalProperties: true },
+      ),
     ),
     /** Gateway-only: per-request routing strategy. */
     cluster_routing: Type.Optional(StrategySchema),

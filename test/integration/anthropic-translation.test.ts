@@ -241,7 +241,7 @@ describe('anthropic upstream behind chat completions', () => {
     assert.equal(b['thinking'], undefined);
   });
 
-  test('reasoning_effort becomes a thinking budget that fits under the client cap; no thinking below the minimum budget', async () => {
+  test('reasoning_effort becomes a thinking budget that fits under the client cap; a budget below the minimum is raised to it', async () => {
     upstream.on(() => ({ status: 200, body: fixtureJson('anthropic-messages-text.json') }));
     const ask = (extra: Record<string, unknown>) =>
       client.chat.completions.create({ model: 'claude-test', messages: [{ role: 'user', content: 'think' }], reasoning_effort: 'high', ...extra });
@@ -257,8 +257,8 @@ describe('anthropic upstream behind chat completions', () => {
     assert.equal(big!['temperature'], undefined, 'temperature is not allowed with thinking');
     assert.equal(t(mid!)?.budget_tokens, 4999);
     assert.equal(mid!['max_tokens'], 5000);
-    assert.equal(t(small!), undefined);
-    assert.equal(small!['max_tokens'], 100);
+    assert.deepEqual(t(small!), { type: 'enabled', budget_tokens: 1024 }, "Anthropic's minimum budget");
+    assert.equal(small!['max_tokens'], 1025, 'max_tokens above the budget, as Anthropic requires');
     assert.equal(t(none!)?.budget_tokens, 16384);
     assert.equal(none!['max_tokens'], 16384 + 1000);
   });

@@ -31,7 +31,7 @@ describe('withEffort', () => {
     assert.deepEqual(messagesApi.withEffort(explicit, 'low')['output_config'], { effort: 'low' });
     const thinking = { model: 'm', max_tokens: 40_000, thinking: { type: 'enabled', budget_tokens: 32_000 }, messages: [] };
     const out = messagesApi.withEffort(thinking, 'medium');
-    assert.deepEqual(out['thinking'], { type: 'enabled', budget_tokens: 4_096 });
+    assert.deepEqual(out['thinking'], { type: 'enabled', budget_tokens: 8_192 }, "medium's budget in the effort table");
     assert.equal(messagesApi.effort(out), 'medium');
     const small = { ...thinking, thinking: { type: 'enabled', budget_tokens: 2_000 } };
     assert.deepEqual(messagesApi.withEffort(small, 'medium')['thinking'], { type: 'enabled', budget_tokens: 2_000 }, 'never raised');

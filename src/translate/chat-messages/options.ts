@@ -8,23 +8,22 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-
-/** Smallest `thinking.budget_tokens` Anthropic accepts (tokens). */
-export const MIN_THINKING_BUDGET = 1024;
+import { DEFAULT_THINKING_BUDGETS as D, MIN_THINKING_BUDGET } from '../../apis/effort.js';
 
 const Budget = (def: number) => Type.Integer({ minimum: MIN_THINKING_BUDGET, default: def });
 
 /**
  * Token budgets of extended thinking per OpenAI `reasoning_effort` value (tokens, each
- * >= 1024). `none` (or no `reasoning_effort`) sends no `thinking` at all.
+ * >= 1024; defaults from the effort table, apis/effort.ts). `none` (or no `reasoning_effort`)
+ * sends no `thinking` at all.
  */
 export const ThinkingBudgetsSchema = Type.Object(
   {
-    minimal: Budget(1024),
-    low: Budget(2048),
-    medium: Budget(8192),
-    high: Budget(16384),
-    xhigh: Budget(32000),
+    minimal: Budget(D.minimal),
+    low: Budget(D.low),
+    medium: Budget(D.medium),
+    high: Budget(D.high),
+    xhigh: Budget(D.xhigh),
   },
   { additionalProperties: false, default: {} },
 );

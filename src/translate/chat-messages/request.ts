@@ -14,9 +14,9 @@
  * - `tool_choice` is `{type:'auto'|'any'|'none'}` or `{type:'tool', name}`, with
  *   `disable_parallel_tool_use` on all but `none`.
  */
-import { DEEPER_EFFORTS } from '../../config/schema-model.js';
+import { fitThinking, thinkingBudgetOf } from '../../apis/effort.js';
 import { convertMessages, invalid, isObj, type Block } from './messages.js';
-import { MIN_THINKING_BUDGET, type MessagesTranslationOptions as AnthropicOptions } from './options.js';
+import type { MessagesTranslationOptions as AnthropicOptions } from './options.js';
 
 /**
  * `stop` -> `stop_sequences`. Whitespace-only sequences are dropped: Anthropic refuses them
@@ -69,17 +69,6 @@ export function finite(v: unknown, param: string): number | undefined {
   return v;
 }
 
-/**
- * The thinking budget of a `reasoning_effort` (tokens): a configured level's; the deeper
- * levels (`max`, `ultra`) get `xhigh`'s, the largest; `none`, no effort, or a level the
- * gateway does not know send no thinking (as a request without `reasoning_effort` does).
- */
-function thinkingBudget(effort: unknown, opts: AnthropicOptions): number | undefined {
-  if (typeof effort !== 'string') return undefined;
-  const level = DEEPER_EFFORTS.includes(effort) ? 'xhigh' : effort;
-  return Object.hasOwn(opts.thinking_budgets, level) ? opts.thinking_budgets[level as keyof AnthropicOptions['thinking_budgets']] : undefined;
-}
-
 /** `tool_choice` that forces a tool (`required` or a named function). */
 function forcesTool(choice: unknown): boolean {
   return choice === 'required' || (isObj(choice) && choice['type'] === 'function');
@@ -108,28 +97,26 @@ export interface OutputControls {
 }
 
 /**
- * Writes `max_tokens` and either `thinking` (the effort's budget from `opts.thinking_budgets`)
- * or the sampling fields onto a Messages body. The client's cap stands: the budget must fit
- * under it (Anthropic wants budget_tokens < max_tokens; below 1024 there is no thinking);
- * with no cap, `max_tokens` is `default_max_tokens`, plus the budget when thinking. Thinking
- * takes no modified `temperature` / `top_p`; otherwise `temperature` is clamped to 0..1.
+ * Writes `max_tokens` and either `thinking` or the sampling fields onto a Messages body.
+ * The budget is the effort's in `opts.thinking_budgets` (the effort table, apis/effort.ts:
+ * the deeper levels get `xhigh`'s; `none`, no effort, or a level the gateway does not know
+ * send no thinking). The client's cap stands as far as Anthropic allows: the budget is cut to
+ * fit under it, then `fitThinking` raises a budget below Anthropic's 1,024-token minimum to
+ * it and `max_tokens` above the budget (so a cap under 1,025 is raised to 1,025). With no cap,
+ * `max_tokens` is `default_max_tokens`, plus the budget when thinking. Thinking takes no
+ * modified `temperature` / `top_p`; otherwise `temperature` is clamped to 0..1.
  */
 export function writeOutputControls(out: Record<string, unknown>, c: OutputControls, opts: AnthropicOptions): void {
-  let budget = thinkingBudget(c.effort, opts);
-  if (budget !== undefined && c.requested !== undefined) {
-    budget = Math.min(budget, c.requested - 1);
-    if (budget < MIN_THINKING_BUDGET) budget = undefined;
-  }
-  if (!c.thinkingAllowed) budget = undefined;
-  let maxTokens = c.requested ?? opts.default_max_tokens;
+  const budget = c.thinkingAllowed ? thinkingBudgetOf(c.effort, opts.thinking_budgets) : undefined;
   if (budget !== undefined) {
-    if (c.requested === undefined) maxTokens = budget + opts.default_max_tokens;
-    out['thinking'] = { type: 'enabled', budget_tokens: budget };
-  } else {
-    if (c.temperature !== undefined) out['temperature'] = Math.min(Math.max(c.temperature, 0), 1);
-    if (c.topP !== undefined) out['top_p'] = c.topP;
+    const fit = c.requested === undefined ? fitThinking(budget, budget + opts.default_max_tokens) : fitThinking(Math.min(budget, c.requested - 1), c.requested);
+    out['thinking'] = { type: 'enabled', budget_tokens: fit.budget };
+    out['max_tokens'] = fit.maxTokens;
+    return;
   }
-  out['max_tokens'] = maxTokens;
+  if (c.temperature !== undefined) out['temperature'] = Math.min(Math.max(c.temperature, 0), 1);
+  if (c.topP !== undefined) out['top_p'] = c.topP;
+  out['max_tokens'] = c.requested ?? opts.default_max_tokens;
 }
 
 /**

@@ -16,7 +16,8 @@
  *   `none`; `disable_parallel_tool_use` -> `parallel_tool_calls: false`.
  * - `max_tokens` -> the output cap in the field the model takes; `thinking` (`enabled` or
  *   `adaptive`) or `output_config.effort` -> `reasoning_effort` at the level the gateway
- *   reads it as (`apis/messages.ts`; above `high` -> `high`); `stop_sequences` -> `stop` (the
+ *   reads it as (`apis/messages.ts`), sent as the effort table's chat value (`apis/effort.ts`:
+ *   above `high` -> `high`; `none` and unknown words left out); `stop_sequences` -> `stop` (the
  *   first 4, chat's limit); `metadata.user_id` -> `user` when it fits OpenAI's 64 characters
  *   (Claude Code's, a JSON object with device and session ids, is not sent);
  *   `temperature`, `top_p` as they are. Anthropic-only fields (`context_management`,
@@ -24,14 +25,12 @@
  * @throws GatewayError 400 (`param` set) for blocks a chat server has no equivalent for
  *   (a PDF document, a search result, a container upload).
  */
+import { effortFor } from '../../apis/effort.js';
 import { messagesApi } from '../../apis/messages.js';
 import { pushAll } from '../../util/push-all.js';
 import { clientTools, imageUrl, invalid, joinText, noParallelTools, toolChoiceOf, turnsOf } from '../messages-read.js';
 import { isObj, type Obj } from '../read.js';
 import { asText } from '../../util/as-text.js';
-
-/** Efforts a chat server takes in `reasoning_effort`. */
-const CHAT_EFFORTS = new Set(['minimal', 'low', 'medium', 'high']);
 
 /** OpenAI's longest `user` (characters): a longer one is refused with 400 `string_above_max_length`. */
 const MAX_USER = 64;
@@ -147,7 +146,8 @@ export function toChatRequest(body: Readonly<Obj>, o: ChatRequestOptions): Obj {
   }
   if (typeof body['max_tokens'] === 'number') out[o.maxTokensField ?? 'max_tokens'] = body['max_tokens'];
   const effort = messagesApi.effort(body as Obj);
-  if (effort !== null) out['reasoning_effort'] = CHAT_EFFORTS.has(effort) ? effort : 'high';
+  const sent = effort === null ? undefined : effortFor(effort, 'chat');
+  if (sent !== undefined) out['reasoning_effort'] = sent;
   if (Array.isArray(body['stop_sequences']) && body['stop_sequences'].length > 0) out['stop'] = body['stop_sequences'].slice(0, 4);
   const user = isObj(body['metadata']) ? body['metadata']['user_id'] : undefined;
   if (typeof user === 'string' && user !== '' && user.length <= MAX_USER) out['user'] = user;

@@ -21,7 +21,8 @@
  *   `disable_parallel_tool_use` -> `parallel_tool_calls: false`.
  * - `max_tokens` -> `max_output_tokens`; `thinking` (`enabled` or `adaptive`) or
  *   `output_config.effort` -> `reasoning.effort` at the level the gateway reads it as
- *   (`apis/messages.ts`; Anthropic's `max` is `xhigh`); `temperature`, `top_p` as they are;
+ *   (`apis/messages.ts`), sent as the effort table's Responses value (`apis/effort.ts`:
+ *   Anthropic's `max` is `xhigh`; unknown words left out); `temperature`, `top_p` as they are;
  *   `store: false` (the client keeps its own history).
  * - Not sent: `metadata` (Claude Code's `user_id` holds its device and session ids, which are
  *   no business of another provider), `context_management`, `thinking.display`, `top_k`,
@@ -30,18 +31,15 @@
  *   field, as chat's `stop` over the same wire: `chat-responses/request.ts`), and blocks
  *   it has no equivalent for (file ids, search results, container uploads).
  */
+import { effortFor } from '../../apis/effort.js';
 import { messagesApi } from '../../apis/messages.js';
 import { GatewayError } from '../../errors/codes.js';
 import { clientTools, imageUrl, invalid, joinText, noParallelTools, toolChoiceOf, turnsOf } from '../messages-read.js';
-import { DEEPER_EFFORTS } from '../../config/schema-model.js';
 import { pushAll } from '../../util/push-all.js';
 import { isObj, type Obj } from '../read.js';
 import { asText } from '../../util/as-text.js';
 
 const WIRE = 'the Responses API';
-
-/** Efforts the Responses API takes in `reasoning.effort`; a deeper one (`max`, `ultra`) is sent as `xhigh`, another as `high`. */
-const RESPONSES_EFFORTS = new Set(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']);
 
 function inputImage(block: Obj, param: string): Obj {
   return { type: 'input_image', image_url: imageUrl(block, param, WIRE), detail: 'auto' };
@@ -171,7 +169,8 @@ export function toResponsesRequest(body: Readonly<Obj>, stream: boolean): Obj {
   }
   if (typeof body['max_tokens'] === 'number') out['max_output_tokens'] = body['max_tokens'];
   const effort = messagesApi.effort(body as Obj);
-  if (effort !== null) out['reasoning'] = { effort: RESPONSES_EFFORTS.has(effort) ? effort : DEEPER_EFFORTS.includes(effort) ? 'xhigh' : 'high' };
+  const sent = effort === null ? undefined : effortFor(effort, 'responses');
+  if (sent !== undefined) out['reasoning'] = { effort: sent };
   for (const k of ['temperature', 'top_p'] as const) if (typeof body[k] === 'number') out[k] = body[k];
   if (stream) out['stream'] = true;
   return out;
