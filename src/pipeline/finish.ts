@@ -17,10 +17,14 @@ import { costUsd, ZERO_USAGE, type Usage } from '../usage/usage.js';
 import type { Call, PipelineDeps } from './call.js';
 import type { Ending } from './outcome.js';
 
-/** The log line's token counts; `cache_write` only when the provider wrote to its prompt cache. */
+/**
+ * The log line's token counts; `cache_write` (every write, 5-minute and 1-hour) only when the
+ * provider wrote to its prompt cache, `cache_write_1h` (the 1-hour part) only when it has one.
+ */
 function logTokens(u: Usage): Record<string, number> {
   const t: Record<string, number> = { input: u.input, cached: u.cached, output: u.output, reasoning: u.reasoning };
   if (u.cacheWrite) t['cache_write'] = u.cacheWrite;
+  if (u.cacheWrite1h) t['cache_write_1h'] = u.cacheWrite1h;
   return t;
 }
 
