@@ -6,7 +6,7 @@
  * before a route, unknown URL). The key's name is logged, never the key.
  */
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
-import type { Admission } from '../limits/index.js';
+import { tpmTokens, type Admission } from '../limits/index.js';
 import type { TagsConfig } from '../config/schema.js';
 import { recordRequest, recordTags } from '../metrics/record.js';
 import type { Metrics } from '../metrics/registry.js';
@@ -119,11 +119,12 @@ export async function finish(deps: PipelineDeps, call: Call, admission: Admissio
     transport: req.transport,
   };
   call.trace.end(rec);
-  // The key's limits, and the cost added to its budgets and the daily spend per key and model
-  // (one store call). Without an admission no upstream was called: there is no cost.
+  // The key's limits (its tpm counts what the provider counts: limits/key-take.ts tpmTokens),
+  // and the cost added to its budgets and the daily spend per key and model (one store call).
+  // Without an admission no upstream was called: there is no cost.
   if (admission)
     await admission
-      .settle(usage, cost, { upstream: rec.upstream, model: rec.model })
+      .settle(tpmTokens(usage, end.provider), cost, { upstream: rec.upstream, model: rec.model })
       .catch((err: unknown) => req.log.warn({ err }, 'settling key limits failed'));
   emit(deps, req.log, rec, call.gen.config.tags);
 }

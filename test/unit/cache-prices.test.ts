@@ -9,6 +9,7 @@ import { describe, test } from 'node:test';
 import { foldAnthropicUsage, readAnthropicUsage } from '../../src/apis/messages.js';
 import { cacheWrites, costUsd } from '../../src/usage/usage.js';
 import { fullPrice } from '../../src/config/models.js';
+import { tpmTokens } from '../../src/limits/index.js';
 import { parseTestConfig } from '../helpers/config.js';
 import { anthropicConfigYaml } from '../helpers/gateway.js';
 import { fixtureJson } from '../helpers/recordings.js';
@@ -98,5 +99,18 @@ describe('config: cache price defaults by provider kind', () => {
     const m = parseTestConfig(bare, { TEST_UPSTREAM_KEY: 'k' }).models.get('claude-test')!;
     close(m.price.cached_input, 0.3);
     assert.equal(m.targets[0]!.price.cache_write_1h, 6);
+  });
+});
+
+describe("limits: what a cached prompt counts against a key's tpm", () => {
+  const u = { input: 7012, cached: 4000, output: 29, reasoning: 0, cacheWrite: 3000 };
+
+  test('anthropic leaves cache reads out (cache-aware ITPM); writes count', () => {
+    assert.deepEqual(tpmTokens(u, 'anthropic'), { input: 3012, output: 29 });
+  });
+
+  test('other kinds (OpenAI counts cached tokens toward TPM) and no upstream count the whole prompt', () => {
+    assert.deepEqual(tpmTokens(u, 'openai-compatible'), { input: 7012, output: 29 });
+    assert.deepEqual(tpmTokens(u, null), { input: 7012, output: 29 });
   });
 });
