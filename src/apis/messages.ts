@@ -57,9 +57,16 @@ export function anthropicErrorBody(err: GatewayError): { type: 'error'; error: {
   return { type: 'error', error: { type: anthropicErrorType(err), message: err.message } };
 }
 
+/** `usage.cache_creation`'s fields: prompt tokens written to the 5-minute and the 1-hour cache. */
+const M5 = 'ephemeral_5m_input_tokens';
+const H1 = 'ephemeral_1h_input_tokens';
+
 /**
  * Reads an Anthropic `usage` object. `input_tokens` excludes cache reads and writes, so
- * the prompt is their sum; cache reads are the cached part. Null when a count is not one
+ * the prompt is their sum; cache reads are the cached part. Writes are split by lifetime when
+ * `cache_creation: {ephemeral_5m_input_tokens, ephemeral_1h_input_tokens}` is there
+ * (Anthropic API reference, "Messages", `usage.cache_creation`; recordings
+ * `anthropic-messages-*`), else all count as 5-minute. Null when a count is not one
  * (usage/usage.ts badCount).
  */
 export function readAnthropicUsage(usage: unknown): Usage | null {
@@ -67,11 +74,21 @@ export function readAnthropicUsage(usage: unknown): Usage | null {
   const u = usage as Record<string, unknown>;
   if (badCount(u['input_tokens']) || badCount(u['output_tokens'])) return null;
   const read = num(u['cache_read_input_tokens']);
-  const written = num(u['cache_creation_input_tokens']);
+  const split = creation(u);
+  const written = num(u['cache_creation_input_tokens']) || split.m5 + split.h1;
   const input = num(u['input_tokens']) + read + written;
   const out: Usage = { input, cached: read, output: num(u['output_tokens']), reasoning: 0 };
   if (written > 0) out.cacheWrite = written;
+  const h1 = Math.min(written, split.h1);
+  if (h1 > 0) out.cacheWrite1h = h1;
   return out;
+}
+
+/** `usage.cache_creation`'s counts, as sent or as folded from a stream ({@link foldAnthropicUsage}); 0 when absent. */
+function creation(u: Record<string, unknown>): { m5: number; h1: number } {
+  const c = u['cache_creation'];
+  const o = c && typeof c === 'object' ? (c as Record<string, unknown>) : {};
+  return { m5: num(o[M5] ?? u[`cache_creation.${M5}`]), h1: num(o[H1] ?? u[`cache_creation.${H1}`]) };
 }
 
 /** Usage fields of Anthropic stream events; each event carries the latest cumulative values. */
@@ -81,7 +98,8 @@ const USAGE_FIELDS = ['input_tokens', 'output_tokens', 'cache_read_input_tokens'
  * Folds the `usage` of one stream event (`message_start`'s `message.usage`, `message_delta`'s
  * `usage`) into `into`: the counts are cumulative, so the latest value of each field wins
  * (Anthropic API reference, "Streaming Messages": "the token counts shown in the usage
- * field of the message_delta event are cumulative").
+ * field of the message_delta event are cumulative"). `cache_creation`'s two counts are kept
+ * flat as `cache_creation.ephemeral_5m_input_tokens` / `…1h…`, which readAnthropicUsage reads.
  */
 export function foldAnthropicUsage(into: Record<string, number>, usage: unknown): void {
   if (!usage || typeof usage !== 'object') return;
@@ -89,6 +107,12 @@ export function foldAnthropicUsage(into: Record<string, number>, usage: unknown)
   for (const f of USAGE_FIELDS) {
     const v = u[f];
     if (typeof v === 'number' && Number.isFinite(v) && v >= 0) into[f] = v;
+  }
+  const c = u['cache_creation'];
+  if (!c || typeof c !== 'object') return;
+  for (const f of [M5, H1]) {
+    const v = (c as Record<string, unknown>)[f];
+    if (typeof v === 'number' && Number.isFinite(v) && v >= 0) into[`cache_creation.${f}`] = v;
   }
 }
 

@@ -14,12 +14,28 @@ export interface Findings {
   readonly warnings: string[];
 }
 
-function fullPrice(p: PriceConfig): Required<PriceConfig> {
+/**
+ * Cache prices relative to `input` by provider kind when the config leaves them out (USD per
+ * 1M tokens, like every price). Anthropic: cache reads 0.1×, 5-minute writes 1.25×, 1-hour
+ * writes 2× base input (Anthropic pricing page and "Prompt caching" docs, "Pricing"). Any
+ * other kind: reads and writes at `input`, 1-hour writes at `cache_write` (OpenAI bills cache
+ * writes as plain input, "Prompt caching" guide; its cached-input discount is per model, so a
+ * config sets `cached_input` from the model's pricing row).
+ */
+const CACHE_MULTIPLIERS: Readonly<Record<string, { read: number; write: number; write1h: number }>> = {
+  anthropic: { read: 0.1, write: 1.25, write1h: 2 },
+};
+
+/** A price with every optional part filled in: the config's, else the default for `provider` (CACHE_MULTIPLIERS). */
+export function fullPrice(p: PriceConfig, provider: string | undefined): Required<PriceConfig> {
+  const m = provider !== undefined ? CACHE_MULTIPLIERS[provider] : undefined;
+  const cacheWrite = p.cache_write ?? (m ? p.input * m.write : p.input);
   return Object.freeze({
     input: p.input,
     output: p.output,
-    cached_input: p.cached_input ?? p.input,
-    cache_write: p.cache_write ?? p.input,
+    cached_input: p.cached_input ?? (m ? p.input * m.read : p.input),
+    cache_write: cacheWrite,
+    cache_write_1h: p.cache_write_1h ?? (m ? p.input * m.write1h : cacheWrite),
     reasoning: p.reasoning ?? p.output,
   });
 }
@@ -127,7 +143,8 @@ export function buildModels(
       warnings.push(`model "${m.name}" has no live target; it is not served`);
       return;
     }
-    const price = fullPrice(m.price);
+    // The model's own price (used before a target is chosen) takes its first target's provider defaults.
+    const price = fullPrice(m.price, upstreams.get(chosen[0]!.upstream)?.provider);
     // A model on a real provider never falls back (or sheds) to simulated answers.
     const real = !simulatedOnly.has(m.name);
     const fallbacks = m.fallbacks.filter((f) => {
@@ -169,7 +186,7 @@ export function buildModels(
               upstream: upstreams.get(t.upstream)!,
               model: t.model,
               weight: t.weight,
-              price: t.price ? fullPrice(t.price) : price,
+              price: fullPrice(t.price ?? m.price, upstreams.get(t.upstream)?.provider),
             }),
           ),
         ),

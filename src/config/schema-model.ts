@@ -9,13 +9,27 @@ export const PriceSchema = Type.Object(
   {
     /** USD per 1M uncached input tokens. */
     input: Type.Number({ minimum: 0 }),
-    /** USD per 1M cached input tokens; defaults to `input`. */
+    /**
+     * USD per 1M prompt tokens read from the provider's prompt cache (cache hits). Default by
+     * the target's provider (config/models.ts `fullPrice`): `anthropic` 0.1 × `input` (Anthropic
+     * pricing, "Prompt caching": cache hits and refreshes 0.1× base input), any other `input`
+     * (OpenAI's cached-input discount differs per model: set it from the model's pricing row).
+     */
     cached_input: Type.Optional(Type.Number({ minimum: 0 })),
     /**
-     * USD per 1M prompt tokens written to the provider's prompt cache (Anthropic bills cache
-     * writes at 1.25× input for the 5-minute cache; Anthropic pricing page); defaults to `input`.
+     * USD per 1M prompt tokens written to the provider's 5-minute prompt cache (and writes whose
+     * lifetime the provider does not report). Default: `anthropic` 1.25 × `input` (Anthropic
+     * pricing, "Prompt caching": 5m cache writes 1.25× base input), any other `input` (OpenAI
+     * bills no write premium: "no additional fees", OpenAI "Prompt caching" guide).
      */
     cache_write: Type.Optional(Type.Number({ minimum: 0 })),
+    /**
+     * USD per 1M prompt tokens written to the provider's 1-hour prompt cache (Anthropic's
+     * `cache_control.ttl: "1h"`, reported as `usage.cache_creation.ephemeral_1h_input_tokens`).
+     * Default: `anthropic` 2 × `input` (Anthropic pricing: 1h cache writes 2× base input), any
+     * other `cache_write`.
+     */
+    cache_write_1h: Type.Optional(Type.Number({ minimum: 0 })),
     /** USD per 1M output tokens other than reasoning tokens. */
     output: Type.Number({ minimum: 0 }),
     /** USD per 1M reasoning tokens (a part of the output tokens); defaults to `output`. */

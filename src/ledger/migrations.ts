@@ -84,6 +84,18 @@ SELECT date_trunc('hour', ts, 'UTC'), coalesce(key_name, ''), coalesce(model, ''
 FROM switchyard_requests GROUP BY 1, 2, 3, 4, 5, 6, 7, 8;
 `,
   },
+  {
+    // The part of cache_write_tokens written to the provider's 1-hour prompt cache (Anthropic's
+    // usage.cache_creation.ephemeral_1h_input_tokens), priced apart (price.cache_write_1h);
+    // cache_write_tokens stays every write, so cache_write_tokens - cache_write_1h_tokens is the
+    // 5-minute part. Rows before this migration read 0 (their writes were booked as 5-minute).
+    version: 3,
+    name: 'cache_write_1h',
+    sql: `
+ALTER TABLE switchyard_requests ADD COLUMN cache_write_1h_tokens bigint NOT NULL DEFAULT 0;
+ALTER TABLE switchyard_spend_hourly ADD COLUMN cache_write_1h_tokens bigint NOT NULL DEFAULT 0;
+`,
+  },
 ];
 
 /**

@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { RequestRecord } from '../record/request.js';
+import { cacheWrites } from '../usage/usage.js';
 
 export interface LedgerRow {
   /** UUID, the row's identity (with `ts`, the primary key). */
@@ -32,8 +33,12 @@ export interface LedgerRow {
   readonly ttft_ms: number | null;
   readonly duration_ms: number;
   readonly input_tokens: number;
+  /** Prompt tokens read from the provider's prompt cache (a part of input_tokens). */
   readonly cached_tokens: number;
+  /** Prompt tokens written to the provider's prompt cache, 5-minute and 1-hour (a part of input_tokens). */
   readonly cache_write_tokens: number;
+  /** The part of cache_write_tokens written to the 1-hour cache (migration 3). */
+  readonly cache_write_1h_tokens: number;
   readonly output_tokens: number;
   readonly reasoning_tokens: number;
   readonly tokens_estimated: boolean;
@@ -65,11 +70,18 @@ export const COLUMNS: readonly (readonly [keyof LedgerRow, string])[] = [
   ['input_tokens', 'bigint'],
   ['cached_tokens', 'bigint'],
   ['cache_write_tokens', 'bigint'],
+  ['cache_write_1h_tokens', 'bigint'],
   ['output_tokens', 'bigint'],
   ['reasoning_tokens', 'bigint'],
   ['tokens_estimated', 'boolean'],
   ['cost_usd', 'double precision'],
 ];
+
+/**
+ * Values of columns added after a release, for rows spooled by a gateway that predates them
+ * (ledger/spool.ts replays a spool file as written): the migration's own default.
+ */
+export const ADDED_COLUMN_DEFAULTS: Readonly<Partial<Record<keyof LedgerRow, unknown>>> = { cache_write_1h_tokens: 0 };
 
 /** Flattens a finished request's record into a new row (a fresh id). */
 export function ledgerRow(rec: RequestRecord): LedgerRow {
@@ -97,6 +109,7 @@ export function ledgerRow(rec: RequestRecord): LedgerRow {
     input_tokens: u.input,
     cached_tokens: u.cached,
     cache_write_tokens: u.cacheWrite ?? 0,
+    cache_write_1h_tokens: cacheWrites(u).h1,
     output_tokens: u.output,
     reasoning_tokens: u.reasoning,
     tokens_estimated: rec.usageEstimated,

@@ -6,5 +6,5 @@
 export { AuthThrottle, type ThrottleVerdict } from './auth-throttle.js';
 export { BudgetAlerts, type AlertLog } from './budget-alerts.js';
 export type { BudgetContext, BudgetStatus, Served, SpentAccounts } from './budgets.js';
-export { DEFAULT_COMPLETION_TOKENS, KeyLimits, type Admission, type PromptTokenCounter, type SettledTokens } from './key-limits.js';
+export { DEFAULT_COMPLETION_TOKENS, KeyLimits, tpmTokens, type Admission, type PromptTokenCounter, type SettledTokens } from './key-limits.js';
 export { periodOf, resetDuration } from './periods.js';

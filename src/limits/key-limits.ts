@@ -24,7 +24,7 @@ import { Budgets, type BudgetContext, type Served, type SpentAccounts } from './
 import { takeKeyLimits, DEFAULT_COMPLETION_TOKENS, type Held, type LimitReason, type SettledTokens } from './key-take.js';
 import { keyWindow, type Limits } from './rate.js';
 
-export { DEFAULT_COMPLETION_TOKENS, type SettledTokens } from './key-take.js';
+export { DEFAULT_COMPLETION_TOKENS, tpmTokens, type SettledTokens } from './key-take.js';
 
 /** Counts the input tokens of a request's prompt (usage/estimate.ts `countPromptTokens`). */
 export type PromptTokenCounter = (prompt: Prompt) => Promise<number>;

@@ -16,10 +16,30 @@ import { keyWindow, setRateHeaders, type Limits } from './rate.js';
 /** Completion tokens reserved for a `tpm` check when the request sets no output cap. */
 export const DEFAULT_COMPLETION_TOKENS = 1024;
 
-/** The token counts a finished request is settled with (the pipeline's `Usage` has them). */
+/** The token counts a finished request is settled with (the pipeline's `Usage` has them, or {@link tpmTokens} of it). */
 export interface SettledTokens {
   readonly input: number;
   readonly output: number;
+}
+
+/**
+ * Provider kinds whose rate limits leave prompt-cache reads out: Anthropic's ITPM counts
+ * `input_tokens` and `cache_creation_input_tokens` but not `cache_read_input_tokens` (Anthropic
+ * API docs, "Rate limits", "Cache-aware ITPM"; a few older models are the exception).
+ * OpenAI counts cached tokens toward TPM like any other ("Prompt caching" guide, FAQ), and so
+ * does every other kind here, for want of a provider that says otherwise.
+ */
+const CACHE_READS_OUTSIDE_RATE_LIMITS: ReadonlySet<string> = new Set(['anthropic']);
+
+/**
+ * What a finished call counts against its key's `tpm`: the tokens its provider counts against
+ * its own rate limit: the prompt without cache reads on a provider in
+ * CACHE_READS_OUTSIDE_RATE_LIMITS, else the whole prompt; and the output.
+ * @param provider the provider kind of the target that served; null: none (nothing is left out).
+ */
+export function tpmTokens(u: { readonly input: number; readonly cached: number; readonly output: number }, provider: string | null): SettledTokens {
+  const free = provider !== null && CACHE_READS_OUTSIDE_RATE_LIMITS.has(provider);
+  return { input: free ? u.input - u.cached : u.input, output: u.output };
 }
 
 /** The rpm / tpm / concurrency part of an admission: its rate headers, and `release` once at the end. */

@@ -4,6 +4,7 @@
  * WebSockets. Code outside metrics/ calls these functions and never prom-client itself.
  */
 import type { RequestRecord } from '../record/request.js';
+import { cacheWrites } from '../usage/usage.js';
 import type { ConnectionMetrics } from './connections.js';
 import type { Metrics } from './registry.js';
 import type { WebSocketMetrics } from './websocket.js';
@@ -20,10 +21,12 @@ export function recordRequest(m: Metrics, r: RequestRecord): void {
   // The key's configured name, never the key itself.
   const key = r.key ?? NONE;
   const u = r.usage;
+  const writes = cacheWrites(u);
   const kinds: [string, number][] = [
-    ['input', u.input - u.cached - (u.cacheWrite ?? 0)],
+    ['input', u.input - u.cached - writes.m5 - writes.h1],
     ['cached_input', u.cached],
-    ['cache_write', u.cacheWrite ?? 0],
+    ['cache_write', writes.m5],
+    ['cache_write_1h', writes.h1],
     ['output', u.output],
     ['reasoning', u.reasoning],
   ];
@@ -32,11 +35,27 @@ export function recordRequest(m: Metrics, r: RequestRecord): void {
     m.tokens.inc({ model, upstream, kind }, n);
     m.keyTokens.inc({ key, kind }, n);
   }
+  if (u.input > 0) recordCacheShare(m, model, upstream, u.cached, u.input);
   if (r.cache) m.cacheAffinity.inc({ model, decision: r.cache });
   if (r.costUsd > 0) {
     m.cost.inc({ model, upstream }, r.costUsd);
     m.spend.inc({ key, model }, r.costUsd);
   }
+}
+
+/** Prompt tokens read from the cache and all prompt tokens per `model\0upstream`, per registry, since the process started. */
+const cacheSums = new WeakMap<Metrics, Map<string, { read: number; input: number }>>();
+
+/** Adds a request's cache reads and prompt to its model and upstream's sums and sets `switchyard_cache_read_share` to their ratio. */
+function recordCacheShare(m: Metrics, model: string, upstream: string, read: number, input: number): void {
+  let sums = cacheSums.get(m);
+  if (!sums) cacheSums.set(m, (sums = new Map()));
+  const k = `${model}\0${upstream}`;
+  let s = sums.get(k);
+  if (!s) sums.set(k, (s = { read: 0, input: 0 }));
+  s.read += read;
+  s.input += input;
+  m.cacheReadShare.set({ model, upstream }, s.read / s.input);
 }
 
 /** Values seen per metric tag, per registry: past the cap a value counts as "other". */

@@ -18,6 +18,8 @@ export interface Metrics extends CapacityMetrics {
   readonly requestDuration: Histogram<'model' | 'upstream' | 'stream'>;
   readonly ttft: Histogram<'model' | 'upstream'>;
   readonly tokens: Counter<'model' | 'upstream' | 'kind'>;
+  /** Cache reads over all prompt tokens since the process started, 0..1, per public model and upstream. */
+  readonly cacheReadShare: Gauge<'model' | 'upstream'>;
   readonly cost: Counter<'model' | 'upstream'>;
   /** Spend per client key NAME (never the key) and public model. */
   readonly spend: Counter<'key' | 'model'>;
@@ -93,8 +95,14 @@ export function createMetrics(): Metrics {
     }),
     tokens: new Counter({
       name: 'switchyard_tokens_total',
-      help: 'Tokens by kind: input (neither read from nor written to the prompt cache), cached_input, cache_write, output, reasoning (a part of output).',
+      help: 'Tokens by kind: input (prompt neither read from nor written to the prompt cache), cached_input (cache reads), cache_write (5-minute cache writes, and writes of unreported lifetime), cache_write_1h (1-hour cache writes), output, reasoning (a part of output). input + cached_input + cache_write + cache_write_1h is the whole prompt.',
       labelNames: ['model', 'upstream', 'kind'],
+      registers,
+    }),
+    cacheReadShare: new Gauge({
+      name: 'switchyard_cache_read_share',
+      help: "Share of prompt tokens read from the provider's prompt cache (cached_input / whole prompt), 0..1, over this process's lifetime, per public model and upstream. For a window, use rate() of switchyard_tokens_total's kinds.",
+      labelNames: ['model', 'upstream'],
       registers,
     }),
     cost: new Counter({
@@ -111,7 +119,7 @@ export function createMetrics(): Metrics {
     }),
     keyTokens: new Counter({
       name: 'switchyard_key_tokens_total',
-      help: 'Tokens per client key name by kind: input (uncached), cached_input (cache reads), cache_write, output, reasoning (a part of output).',
+      help: 'Tokens per client key name by kind, as switchyard_tokens_total: input (uncached), cached_input (cache reads), cache_write (5-minute), cache_write_1h, output, reasoning (a part of output).',
       labelNames: ['key', 'kind'],
       registers,
     }),

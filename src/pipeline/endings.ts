@@ -40,6 +40,7 @@ function make(p: Progress, c: Counted, status: number, outcome: Ending['outcome'
     shed: p.route?.shed ?? null,
     ...(p.route?.cache ? { cache: p.route.cache } : {}),
     price: a?.target.price ?? p.model?.price ?? null,
+    provider: a?.target.upstream.provider ?? null,
   };
 }
 

@@ -6,7 +6,7 @@
  * before a route, unknown URL). The key's name is logged, never the key.
  */
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
-import type { Admission } from '../limits/index.js';
+import { tpmTokens, type Admission } from '../limits/index.js';
 import type { TagsConfig } from '../config/schema.js';
 import { recordRequest, recordTags } from '../metrics/record.js';
 import type { Metrics } from '../metrics/registry.js';
@@ -17,10 +17,14 @@ import { costUsd, ZERO_USAGE, type Usage } from '../usage/usage.js';
 import type { Call, PipelineDeps } from './call.js';
 import type { Ending } from './outcome.js';
 
-/** The log line's token counts; `cache_write` only when the provider wrote to its prompt cache. */
+/**
+ * The log line's token counts; `cache_write` (every write, 5-minute and 1-hour) only when the
+ * provider wrote to its prompt cache, `cache_write_1h` (the 1-hour part) only when it has one.
+ */
 function logTokens(u: Usage): Record<string, number> {
   const t: Record<string, number> = { input: u.input, cached: u.cached, output: u.output, reasoning: u.reasoning };
   if (u.cacheWrite) t['cache_write'] = u.cacheWrite;
+  if (u.cacheWrite1h) t['cache_write_1h'] = u.cacheWrite1h;
   return t;
 }
 
@@ -115,11 +119,12 @@ export async function finish(deps: PipelineDeps, call: Call, admission: Admissio
     transport: req.transport,
   };
   call.trace.end(rec);
-  // The key's limits, and the cost added to its budgets and the daily spend per key and model
-  // (one store call). Without an admission no upstream was called: there is no cost.
+  // The key's limits (its tpm counts what the provider counts: limits/key-take.ts tpmTokens),
+  // and the cost added to its budgets and the daily spend per key and model (one store call).
+  // Without an admission no upstream was called: there is no cost.
   if (admission)
     await admission
-      .settle(usage, cost, { upstream: rec.upstream, model: rec.model })
+      .settle(tpmTokens(usage, end.provider), cost, { upstream: rec.upstream, model: rec.model })
       .catch((err: unknown) => req.log.warn({ err }, 'settling key limits failed'));
   emit(deps, req.log, rec, call.gen.config.tags);
 }

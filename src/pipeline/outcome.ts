@@ -70,6 +70,8 @@ export interface Ending {
   readonly cache?: 'warm' | 'moved' | 'cold';
   /** USD per 1M tokens of the target that served, for the cost. */
   readonly price: Required<PriceConfig> | null;
+  /** The provider kind (`upstreams[].provider`) of the target that served, for the key's `tpm` (limits/key-take.ts tpmTokens); null: none. */
+  readonly provider: string | null;
 }
 
 /** What the call got to, for its ending: filled in as it goes. */

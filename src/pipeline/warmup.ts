@@ -85,5 +85,6 @@ export function answerWarmup(call: Call, model: Model, journal: ResponseJournal,
     fallback: null,
     shed: null,
     price: model.price,
+    provider: null,
   };
 }

@@ -19,6 +19,8 @@ export const GEN_AI_USAGE_OUTPUT_TOKENS = 'gen_ai.usage.output_tokens';
 export const GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS = 'gen_ai.usage.cache_read.input_tokens';
 /** Part of `gen_ai.usage.input_tokens` written to the provider's prompt cache. */
 export const GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS = 'gen_ai.usage.cache_creation.input_tokens';
+/** Part of `gen_ai.usage.cache_creation.input_tokens` written to the 1-hour cache (the GenAI conventions have no lifetime split). */
+export const SY_CACHE_WRITE_1H_TOKENS = 'switchyard.usage.cache_write_1h_tokens';
 /** The well-known `gen_ai.operation.name` of a chat-style model call (chat completions, Responses, Messages). */
 export const OPERATION_CHAT = 'chat';
 

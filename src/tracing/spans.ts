@@ -46,6 +46,7 @@ function usageAttributes(u: Usage, into: Attributes): void {
   into[N.GEN_AI_USAGE_OUTPUT_TOKENS] = u.output;
   if (u.cached > 0) into[N.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS] = u.cached;
   if (u.cacheWrite) into[N.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS] = u.cacheWrite;
+  if (u.cacheWrite1h) into[N.SY_CACHE_WRITE_1H_TOKENS] = u.cacheWrite1h;
   if (u.reasoning > 0) into[N.SY_REASONING_TOKENS] = u.reasoning;
 }
 

@@ -14,8 +14,13 @@ export interface Usage {
   output: number;
   /** The part of `output` spent on hidden reasoning. */
   reasoning: number;
-  /** The part of `input` written to the provider's prompt cache (absent: none). */
+  /** The part of `input` written to the provider's prompt cache, 5-minute and 1-hour (absent: none). */
   cacheWrite?: number;
+  /**
+   * The part of `cacheWrite` written to the 1-hour cache (Anthropic's
+   * `cache_creation.ephemeral_1h_input_tokens`; absent: none, every write is a 5-minute one).
+   */
+  cacheWrite1h?: number;
 }
 
 export const ZERO_USAGE: Readonly<Usage> = Object.freeze({ input: 0, cached: 0, output: 0, reasoning: 0 });
@@ -41,18 +46,27 @@ export function badCount(v: unknown): boolean {
   return v !== undefined && v !== null && !isCount(v);
 }
 
+/** The cache writes of a usage by lifetime: 5-minute (and writes of unreported lifetime) and 1-hour. */
+export function cacheWrites(u: Usage): { readonly m5: number; readonly h1: number } {
+  const all = u.cacheWrite ?? 0;
+  const h1 = Math.min(all, u.cacheWrite1h ?? 0);
+  return { m5: all - h1, h1 };
+}
+
 /**
- * Cost in USD: input neither read from nor written to the cache at `price.input`, cached
- * input at `price.cached_input`, cache writes at `price.cache_write`, output other than
- * reasoning at `price.output`, reasoning tokens at `price.reasoning` (which defaults to
- * `output`); prices are USD per 1M tokens. Rounded to the picodollar (`roundUsd`).
+ * Cost in USD: input neither read from nor written to the cache at `price.input`, cache reads
+ * at `price.cached_input`, 5-minute cache writes at `price.cache_write`, 1-hour ones at
+ * `price.cache_write_1h`, output other than reasoning at `price.output`, reasoning tokens at
+ * `price.reasoning` (which defaults to `output`); prices are USD per 1M tokens. Rounded to the
+ * picodollar (`roundUsd`).
  */
 export function costUsd(u: Usage, price: Required<PriceConfig>): number {
-  const written = u.cacheWrite ?? 0;
+  const { m5, h1 } = cacheWrites(u);
   const usd =
-    ((u.input - u.cached - written) * price.input +
+    ((u.input - u.cached - m5 - h1) * price.input +
       u.cached * price.cached_input +
-      written * price.cache_write +
+      m5 * price.cache_write +
+      h1 * price.cache_write_1h +
       (u.output - u.reasoning) * price.output +
       u.reasoning * price.reasoning) /
     1_000_000;

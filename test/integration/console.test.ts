@@ -52,7 +52,7 @@ function answer(req: ReceivedRequest, from: string): ScriptedReply {
       created: 1,
       model,
       choices: [{ index: 0, message: { role: 'assistant', content: `${COMPLETION_CANARY} from ${from}` }, finish_reason: 'stop' }],
-      usage: { prompt_tokens: 1200, completion_tokens: 300, total_tokens: 1500 },
+      usage: { prompt_tokens: 1200, completion_tokens: 300, total_tokens: 1500, prompt_tokens_details: { cached_tokens: 800 } },
     },
   };
 }
@@ -257,6 +257,10 @@ describe('console', () => {
     assert.deepEqual(keysBefore.map((k) => k.cols['name']).sort(), ['team-a', 'team-budget']);
     assert.equal(dollars(keysBefore.find((k) => k.cols['name'] === 'team-a')?.cols['spend_today']), 0);
     assert.match(keysBefore.find((k) => k.cols['name'] === 'team-budget')?.cols['budget'] ?? '', /of \$5\.00 \/ day/);
+    assert.ok(
+      keysBefore.every((k) => k.cols['cache_reads'] === '\u2013'),
+      'no cache reads before any prompt',
+    );
 
     // Marks this document: a reload would lose it.
     await page.evaluate(`window.consoleMarker = 'still-here'`);
@@ -317,6 +321,9 @@ describe('console', () => {
     await until(page, `Number(document.querySelector('#keys tr[data-key="team-a"] td[data-col="spend_today"]').textContent.replace(/[$,]/g, '')) > 0`);
     const spend = dollars((await rows(page, 'keys')).find((k) => k.cols['name'] === 'team-a')?.cols['spend_today']);
     assert.ok(Math.abs(spend - (await gw.limits.spendToday('key', 'team-a'))) < 1e-6, `page spend ${spend} matches the store`);
+    // Cache reads per key: 800 of each JSON answer's 1,200 prompt tokens (two gpt-test, one backup).
+    const reads = new Map((await rows(page, 'keys')).map((k) => [k.cols['name'], k.cols['cache_reads']]));
+    assert.ok(/^2,400 \(\d+\.\d%\)$/.test(reads.get('team-a') ?? '') && reads.get('team-budget') === '\u2013', JSON.stringify([...reads]));
 
     // The broken target's circuit opened.
     await until(page, `document.querySelector('#upstreams tr[data-target="fake/upstream-down"] td[data-col="state"]').textContent === 'cooling'`);

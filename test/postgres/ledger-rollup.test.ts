@@ -51,7 +51,8 @@ function rows(n: number, seed: number): LedgerRow[] {
       duration_ms: 300,
       input_tokens: 10 + (j % 13),
       cached_tokens: j % 3,
-      cache_write_tokens: 0,
+      cache_write_tokens: j % 4,
+      cache_write_1h_tokens: j % 2,
       output_tokens: 5 + (j % 17),
       reasoning_tokens: j % 2,
       tokens_estimated: false,
@@ -60,14 +61,26 @@ function rows(n: number, seed: number): LedgerRow[] {
   });
 }
 
-const SUMS = ['requests', 'cost_usd', 'input_tokens', 'cached_tokens', 'output_tokens', 'reasoning_tokens', 'shed', 'fallback'];
+const SUMS = [
+  'requests',
+  'cost_usd',
+  'input_tokens',
+  'cached_tokens',
+  'cache_write_tokens',
+  'cache_write_1h_tokens',
+  'output_tokens',
+  'reasoning_tokens',
+  'shed',
+  'fallback',
+];
 
 /** The same question summed over the request rows alone, as the reference. */
 async function reference(db: TestDatabase, from: number, to: number, group: string): Promise<Map<string, Record<string, number>>> {
   const expr = group.startsWith('tag:') ? `tags->>'${group.slice(4)}'` : { key: 'key_name', model: 'model', upstream: 'upstream', outcome: 'outcome' }[group]!;
   const rs = await db.query(
     `SELECT date_trunc('day', ts, 'UTC') AS period, ${expr} AS g, count(*) AS requests, sum(cost_usd) AS cost_usd, sum(input_tokens) AS input_tokens,
-       sum(cached_tokens) AS cached_tokens, sum(output_tokens) AS output_tokens, sum(reasoning_tokens) AS reasoning_tokens,
+       sum(cached_tokens) AS cached_tokens, sum(cache_write_tokens) AS cache_write_tokens,
+       sum(cache_write_1h_tokens) AS cache_write_1h_tokens, sum(output_tokens) AS output_tokens, sum(reasoning_tokens) AS reasoning_tokens,
        count(*) FILTER (WHERE shed IS NOT NULL) AS shed, count(*) FILTER (WHERE fallback IS NOT NULL) AS fallback
      FROM switchyard_requests WHERE ts >= $1 AND ts < $2 GROUP BY 1, 2`,
     [new Date(from).toISOString(), new Date(to).toISOString()],
@@ -193,14 +206,16 @@ describe('ledger migration 2', () => {
       await c.query("INSERT INTO switchyard_ledger_migrations (version, name) VALUES (1, 'requests')");
       const old = rows(120, 7);
       await c.query(`CREATE TABLE switchyard_requests_all PARTITION OF switchyard_requests DEFAULT`);
-      for (const r of old) {
+      for (const full of old) {
+        // A version-1 row: no cache_write_1h_tokens yet (migration 3 adds it, 0 for these rows).
+        const { cache_write_1h_tokens: _added, ...r } = full;
         const cols = Object.keys(r);
         await c.query(
           `INSERT INTO switchyard_requests (${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})`,
           Object.values(r).map((v) => (typeof v === 'object' && v !== null ? JSON.stringify(v) : v)),
         );
       }
-      assert.deepEqual(await migrate(c), [2]);
+      assert.deepEqual(await migrate(c), [2, 3]);
     } finally {
       c.release();
     }

@@ -197,7 +197,7 @@ describe('ledger rows: one per request, exact tokens and cost', () => {
     const versions = await db.query<{ version: number }>('SELECT version FROM switchyard_ledger_migrations');
     assert.deepEqual(
       versions.map((v) => v.version),
-      [1, 2],
+      [1, 2, 3],
     );
     const parts = await db.query<{ name: string }>(
       `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = 'switchyard_requests'`,

@@ -16,7 +16,7 @@ describe('parseConfig: defaults and env references', () => {
     assert.deepEqual({ ...up.headers }, {});
     assert.equal(c.server.log_level, 'info');
     // cached_input defaults to input.
-    assert.deepEqual({ ...c.models.get('m1')!.price }, { input: 1, cached_input: 1, cache_write: 1, output: 2, reasoning: 2 });
+    assert.deepEqual({ ...c.models.get('m1')!.price }, { input: 1, cached_input: 1, cache_write: 1, cache_write_1h: 1, output: 2, reasoning: 2 });
     assert.deepEqual(c.keys[0]!.models, ['*']);
   });
 

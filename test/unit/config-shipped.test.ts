@@ -30,8 +30,14 @@ describe('parseConfig: the shipped config/switchyard.yaml', () => {
     assert.deepEqual(c.warnings, []);
     assert.equal(c.models.get('gpt-5.5-codex')!.reasoning, true);
     assert.equal(c.models.get('deepseek-v3.2')!.reasoning, false);
-    assert.deepEqual({ ...c.models.get('gpt-5.5-codex')!.price }, { input: 1.25, cached_input: 0.125, cache_write: 1.25, output: 10, reasoning: 10 });
-    assert.deepEqual({ ...c.models.get('deepseek-v3.2')!.price }, { input: 0.28, cached_input: 0.028, cache_write: 0.28, output: 0.42, reasoning: 0.42 });
+    assert.deepEqual(
+      { ...c.models.get('gpt-5.5-codex')!.price },
+      { input: 1.25, cached_input: 0.125, cache_write: 1.25, cache_write_1h: 1.25, output: 10, reasoning: 10 },
+    );
+    assert.deepEqual(
+      { ...c.models.get('deepseek-v3.2')!.price },
+      { input: 0.28, cached_input: 0.028, cache_write: 0.28, cache_write_1h: 0.28, output: 0.42, reasoning: 0.42 },
+    );
     assert.equal(c.keys.length, 1);
     assert.equal(c.keys[0]!.key_sha256, DEMO_HASH, 'the demo key hash is sha256("sk-switchyard-demo")');
     assert.deepEqual(c.keys[0]!.models, ['*']);

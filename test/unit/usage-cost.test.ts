@@ -12,7 +12,7 @@ import { DEFAULT_YAML, mini } from '../helpers/config-fixtures.js';
 
 describe('usage: costUsd (USD per 1M tokens)', () => {
   const close = (got: number, want: number) => assert.ok(Math.abs(got - want) < 1e-12, `got ${got}, want ${want}`);
-  const PRICE = { input: 1.25, cached_input: 0.125, cache_write: 1.5625, output: 10, reasoning: 10 };
+  const PRICE = { input: 1.25, cached_input: 0.125, cache_write: 1.5625, cache_write_1h: 2.5, output: 10, reasoning: 10 };
 
   test('cache writes are priced at cache_write, the rest of the prompt at input', () => {
     // 1M prompt tokens of which 200k read from and 300k written to the cache.

@@ -10,6 +10,7 @@
  *                            /admin route: upstream targets (as /admin/upstreams), totals
  *                            from the metrics registry, the recent finished requests
  *                            (record/recent.ts), sheds and fallbacks, spend per key today
+ *                            and its prompt-cache reads since start (tokens and share of its prompt)
  *
  * Nothing here carries a key, a key hash, a header, a prompt or a completion: requests are
  * shown by key NAME with their routing, status, timing, tokens and cost.
@@ -44,6 +45,27 @@ async function values(metric: { get(): Promise<{ values: Labelled[] }> | { value
 }
 
 const sum = (vs: Labelled[]): number => vs.reduce((n, v) => n + v.value, 0);
+
+/** The `switchyard_tokens_total` kinds that make up a whole prompt (metrics/registry.ts). */
+const PROMPT_KINDS = new Set(['input', 'cached_input', 'cache_write', 'cache_write_1h']);
+
+/** Per key name, prompt tokens read from the cache and all prompt tokens since the process started (`switchyard_key_tokens_total`). */
+function cacheReads(keyTokens: Labelled[]): Map<string, { read: number; prompt: number }> {
+  const out = new Map<string, { read: number; prompt: number }>();
+  for (const v of keyTokens) {
+    const kind = String(v.labels['kind']);
+    if (!PROMPT_KINDS.has(kind)) continue;
+    const key = String(v.labels['key']);
+    let s = out.get(key);
+    if (!s) out.set(key, (s = { read: 0, prompt: 0 }));
+    s.prompt += v.value;
+    if (kind === 'cached_input') s.read += v.value;
+  }
+  return out;
+}
+
+/** Cache reads over all prompt tokens, 0..1; null before the key's first prompt. */
+const cacheShare = (s: { read: number; prompt: number } | undefined): number | null => (s && s.prompt > 0 ? s.read / s.prompt : null);
 
 /** The wire shape of one recent request (snake_case like the rest of the admin API). */
 function wire(r: RecentRequest): Record<string, unknown> {
@@ -111,7 +133,7 @@ function registerConsole(admin: FastifyInstance, gw: Gateway): void {
   admin.get(CONSOLE_DATA_PATH, async (req, reply) => {
     const m = gw.metrics;
     const recent = recentRequests(m);
-    const [ups, keys, requests, inFlight, retries, fallbacks, sheds, limitRejections] = await Promise.all([
+    const [ups, keys, requests, inFlight, retries, fallbacks, sheds, limitRejections, keyTokens] = await Promise.all([
       adminGet<UpstreamsView>(admin, req, '/admin/upstreams'),
       adminGet<KeysView>(admin, req, '/admin/keys'),
       values(m.requests),
@@ -120,7 +142,9 @@ function registerConsole(admin: FastifyInstance, gw: Gateway): void {
       values(m.fallbacks),
       values(m.sheds),
       values(m.limitRejections),
+      values(m.keyTokens),
     ]);
+    const cache = cacheReads(keyTokens);
     const keyRows = await Promise.all(
       keys.data.map(async (k) => ({
         name: k.name,
@@ -128,6 +152,8 @@ function registerConsole(admin: FastifyInstance, gw: Gateway): void {
         budget: k.usage.budget ?? null,
         rpm: k.usage.rpm ?? null,
         tpm: k.usage.tpm ?? null,
+        cache_read_tokens: cache.get(k.name)?.read ?? 0,
+        cache_read_share: cacheShare(cache.get(k.name)),
       })),
     );
     const byOutcome: Record<string, number> = {};

@@ -178,11 +178,12 @@
           cell(b ? usd(b.spent_usd) + ' of ' + usd(b.amount_usd) + ' / ' + b.period : dash, 'num' + (b && b.remaining_usd <= 0 ? ' bad' : ''), 'budget'),
           cell(k.rpm ? int(k.rpm.used) + ' / ' + int(k.rpm.limit) : dash, 'num', 'rpm'),
           cell(k.tpm ? int(k.tpm.used) + ' / ' + int(k.tpm.limit) : dash, 'num', 'tpm'),
+          cell(k.cache_read_share === null ? dash : int(k.cache_read_tokens) + ' (' + pct(k.cache_read_share) + ')', 'num', 'cache_reads'),
         ],
         { key: k.name },
       );
     });
-    fill('keys', rows, 5, 'No client keys configured.');
+    fill('keys', rows, 6, 'No client keys configured.');
   }
 
   function render(d) {
