@@ -66,6 +66,7 @@ export function warmWaitMs(cfg: RoutingConfig, view: TargetView, queued: number,
 /**
  * Waits for a place on the session's account (its pin) when it is admissible but full and the
  * wait is worth it (the first attempt only; the caller checks).
+ * @param leftMs what is left of the route's `deadline_ms`: the wait never outlasts it.
  * @returns the slot, or null when the account has room or is not admissible, or the wait was
  *   not worth starting or ran out (the route then goes where its strategy says).
  * @throws the abort reason when `signal` fires while waiting.
@@ -79,11 +80,12 @@ export async function waitForWarm(
   views: ReadonlyMap<Target, TargetView>,
   deep: boolean,
   signal: AbortSignal,
+  leftMs: number,
 ): Promise<Taken | null> {
   const warm = pinned ? admitted.find((t) => t.key === pinned) : undefined;
   const view = warm ? views.get(warm) : undefined;
   if (!warm || !view || hasRoom(view, deep)) return null;
-  const ms = warmWaitMs(cfg, view, state.queue.queued(warm.upstream.id), state.latency.estimate(warm.key), opts.promptBytes);
+  const ms = Math.min(leftMs, warmWaitMs(cfg, view, state.queue.queued(warm.upstream.id), state.latency.estimate(warm.key), opts.promptBytes));
   if (ms <= 0) return null;
   try {
     const got = await state.queue.wait(candidate(warm, deep, true), signal, ms);

@@ -145,7 +145,10 @@ export class RouteRun {
       const budget = this.spendRetry(away.length > 0);
       if (budget) return budget;
       // Cache affinity: the session's account is full; a short wait for it may beat rebuilding its cache elsewhere.
-      const warm = this.affinity && this.attempts === 0 ? await waitForWarm(this.state, this.cfg, this.opts, this.pinned, admitted, views, deep, signal) : null;
+      const warm =
+        this.affinity && this.attempts === 0
+          ? await waitForWarm(this.state, this.cfg, this.opts, this.pinned, admitted, views, deep, signal, this.deadline - Date.now())
+          : null;
       if (warm) return { attempt: this.open(model, warm, deep) };
       const taken = await this.take(model, pool, views, deep, signal, { fresh: seen.fresh, extra: remaining.filter((t) => !pool.includes(t)) });
       if (taken === 'recheck') continue;

@@ -153,4 +153,28 @@ describe('cache affinity (default strategy)', () => {
       await c.close();
     }
   });
+  test('the wait for a full warm account ends at routing.deadline_ms, not max_wait_ms', async () => {
+    const c = await startCluster(
+      [
+        { id: 'a', maxConcurrency: 1 },
+        { id: 'b', maxConcurrency: 1 },
+      ],
+      `${BASE_ROUTING}\n  deadline_ms: 500\n  cache_affinity: { max_wait_ms: 60000 }`,
+    );
+    try {
+      const home = (await chat(c.gw, LONG, { 'x-session-id': 'deadline' })).upstream!;
+      c.fakes[home]!.on(() => ok(3000));
+      const holder = chat(c.gw, LONG, { 'x-session-id': 'deadline' });
+      await sleep(150);
+      c.fakes[home]!.on(() => ok());
+      const began = Date.now();
+      const turn = await chat(c.gw, LONG, { 'x-session-id': 'deadline' });
+      const took = Date.now() - began;
+      assert.ok(took < 1500, `the wait stopped at the deadline (${took} ms)`);
+      assert.ok([200, 504].includes(turn.status), `served elsewhere or timed out: ${turn.status}`);
+      assert.equal((await holder).status, 200);
+    } finally {
+      await c.close();
+    }
+  });
 });
