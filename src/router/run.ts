@@ -29,11 +29,8 @@ import { settle } from './settle.js';
 import { RouteFailures } from './failures.js';
 import { ShedRun } from './shed-run.js';
 import { budgetStop, cooledStop, queueFullError } from './stops.js';
-import { admissible, takeSlot } from './take.js';
+import { admissible, takeSlot, type Look } from './take.js';
 import { RouteViews, type Views } from './views.js';
-
-/** What a pass read besides its pool: whether its views are fresh, and the route's other targets (router/take.ts). */
-type Look = { fresh: boolean; extra: Target[] };
 
 export type { Attempt, AttemptResult, Next } from './attempt.js';
 export type { RouteOptions } from './state.js';

@@ -14,6 +14,12 @@ import type { HealthBoard } from './health.js';
 import type { RouterState } from './state.js';
 import { STRATEGIES } from './strategies/index.js';
 
+/** What a pass read besides its pool: whether its views are fresh, and the route's other targets (their views are read too). */
+export interface Look {
+  readonly fresh: boolean;
+  readonly extra: readonly Target[];
+}
+
 /** Refused on cached views: the views the admission read, for the route to decide again on (router/views.ts). */
 export interface Recheck {
   readonly recheck: ReadonlyMap<Target, TargetView>;
@@ -35,7 +41,7 @@ export async function takeSlot(
   views: ReadonlyMap<Target, TargetView>,
   deep: boolean,
   signal: AbortSignal,
-  look: { readonly fresh: boolean; readonly extra: readonly Target[] } = { fresh: true, extra: [] },
+  look: Look = { fresh: true, extra: [] },
   front = false,
 ): Promise<Taken | 'hot' | QueueFullError | Recheck> {
   const candidates = pool.map((t) => ({
