@@ -29,6 +29,7 @@ import type { Model } from '../config/types.js';
 import { GatewayError } from '../errors/codes.js';
 import { countPromptTokens } from '../usage/estimate.js';
 import type { Call } from './call.js';
+import { promptBytes } from './select.js';
 
 /** Where a request goes for its size: its own model, or the context fallback that can hold it. */
 export interface ContextFit {
@@ -50,8 +51,7 @@ export interface ContextFit {
 function boundingBytes(call: Call): number | undefined {
   const { req, api, body } = call;
   if (req.headers['content-encoding'] !== undefined || api.hasImages(body)) return undefined;
-  const n = Number(req.headers['content-length']);
-  return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
+  return promptBytes(req);
 }
 
 /**

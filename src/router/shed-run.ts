@@ -50,20 +50,11 @@ export class ShedRun {
    * @throws the abort reason when `signal` fires while waiting.
    */
   async afterThrottles(model: Model, deep: boolean, throttles: number, signal: AbortSignal): Promise<Taken | { readonly stop: GatewayError }> {
-    const { health } = this.state;
-    const targets = model.targets.filter((t) => !this.opts.spentAccounts?.has(t.upstream.id) && health.canAdmit(t.key, t.upstream.id));
-    const left = (): number => model.shed.wait_ms + this.capMs - (Date.now() - this.began);
-    if (targets.length > 0 && left() > 0) {
-      await this.state.queue.released(
-        targets.map((t) => t.upstream.id),
-        left(),
-        signal,
-      );
-      const got = left() > 0 ? await waitForPlace(this.state, targets, left(), signal, deep, true) : null;
-      if (got) {
-        if (this.mark === null) this.mark = `queued:${got.queuedMs}ms`;
-        return got;
-      }
+    const left = model.shed.wait_ms + this.capMs - (Date.now() - this.began);
+    const got = left > 0 ? await this.placeWithin(model, deep, left, signal) : null;
+    if (got) {
+      if (this.mark === null) this.mark = `queued:${got.queuedMs}ms`;
+      return got;
     }
     return { stop: overloadedStop(model.name, throttles, this.capMs) };
   }
@@ -71,7 +62,8 @@ export class ShedRun {
   /**
    * Within `ms`, a place on one of `model`'s admissible targets once a call there ends (first
    * come first served, at the head of the line): what a request whose every account refused it
-   * for load waits for instead of the wait the refusals named (router/run.ts endOfModel).
+   * for load waits for instead of the wait the refusals named (router/run.ts endOfModel), and
+   * after max_attempts throttles within the ladder's longest wait ({@link afterThrottles}).
    * @returns the slot, or null when none freed in time.
    * @throws the abort reason when `signal` fires while waiting.
    */

@@ -14,16 +14,13 @@
  * Written here rather than with a streaming-JSON library: what is needed is only a split
  * at the two top levels with `JSON.stringify` doing the rest, which keeps its speed.
  */
+import { nextTurn, SLICE_MS, slicePause } from '../util/json-walk.js';
 
 /** From about this many bytes of JSON (by {@link longerThan}) a body is written in pieces. */
 export const BIG_JSON_BYTES = 1 << 20;
 
-/** Longest run of encoding work between two turns of the event loop, ms. */
-const SLICE_MS = 8;
 /** Characters gathered before they are encoded into one buffer. */
 const FLUSH_CHARS = 64 * 1024;
-
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 type Json = Record<string, unknown> | unknown[];
 
@@ -43,7 +40,6 @@ class Writer {
   private readonly parts: Buffer[] = [];
   private pending = '';
   private size = 0;
-  private since = performance.now();
 
   push(text: string): void {
     this.pending += text;
@@ -70,11 +66,7 @@ class Writer {
     return out;
   }
 
-  async pause(): Promise<void> {
-    if (performance.now() - this.since < SLICE_MS) return;
-    await nextTurn();
-    this.since = performance.now();
-  }
+  readonly pause = slicePause(SLICE_MS);
 
   /** Writes `v` (a container) member by member, descending `depth` more levels. */
   async container(v: Json, depth: number): Promise<void> {

@@ -8,6 +8,7 @@
  */
 import { promptParts, type Prompt } from './prompt-parts.js';
 import type { Usage } from './usage.js';
+import { slicePause } from '../util/json-walk.js';
 
 export { EMPTY_PROMPT, type Prompt } from './prompt-parts.js';
 
@@ -59,23 +60,17 @@ export function boundedCount(count: CountTokens, texts: readonly string[]): numb
   }
 }
 
-/** Longest run of tokenizer work between two turns of the event loop in {@link boundedCountYielding}, ms. */
-const SLICE_MS = 8;
-
 /**
- * {@link boundedCount}, giving the event loop a turn whenever its work passed SLICE_MS: its
+ * {@link boundedCount}, giving the event loop a turn whenever its work passed util/json-walk.ts SLICE_MS: its
  * ~30 ms (more while the tokenizer is still cold) come in slices of one tokenizer call each.
  */
 export async function boundedCountYielding(count: CountTokens, texts: readonly string[]): Promise<number> {
   const steps = countSteps(count, texts);
-  let since = performance.now();
+  const pause = slicePause();
   for (;;) {
     const step = steps.next();
     if (step.done) return step.value;
-    if (performance.now() - since >= SLICE_MS) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      since = performance.now();
-    }
+    await pause();
   }
 }
 

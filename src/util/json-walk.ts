@@ -13,3 +13,19 @@ export const NODES_PER_TURN = 4096;
 export function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
+
+/** The slice of work, ms, after which long work on a big body gives the event loop a turn (json-pieces, encode-json, the bounded token count). */
+export const SLICE_MS = 8;
+
+/**
+ * A pause for long work done in time slices: each call gives the event loop a turn when
+ * `sliceMs` of work went by since the last one, and returns at once otherwise.
+ */
+export function slicePause(sliceMs: number = SLICE_MS): () => Promise<void> {
+  let since = performance.now();
+  return async () => {
+    if (performance.now() - since < sliceMs) return;
+    await nextTurn();
+    since = performance.now();
+  };
+}

@@ -11,23 +11,12 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { MIN_THINKING_BUDGET, thinkingBudgetOf } from '../../src/apis/effort.js';
 import { hashKey } from '../../src/auth/keys.js';
 import { deferred, type Deferred } from '../helpers/accounts.js';
-import { FakeUpstream, type ScriptedReply } from '../helpers/fake-upstream.js';
+import { FakeUpstream } from '../helpers/fake-upstream.js';
+import { ok } from '../helpers/failover.js';
 import { CLIENT_KEY, closeAll, postChat, startGateway, waitFor, type TestGateway } from '../helpers/gateway.js';
 import { fixtureJson } from '../helpers/recordings.js';
 
 const DEFAULT_MAX_TOKENS = 1000;
-
-const chatOk = (text: string): ScriptedReply => ({
-  status: 200,
-  body: {
-    id: 'c',
-    object: 'chat.completion',
-    created: 1,
-    model: 'm',
-    choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
-    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-  },
-});
 
 function yaml(oai: string, claude: string): string {
   return `
@@ -99,7 +88,7 @@ describe('reasoning effort across vendors', () => {
     gate = deferred();
     oai.on(async () => {
       await gate.promise;
-      return chatOk('from oai');
+      return ok('from oai');
     });
     const held = postChat(gw, { model: 'gpt-deep', reasoning_effort: 'high', messages: [{ role: 'user', content: 'hold' }] });
     await waitFor(() => oai.requests.length === 1, 3_000, 'the first deep call to reach oai');
@@ -112,7 +101,7 @@ describe('reasoning effort across vendors', () => {
   });
 
   test("the other way: a Messages client's budget_tokens reaches the OpenAI account as the nearest reasoning_effort", async () => {
-    oai.on(() => chatOk('ok'));
+    oai.on(() => ok('ok'));
     const sent: unknown[] = [];
     for (const budget_tokens of [1024, 10_000, 20_000, 32_000]) {
       const res = await fetch(`${gw.url}/v1/messages`, {

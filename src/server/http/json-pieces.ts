@@ -21,8 +21,7 @@
  * this keeps V8's parser and only cuts the text.
  */
 
-/** A slice of parsing work, in ms, after which the walk yields to the event loop. */
-export const SLICE_MS = 8;
+import { SLICE_MS, slicePause } from '../../util/json-walk.js';
 
 const QUOTE = 0x22;
 const COMMA = 0x2c;
@@ -109,12 +108,7 @@ export async function parseJsonInPieces(text: string, onPiece: (piece: unknown) 
   const t = text;
   let i = skipWs(t, 0);
   if (t.charCodeAt(i) !== OPEN_BRACE) return JSON.parse(t);
-  let sliceStart = performance.now();
-  const pause = async (): Promise<void> => {
-    if (performance.now() - sliceStart < SLICE_MS) return;
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    sliceStart = performance.now();
-  };
+  const pause = slicePause(SLICE_MS);
   const out: Record<string, unknown> = {};
   i = skipWs(t, i + 1);
   if (t.charCodeAt(i) === CLOSE_BRACE) i++;
