@@ -176,10 +176,16 @@ const clientSide = (w: Words): boolean => w.status === undefined || (w.status >=
  * 402 Payment Required (Anthropic billing_error, OpenRouter "insufficient credits"); the
  * wording of Anthropic's 400 "Your credit balance is too low". A 429 is quota only by its
  * type/code: Gemini's per-minute 429 says "exceeded your current quota" and stays a rate
- * limit (recording gemini-error-429-retry-info.json).
+ * limit (recording gemini-error-429-retry-info.json); or by naming a daily quota (OpenAI's
+ * "… on requests per day (RPD)", Gemini's quota id `…PerDayPerProjectPerModel`, Vertex's
+ * "Requests per day per user"): a day's allowance, not a concurrency window. Anthropic's
+ * spend limit is a 400 "You have reached your specified API usage limits. You will regain
+ * access on …" (anthropics/claude-code issues #2127, #38035).
  */
 function isQuota(w: Words): boolean {
   if (is(w, 'insufficient_quota', 'billing_error', 'payment_required') || w.status === 402) return true;
+  if ((w.status === 429 || w.status === undefined) && /\bper ?day\b|perday|_per_day\b/.test(w.message)) return true;
+  if (clientSide(w) && /specified (workspace )?api usage limits|regain access on \d{4}-/.test(w.message)) return true;
   // Not the word "billing": OpenAI's free-tier rate-limit message links to account/billing.
   return clientSide(w) && w.status !== 429 && /credit balance|insufficient credits?|out of credits?/.test(w.message);
 }

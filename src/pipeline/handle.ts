@@ -138,6 +138,7 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
         classified: outcome.failure.classified,
         error: outcome.failure.error,
         reason: outcome.failure.reason ?? outcome.failure.error.message,
+        ...(outcome.failure.resetAt !== undefined ? { resetAt: outcome.failure.resetAt } : {}),
         latencyMs: Date.now() - attempt.startedAt,
         ...retry,
       });

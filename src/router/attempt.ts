@@ -58,6 +58,8 @@ export type AttemptResult =
       readonly latencyMs: number;
       /** The upstream's own message, scrubbed of key material, when `error` does not carry it (credential / permission). */
       readonly reason?: string;
+      /** An account out of quota comes back then, epoch ms, as its provider said (errors/quota-reset.ts). */
+      readonly resetAt?: number;
     }
   | { readonly ok: 'aborted' };
 

@@ -185,8 +185,10 @@ export class HealthBoard {
    * Records a failure by its class and scope.
    * @param reason the upstream's message, already scrubbed of secrets (logged with a long cooldown).
    * @param retryAfterMs the upstream's `Retry-After`, already capped, if it sent one.
+   * @param resetAt for an account cooldown: when the provider said the account comes back,
+   *   epoch ms (no probe goes before it).
    */
-  failure(key: string, upstreamId: string, c: Classified, reason: string, retryAfterMs?: number): void {
+  failure(key: string, upstreamId: string, c: Classified, reason: string, retryAfterMs?: number, resetAt?: number): void {
     if (!isUpstreamBlameless(c)) this.note(key, false);
     const e = this.entry(key);
     const wasProbe = e.probeInFlight;
@@ -194,7 +196,7 @@ export class HealthBoard {
     const onAccount = c.scope === 'account';
     const onTarget = LONG_TARGET.has(c.class);
     // A failure of another kind than a long cooldown's frees its probe without deciding.
-    const accountBegun = onAccount ? this.accounts.fail(upstreamId, key, c.class, reason) : null;
+    const accountBegun = onAccount ? this.accounts.fail(upstreamId, key, c.class, reason, resetAt) : null;
     if (!onAccount) this.accounts.release(upstreamId, key);
     const targetBegun = onTarget ? this.targets.fail(key, key, c.class, reason) : null;
     if (!onTarget) this.targets.release(key, key);

@@ -16,6 +16,8 @@
  * `length` (`cooldown.credential_ms`). With the default 5 min the first probe goes 1 min
  * after the failure, and failed probes are followed by waits of 2, 4, then 5, 5 … min: a
  * fixed key is noticed within a minute, a broken one costs one upstream call per wait.
+ * When the provider named the time the cause ends (an account's quota reset:
+ * errors/quota-reset.ts), no probe goes before it.
  */
 import type { FailureClass } from '../errors/classify.js';
 
@@ -94,21 +96,24 @@ export class LongCooldowns {
 
   /**
    * A failure of this cooldown's kind on a request to target `by`.
+   * @param untilMs when the provider said the cause ends (an account's quota reset), epoch ms:
+   *   the next probe waits for it when it is later than the rule's delay.
    * @returns the new cooldown when this failure started one (log it), else null (a failed
    *          probe restarts the wait; a failure of a request sent earlier changes nothing).
    */
-  fail(id: string, by: string, cls: FailureClass, reason: string): LongCooldownView | null {
+  fail(id: string, by: string, cls: FailureClass, reason: string, untilMs = 0): LongCooldownView | null {
     const now = this.now();
+    const probeAt = (failed: number) => Math.max(now + probeDelayMs(this.lengthMs, failed), untilMs);
     const text = reason.length > MAX_REASON ? `${reason.slice(0, MAX_REASON)}…` : reason;
     const e = this.map.get(id);
     if (!e) {
-      const created: Entry = { cls, reason: text, probeAt: now + probeDelayMs(this.lengthMs, 0), failedProbes: 0, probeBy: null };
+      const created: Entry = { cls, reason: text, probeAt: probeAt(0), failedProbes: 0, probeBy: null };
       this.map.set(id, created);
       return { class: cls, reason: text, probeAt: created.probeAt };
     }
     if (e.probeBy === by) {
       e.failedProbes++;
-      e.probeAt = now + probeDelayMs(this.lengthMs, e.failedProbes);
+      e.probeAt = probeAt(e.failedProbes);
       e.probeBy = null;
       e.cls = cls;
       e.reason = text;

@@ -43,7 +43,7 @@ export function settle(state: RouterState, cfg: RoutingConfig, opts: RouteOption
   // A stalled call just cancelled still counts at the provider until it sees the cancel.
   const given = attempt.release(classified.class === 'stall' ? STALL_LINGER_MS : 0);
   if (throttle) health.release(target.key, target.upstream.id);
-  else health.failure(target.key, target.upstream.id, classified, result.reason ?? result.error.message, result.retryAfterMs);
+  else health.failure(target.key, target.upstream.id, classified, result.reason ?? result.error.message, result.retryAfterMs, result.resetAt);
   if (classified.class === 'timeout' || classified.class === 'stall') state.latency.observe(target.key, result.latencyMs);
   return { throttle, given };
 }

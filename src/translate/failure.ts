@@ -7,6 +7,7 @@
 import { classifiedAs, classifyFailure, isCallerFault, type Classified, type FailureFacts } from '../errors/classify.js';
 import { GatewayError } from '../errors/codes.js';
 import type { Heals } from '../errors/table.js';
+import { quotaResetAt } from '../errors/quota-reset.js';
 import { relayedWait } from '../errors/wait.js';
 import { redactSecrets } from '../util/redact.js';
 import type { Failure, TranslatorContext } from './types.js';
@@ -72,7 +73,8 @@ export function answerFailure(status: number, headers: Headers, fields: WireErro
     headers: wait.headers,
     heals: wait.beyondCap ? 'never' : healsOf(classified),
   });
-  return { classified, error, reason };
+  const resetAt = classified.class === 'quota' ? quotaResetAt(fields?.message, headers, Date.now()) : undefined;
+  return { classified, error, reason, ...(resetAt !== undefined ? { resetAt } : {}) };
 }
 
 /**
@@ -105,7 +107,8 @@ export function streamErrorFailure(fields: WireErrorFields | null, secrets: read
     ...(status ? { status } : {}),
     heals: healsOf(classified),
   });
-  return { classified, error, reason };
+  const resetAt = classified.class === 'quota' ? quotaResetAt(fields?.message, undefined, Date.now()) : undefined;
+  return { classified, error, reason, ...(resetAt !== undefined ? { resetAt } : {}) };
 }
 
 function local(kind: NonNullable<FailureFacts['local']>, error: GatewayError): Failure {

@@ -25,6 +25,8 @@ export interface Failure {
    * client gets a generic error (a bad provider key); absent: `error.message` says it.
    */
   readonly reason?: string;
+  /** For an account out of quota: when the provider said it comes back, epoch ms (errors/quota-reset.ts). */
+  readonly resetAt?: number;
 }
 
 /** The body and protocol headers of one wire request (the provider adds URL, auth and transport headers). */

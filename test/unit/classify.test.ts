@@ -109,6 +109,35 @@ describe('classifyFailure: provider wordings and statuses', () => {
       'Anthropic 400 credit balance',
     ],
     [{ status: 402, message: 'Insufficient credits' }, 'quota', 'OpenRouter 402'],
+    [
+      {
+        status: 400,
+        type: 'invalid_request_error',
+        message: 'You have reached your specified API usage limits. You will regain access on 2026-04-01 at 00:00 UTC.',
+      },
+      'quota',
+      'Anthropic 400 spend limit (claude-code #38035)',
+    ],
+    [
+      {
+        status: 429,
+        type: 'requests',
+        code: 'rate_limit_exceeded',
+        message: 'Rate limit reached for gpt-4o in organization org-abc on requests per day (RPD): Limit 10000, Used 10000, Requested 1.',
+      },
+      'quota',
+      'OpenAI daily request limit (RPD)',
+    ],
+    [
+      { status: 429, message: "Quota exceeded for quota metric 'Gemini 2.5 Pro Requests' and limit 'Gemini 2.5 Pro Requests per day per user per tier'" },
+      'quota',
+      'Vertex daily quota',
+    ],
+    [
+      { status: 429, type: 'tokens', code: 'rate_limit_exceeded', message: 'Rate limit reached for gpt-4o on tokens per min (TPM): Limit 30000, Used 29000.' },
+      'rate_limited',
+      'OpenAI per-minute limit stays a rate limit',
+    ],
     [{ status: 401, type: 'authentication_error', message: 'invalid x-api-key' }, 'credential', 'Anthropic 401'],
     [{ status: 401 }, 'credential', '401 with an empty body'],
     [{ status: 401, type: 'invalid_request_error', code: 'invalid_api_key', message: 'Incorrect API key provided: sk-abc***xyz.' }, 'credential', 'OpenAI 401'],
