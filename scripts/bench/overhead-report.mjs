@@ -86,6 +86,16 @@ export function targetRows(r) {
       mark(s.ratio >= 1.7),
     ]);
   }
+  const cpu = r.workers?.cpu;
+  if (cpu) {
+    const [one, many] = Object.values(cpu.arms);
+    rows.push([
+      `CPU per request, ${r.workers.workers} workers ≤ 1.15× one worker, open loop ${cpu.rate} req/s`,
+      'workers (Redis)',
+      `${f2(many.cpu_ms_per_request)} vs ${f2(one.cpu_ms_per_request)} ms = ${f2(cpu.ratio)}×`,
+      mark(cpu.ratio <= 1.15),
+    ]);
+  }
   const cmpName = Object.keys(r.arms ?? {}).find((n) => n.startsWith('switchyard@') && !n.endsWith('+redis'));
   for (const s of cmpName ? (r.closed_loop?.scenarios?.filter((x) => x.concurrency === 16) ?? []) : []) {
     for (const [cur, prev] of [

@@ -3,6 +3,41 @@
 import { join } from 'node:path';
 import { startSwitchyard, stopArm, targetFlags } from './overhead-arms.mjs';
 import { CHUNKS, acceptsConfig, runHarness, writeConfig } from './overhead-setup.mjs';
+import { treeCpuSeconds } from './proc-cpu.mjs';
+
+/** The offered load of the CPU leg, as a share of one worker's req/s at 16 clients. */
+const CPU_LOAD_SHARE = 0.5;
+/** Seconds of paced load per arm in the CPU leg (after 1 s of warm-up). */
+const CPU_LEG_S = 15;
+
+/** Requests the mock upstream has seen so far (its own counter, GET /stats). */
+async function mockRequests(mockPort) {
+  const r = await fetch(`http://127.0.0.1:${mockPort}/stats`);
+  return (await r.json()).requests;
+}
+
+/**
+ * Gateway CPU per request at one offered load: each arm alone gets `rate` req/s (open loop,
+ * nonstream); the CPU seconds of its whole process tree (primary and workers, /proc) over the
+ * run, divided by the requests that reached the mock upstream meanwhile. Independent of how
+ * many cores the box has: what a second worker costs per request.
+ * Returns { rate, seconds, arms: { name: { cpu_s, requests, cpu_ms_per_request } }, ratio }.
+ */
+async function cpuPerRequest(harness, work, arms, { rate, mockPort }) {
+  const out = { rate, seconds: CPU_LEG_S, arms: {} };
+  for (const arm of arms) {
+    const cpu0 = treeCpuSeconds(arm.pid);
+    const req0 = await mockRequests(mockPort);
+    const args = [...targetFlags([arm]), '--rate', String(rate), '--mode', 'nonstream', '--concurrency', '256', '--chunks', String(CHUNKS)];
+    runHarness(harness, [...args, '--duration', String(CPU_LEG_S), '--rounds', '1', '--warmup', '1', '--quiet'], join(work, `workers-cpu-${arm.name}.json`));
+    const cpuS = treeCpuSeconds(arm.pid) - cpu0;
+    const requests = (await mockRequests(mockPort)) - req0 - 1;
+    out.arms[arm.name] = { cpu_s: Math.round(cpuS * 100) / 100, requests, cpu_ms_per_request: Math.round((cpuS / requests) * 1e6) / 1e3 };
+  }
+  const [a, b] = arms.map((x) => out.arms[x.name].cpu_ms_per_request);
+  out.ratio = Math.round((b / a) * 1000) / 1000;
+  return out;
+}
 
 /** The pinning of this arm, stated in the report: two workers on a 2-core box share a core with the loader. */
 export const WORKERS_PINNING = 'gateway processes on CPUs 0-1 (taskset -c 0-1, i.e. unpinned on this 2-core box); loader + mock + redis-servers on CPU 0';
@@ -10,8 +45,9 @@ export const WORKERS_PINNING = 'gateway processes on CPUs 0-1 (taskset -c 0-1, i
 /**
  * Runs the workers arm for build `b`: skipped ({ skipped: reason }) when check-config rejects
  * `server.workers: N`. Else starts `workers: 1` and `workers: N` gateways, each on its own
- * redis-server, and measures req/s at nonstream, 16 and 64 clients.
- * Returns { workers: N, pinning, node_flags, scenarios: [{ concurrency, one_rps, n_rps, ratio }], harness_out }.
+ * redis-server, and measures req/s at nonstream, 16 and 64 clients; then the CPU per request
+ * of each at one offered load (half of one worker's req/s at 16 clients: `cpuPerRequest`).
+ * Returns { workers: N, pinning, node_flags, scenarios: [{ concurrency, one_rps, n_rps, ratio }], cpu, harness_out }.
  */
 export async function workersArm({ harness, work, b, n, mockPort, delays, timing }) {
   const probe = writeConfig(join(work, 'config-workers-probe.yaml'), mockPort, delays, { redisUrl: 'redis://127.0.0.1:6379', workers: n });
@@ -33,7 +69,9 @@ export async function workersArm({ harness, work, b, n, mockPort, delays, timing
         rounds: { one: s.results[one.name].rounds.rps, n: s.results[many.name].rounds.rps },
       };
     });
-    return { workers: n, pinning: WORKERS_PINNING, node_flags: b.flags, build: b.sha, scenarios, harness_out: out };
+    const at16 = scenarios.find((x) => x.concurrency === 16)?.one_rps ?? 1_000;
+    const cpu = await cpuPerRequest(harness, work, [one, many], { rate: Math.round(at16 * CPU_LOAD_SHARE), mockPort });
+    return { workers: n, pinning: WORKERS_PINNING, node_flags: b.flags, build: b.sha, scenarios, cpu, harness_out: out };
   } finally {
     await stopArm(one);
     await stopArm(many);
