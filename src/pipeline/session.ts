@@ -7,7 +7,8 @@
  *    wins over what an agent sends by itself.
  * 2. `x-claude-code-session-id`: Claude Code's session header (2.1.332, test/captures/).
  * 3. `session-id`: Codex's session header (0.171.0 sends `session-id`, `thread-id` and
- *    `prompt_cache_key`, all the same id; seen on a local capture server).
+ *    `prompt_cache_key`, all the same id; seen on a local capture server), and `session_id`,
+ *    the name earlier Codex releases gave it (an underscore: Node's HTTP parser keeps it).
  * 4. the body's prompt-cache key (`prompt_cache_key`: the API's `sessionHints`).
  * 5. the conversation a Responses follow-up continues (`previous_response_id`): the session
  *    of the response it names, as journalled (pipeline/continuation.ts); when not on record,
@@ -23,7 +24,7 @@ import type { InboundApi } from '../apis/types.js';
 import type { Continuation } from './continuation.js';
 
 /** Session headers, first present wins (before the body's prompt-cache key): the gateway's own, then the agents'. */
-const SESSION_HEADERS = ['x-session-id', 'x-claude-code-session-id', 'session-id'] as const;
+const SESSION_HEADERS = ['x-session-id', 'x-claude-code-session-id', 'session-id', 'session_id'] as const;
 
 /** A header's value when it is one non-empty string. */
 function header(req: FastifyRequest, name: string): string | undefined {

@@ -119,6 +119,18 @@ describe('sticky sessions of the coding agents', () => {
     assert.deepEqual([other.sticky, other.upstream], ['pinned', turns[0]!.upstream]);
   });
 
+  test('an earlier Codex (`session_id` header, with an underscore) keeps its session too, before prompt_cache_key', async () => {
+    const older = (n: number, cacheKey: string) =>
+      post('/v1/responses', { store: false, prompt_cache_key: cacheKey, input: `turn ${n}` }, { session_id: '0199-older-codex' });
+    const turns: Turn[] = [];
+    for (let i = 0; i < 4; i++) turns.push(await older(i, `pck-${i}`));
+    allOk(turns);
+    assert.deepEqual(
+      turns.map((t) => t.sticky),
+      ['new', 'pinned', 'pinned', 'pinned'],
+    );
+  });
+
   test('the same session id under two client keys is two sessions', async () => {
     for (const [turn, id] of [
       [(key: string) => claudeTurn('shared-cc-session', key), 'claude'],
