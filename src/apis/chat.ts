@@ -6,6 +6,7 @@
  */
 import { errorBody, sseErrorFrame } from '../errors/render.js';
 import { badCount, tokenCount, type Usage } from '../usage/usage.js';
+import { openaiCacheLifetimeMs } from './cache-lifetime.js';
 import { int, str } from './fields.js';
 import { checkVision, hasImages, normalise, type ApiFields } from './normalise.js';
 import type { InboundApi } from './types.js';
@@ -82,7 +83,7 @@ export const chatApi: InboundApi = {
   effort: (body) => str(body['reasoning_effort']) ?? null,
   withEffort: (body, effort) => ({ ...body, reasoning_effort: effort }),
   wantsUsage: (body) => body['stream'] === true && (body['stream_options'] as { include_usage?: unknown } | null | undefined)?.include_usage === true,
-  sessionHints: (body) => ({ cacheKey: str(body['prompt_cache_key']), user: str(body['user']) }),
+  sessionHints: (body) => ({ cacheKey: str(body['prompt_cache_key']), user: str(body['user']), cacheLifetimeMs: openaiCacheLifetimeMs(body) }),
   hasImages: (body) => hasImages(body['messages']),
   prompt: (body) => ({ messages: Array.isArray(body['messages']) ? body['messages'] : [], tools: body['tools'] ?? body['functions'] }),
   maxOutputTokens: (body) => int(body['max_completion_tokens']) ?? int(body['max_tokens']),

@@ -11,6 +11,7 @@ import { effortFor, levelOfBudget, thinkingBudgetOf } from './effort.js';
 import type { GatewayError } from '../errors/codes.js';
 import { badCount, tokenCount as num, type Usage } from '../usage/usage.js';
 import { checkVision, hasImages, normalise, type ApiFields } from './normalise.js';
+import { messagesCacheLifetimeMs } from './cache-lifetime.js';
 import { str } from './fields.js';
 import type { Prompt } from '../usage/prompt-parts.js';
 import type { InboundApi, PreparedBody } from './types.js';
@@ -185,7 +186,10 @@ export const messagesApi: InboundApi = {
   effort,
   withEffort,
   wantsUsage: () => true,
-  sessionHints: (body) => ({ user: str((body['metadata'] as { user_id?: unknown } | null | undefined)?.user_id) }),
+  sessionHints: (body) => ({
+    user: str((body['metadata'] as { user_id?: unknown } | null | undefined)?.user_id),
+    cacheLifetimeMs: messagesCacheLifetimeMs(body),
+  }),
   hasImages: (body) => hasImages(body['messages']),
   prompt,
   maxOutputTokens: (body) => (typeof body['max_tokens'] === 'number' ? body['max_tokens'] : undefined),

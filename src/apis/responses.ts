@@ -6,6 +6,7 @@
  */
 import { errorBody } from '../errors/render.js';
 import { badCount, tokenCount, type Usage } from '../usage/usage.js';
+import { openaiCacheLifetimeMs } from './cache-lifetime.js';
 import { str } from './fields.js';
 import { checkVision, hasImages, normalise, type ApiFields } from './normalise.js';
 import type { Prompt } from '../usage/prompt-parts.js';
@@ -53,7 +54,7 @@ export const responsesApi: InboundApi = {
   effort: (body) => str((body['reasoning'] as { effort?: unknown } | null | undefined)?.effort) ?? null,
   withEffort: (body, effort) => ({ ...body, reasoning: { ...((body['reasoning'] as Record<string, unknown> | null | undefined) ?? {}), effort } }),
   wantsUsage: () => true,
-  sessionHints: (body) => ({ cacheKey: str(body['prompt_cache_key']), user: str(body['user']) }),
+  sessionHints: (body) => ({ cacheKey: str(body['prompt_cache_key']), user: str(body['user']), cacheLifetimeMs: openaiCacheLifetimeMs(body) }),
   hasImages: (body) => Array.isArray(body['input']) && hasImages(body['input']),
   prompt,
   maxOutputTokens: (body) => (typeof body['max_output_tokens'] === 'number' ? body['max_output_tokens'] : undefined),

@@ -23,6 +23,8 @@ export interface SessionHints {
   readonly cacheKey?: string | undefined;
   /** The end user (`user`; Messages' `metadata.user_id`). */
   readonly user?: string | undefined;
+  /** How long the request asked its prompt cache to live, ms (apis/cache-lifetime.ts); the session's pin lasts at least that. */
+  readonly cacheLifetimeMs?: number | undefined;
 }
 
 /** An operation of a client API other than asking for an answer: `compact` (Responses, `POST /v1/responses/compact`). */

@@ -76,7 +76,8 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
   );
   const spentAccounts = progress.admission.spentAccounts;
   call.limitHeaders = progress.admission.headers;
-  const session = sessionKey(req, api, body, continuation);
+  const hints = api.sessionHints(body);
+  const session = sessionKey(req, hints, continuation);
   // A Responses warmup (`generate: false`) is answered here; no upstream is called.
   if (isWarmup(call)) return answerWarmup(call, model, deps.journal, session);
   const images = api.hasImages(body);
@@ -95,6 +96,7 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
     ...(fit.from ? { movedFrom: fit.from.name } : {}),
     strategy,
     ...(session ? { session } : {}),
+    ...(session && hints.cacheLifetimeMs !== undefined ? { cacheLifetimeMs: hints.cacheLifetimeMs } : {}),
     ...(bytes !== undefined ? { promptBytes: bytes } : {}),
     effort: api.effort(body),
     ...(req.caller?.priority ? { priority: req.caller.priority } : {}),

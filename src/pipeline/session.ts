@@ -20,7 +20,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import type { InboundApi } from '../apis/types.js';
+import type { SessionHints } from '../apis/types.js';
 import type { Continuation } from './continuation.js';
 
 /** Session headers, first present wins (before the body's prompt-cache key): the gateway's own, then the agents'. */
@@ -45,14 +45,14 @@ export function hashSession(req: FastifyRequest, value: string): string {
 /**
  * The request's `sticky` session key (hashed, see the module comment), or undefined when
  * nothing names a session.
+ * @param hints what the body names (its API's `sessionHints`).
  * @param continuation the Responses conversation the request continues, if any.
  */
-export function sessionKey(req: FastifyRequest, api: InboundApi, body: Record<string, unknown>, continuation: Continuation | null): string | undefined {
+export function sessionKey(req: FastifyRequest, hints: SessionHints, continuation: Continuation | null): string | undefined {
   for (const name of SESSION_HEADERS) {
     const v = header(req, name);
     if (v) return hashSession(req, v);
   }
-  const hints = api.sessionHints(body);
   if (hints.cacheKey) return hashSession(req, hints.cacheKey);
   if (continuation) return continuation.sessionFor(req.caller?.name ?? null) ?? hashSession(req, continuation.previousId);
   return hints.user ? hashSession(req, hints.user) : undefined;

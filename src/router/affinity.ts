@@ -17,7 +17,8 @@
  *   time (Little's law) — is within `max_wait_ms`; a wait that does not end in time, or one
  *   not worth starting, moves the session to the account the strategy picks;
  * - every served turn pins the session to its account for `ttl_ms` (the provider's cache
- *   lifetime, 5 minutes by default), refreshed on use: a session that moved stays where it went.
+ *   lifetime, 5 minutes by default) or the cache lifetime the turn asked for when longer
+ *   (apis/cache-lifetime.ts), refreshed on use: a session that moved stays where it went.
  * A prompt too short to be cached (under ~1,024 tokens, guessed from its size) is never held.
  */
 import type { RoutingConfig } from '../config/schema.js';

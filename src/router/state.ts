@@ -38,6 +38,8 @@ export interface RouteOptions {
   readonly strategy: Strategy;
   /** Session key, for `sticky` and cache affinity (router/affinity.ts). */
   readonly session?: string;
+  /** How long the request asked its prompt cache to live, ms: the session's pin lasts at least that (apis/cache-lifetime.ts). */
+  readonly cacheLifetimeMs?: number;
   /** The request body's size, bytes, when known: a prompt too short to cache is not held for its account. */
   readonly promptBytes?: number;
   /** The request's `reasoning_effort`, for deep detection. */

@@ -130,6 +130,21 @@ describe('cache affinity (default strategy)', () => {
     }
   });
 
+  test('a pin lasts as long as the cache the request asked for (prompt_cache_retention: 24h), not only cache_affinity.ttl_ms', async () => {
+    const c = await startCluster([{ id: 'a' }, { id: 'b' }, { id: 'c' }], `${BASE_ROUTING}\n  cache_affinity: { ttl_ms: 1000 }`);
+    try {
+      const long = { ...LONG, prompt_cache_retention: '24h' };
+      const first = [await chat(c.gw, long, { 'x-session-id': 'kept' }), await chat(c.gw, LONG, { 'x-session-id': 'default' })];
+      assert.deepEqual(cacheOf(first), ['cold', 'cold']);
+      await sleep(1_300);
+      const again = [await chat(c.gw, long, { 'x-session-id': 'kept' }), await chat(c.gw, LONG, { 'x-session-id': 'default' })];
+      assert.deepEqual(cacheOf(again), ['warm', 'cold'], 'the 24 h pin outlived ttl_ms; the default one did not');
+      assert.equal(again[0]!.upstream, first[0]!.upstream);
+    } finally {
+      await c.close();
+    }
+  });
+
   test('a prompt too short to be cached is never held for its account', async () => {
     const c = await startCluster(
       [
