@@ -44,6 +44,8 @@ const MIN_SAMPLES = 5;
  */
 export class DeepTimes {
   private readonly est = new Map<string, { ms: number; n: number }>();
+  /** model -> callbacks waiting for its typical time to become known. */
+  private readonly waiting = new Map<string, Set<() => void>>();
 
   /** One served deep call of `model` took `ms`. */
   observe(model: string, ms: number): void {
@@ -53,6 +55,21 @@ export class DeepTimes {
       e.ms += (ms - e.ms) * ALPHA;
       e.n++;
     }
+    if (this.typicalMs(model) === null) return;
+    const calls = this.waiting.get(model);
+    this.waiting.delete(model);
+    for (const f of calls ?? []) f();
+  }
+
+  /**
+   * Calls `f` once, when `model`'s typical time becomes known (never when it is known already).
+   * @returns a function that cancels the call.
+   */
+  onKnown(model: string, f: () => void): () => void {
+    let set = this.waiting.get(model);
+    if (!set) this.waiting.set(model, (set = new Set()));
+    set.add(f);
+    return () => this.waiting.get(model)?.delete(f);
   }
 
   /** The typical time, ms; null until MIN_SAMPLES calls were served. */

@@ -115,8 +115,10 @@ export class ShedRun {
       case 'wait': {
         if (this.queueSince === 0) this.queueSince = Date.now();
         const t0 = Date.now();
-        const got = await waitForPlace(this.state, hot, d.ms, signal, true, throttled);
+        const got = await this.waitRung(model, hot, d.ms, signal, throttled, d.untilKnown === true);
         this.waitedMs += Date.now() - t0;
+        // The typical call time became known: the next pass decides the wait again with it.
+        if (got === 'known') return null;
         // Nothing freed in time (or the line was full): the next pass takes the next rung.
         if (!got) this.waitedMs = Number.POSITIVE_INFINITY;
         return got;
@@ -131,6 +133,31 @@ export class ShedRun {
       default:
         this.mark = `${model.name}->${d.to.name}`;
         return { to: d.to, reasoning: d.kind === 'reasoning' };
+    }
+  }
+
+  /**
+   * The wait rung: a place on `hot` within `ms`; with `untilKnown`, `known` as soon as the
+   * model's typical deep call time becomes known (the wait's bound was provisional).
+   */
+  private async waitRung(
+    model: Model,
+    hot: readonly Target[],
+    ms: number,
+    signal: AbortSignal,
+    front: boolean,
+    untilKnown: boolean,
+  ): Promise<Taken | null | 'known'> {
+    if (!untilKnown) return waitForPlace(this.state, hot, ms, signal, true, front);
+    const known = new AbortController();
+    const off = this.state.deepTimes.onKnown(model.name, () => known.abort());
+    try {
+      return await waitForPlace(this.state, hot, ms, AbortSignal.any([signal, known.signal]), true, front);
+    } catch (err) {
+      if (signal.aborted || !known.signal.aborted) throw err;
+      return 'known';
+    } finally {
+      off();
     }
   }
 }

@@ -12,7 +12,8 @@
  *   time and only taken when a place is expected within it (the waiters ahead, served as
  *   running calls end: router/take.ts), so a wait never costs more than most of the call it
  *   saves and a call that would wait in vain moves on at once; before that time is known
- *   nothing says the wait is in vain, and the whole `wait_ms` is waited. Then the same model
+ *   nothing says the wait is in vain, and `wait_ms` is waited until it becomes known (the
+ *   first calls of a burst from cold answer), then the wait is decided again with it. Then the same model
  *   at `shed.lower_effort` (opt-in; below `deep_effort`, so the call no longer needs a deep
  *   place); the next reasoning model among the model's fallbacks; the non-reasoning
  *   `shed.fallback`; 503 `reasoning_burst_shed`.
@@ -26,8 +27,12 @@ import type { Model } from '../config/types.js';
 import { effortRank, requestRank } from './deep.js';
 
 export type ShedDecision =
-  /** Wait up to `ms` for a place on this model's accounts, then decide again. */
-  | { readonly kind: 'wait'; readonly ms: number; readonly notify: 'wait' | 'queue' }
+  /**
+   * Wait up to `ms` for a place on this model's accounts, then decide again; `untilKnown`:
+   * the bound is provisional (the model's typical deep call time is not known yet), and the
+   * wait also ends when it becomes known, to be decided again with it.
+   */
+  | { readonly kind: 'wait'; readonly ms: number; readonly notify: 'wait' | 'queue'; readonly untilKnown?: boolean }
   /** Route on another reasoning model of the chain. */
   | { readonly kind: 'reasoning'; readonly to: Model; readonly notify: 'fallback' }
   /** The same model at a lower `reasoning_effort` (`shed.lower_effort`), no longer deep. */
@@ -91,7 +96,7 @@ export function shedDecision(model: Model, ctx: ShedContext): ShedDecision {
       const waitFor = last ? shed.wait_ms + ctx.capMs : known ? Math.min(shed.wait_ms, ctx.typicalMs! * WAIT_SHARE) : shed.wait_ms;
       const left = waitFor - ctx.waitedMs;
       const worth = !known || (ctx.expectedWaitMs !== null && ctx.expectedWaitMs <= left);
-      if (ctx.priority === 'interactive' && left > 0 && worth) return { kind: 'wait', ms: Math.ceil(left), notify: 'wait' };
+      if (ctx.priority === 'interactive' && left > 0 && worth) return { kind: 'wait', ms: Math.ceil(left), notify: 'wait', untilKnown: !last && !known };
       const from = ctx.effort ?? model.defaultEffort;
       if (shed.lower_effort !== undefined && (effortRank(shed.lower_effort) ?? Infinity) < requestRank(model, ctx.effort))
         return { kind: 'lower', from, effort: shed.lower_effort, notify: 'lower_effort' };
