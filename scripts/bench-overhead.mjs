@@ -175,7 +175,7 @@ if (opt.openLoop) {
   const source = capacity != null ? 'closed loop, nonstream c=16' : 'short closed-loop run, nonstream c=16';
   if (capacity == null) capacity = measureCapacity(harness, work, sw);
   const rate = o['open-rate'] ? Number(o['open-rate']) : Math.round(capacity * 0.6);
-  const order = present(direct, sw, swRedis, cmp, cmpRedis, nginx);
+  const order = present(direct, floor, sw, swRedis, cmp, cmpRedis, nginx);
   report.open_loop = {
     capacity_rps: capacity,
     capacity_source: source,
