@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 // npm run bench:cache — does the gateway keep each agent session's prompt cache warm while it
 // spreads load? S sessions (--sessions 12) of T growing turns (--turns 8) each, all at once, in
-// three client styles, through the built gateway (dist/) in front of a fake provider whose
-// accounts each keep their own prefix cache (scripts/bench/cache-provider.mjs; it never reads
-// the gateway's config: its caps are its own).
-//   claude  Anthropic SDK, /v1/messages, `x-claude-code-session-id`, metadata.user_id, cache_control
-//           on the tools, the system prompt and the last message (as Claude Code sends)
-//   codex   OpenAI SDK, /v1/responses, `prompt_cache_key` and a `session_id` header, no breakpoints
+// three client styles (scripts/bench/cache-clients.mjs), through the built gateway (dist/) in
+// front of a fake provider whose accounts each keep their own prefix cache
+// (scripts/bench/cache-provider.mjs; it never reads the gateway's config: its caps are its own).
+//   claude  Anthropic SDK, /v1/messages, Claude Code's session header, metadata and breakpoints
+//   codex   OpenAI SDK, /v1/responses, `prompt_cache_key` and a `session_id` header
 //   chat    OpenAI SDK, /v1/chat/completions, `user`
+// --stream true (the default: Claude Code and Codex always stream) calls with `stream: true`,
+// the provider answering in each API's SSE shapes, first event at the prefill, the last at the
+// same total time as unstreamed; a turn's latency is to its last event. --stream false: JSON.
 // Arms: `ideal` (each session straight to one uncapped account: the best a cache can do),
 // `spread` (the gateway spreading every call, `balanced` with `cache_affinity.enabled: false`,
 // as before cache affinity), `default` (the gateway with the config a README reader writes:
@@ -17,15 +19,15 @@
 // tokens, then ~1.4k tokens per turn; 100-700 ms of the agent's own work between turns.
 // Reported per style, situation and arm, from the provider's own log: cached share of input
 // tokens, input cost per session (USD; input $3 / 1M, cache read 0.1x, cache write 1.25x on
-// Messages), accounts touched per session, turns served, turn latency p50 / p99.
+// Messages), accounts touched per session, turns served, turn latency p50 / p99, and the
+// gateway's x-switchyard-cache answers (warm / moved / cold).
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
-import Anthropic from '@anthropic-ai/sdk';
-import OpenAI from 'openai';
+import { client, turn } from './bench/cache-clients.mjs';
 import { startCacheProvider } from './bench/cache-provider.mjs';
 import { freePort, start, stop, waitHttp } from './bench/procs.mjs';
 
@@ -39,8 +41,11 @@ const { values } = parseArgs({
     arms: { type: 'string', default: 'ideal,spread,default' },
     situations: { type: 'string', default: 'room,tight' },
     gateway: { type: 'string', default: 'dist/main.js' },
+    stream: { type: 'string', default: 'true' },
   },
 });
+if (!['true', 'false'].includes(values.stream)) throw new Error('--stream takes true or false');
+const STREAM = values.stream === 'true';
 const S = Number(values.sessions);
 const T = Number(values.turns);
 const KEY = 'sk-bench-cache';
@@ -95,49 +100,11 @@ const thinkMs = (id, t) => 100 + (createHash('sha256').update(`${id}-think-${t}`
 
 const pct = (xs, p) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)] : NaN);
 
-/** One turn in `style`; resolves when the SDK's call does (its own retries included). */
-async function turn(style, client, sess, history, model, uuid) {
-  if (style === 'claude') {
-    const tools = sess.tools.map((t, k) => ({
-      name: t.name,
-      description: t.description,
-      input_schema: t.schema,
-      ...(k === sess.tools.length - 1 ? { cache_control: { type: 'ephemeral' } } : {}),
-    }));
-    const messages = history.map((m, i) =>
-      i === history.length - 1 ? { role: m.role, content: [{ type: 'text', text: m.content, cache_control: { type: 'ephemeral' } }] } : m,
-    );
-    const r = await client.messages.create(
-      {
-        model,
-        max_tokens: 1024,
-        system: [{ type: 'text', text: sess.system, cache_control: { type: 'ephemeral' } }],
-        tools,
-        messages,
-        metadata: { user_id: `user_bench_account__session_${uuid}` },
-      },
-      { headers: { 'x-claude-code-session-id': uuid } },
-    );
-    return r.content.map((b) => b.text ?? '').join('');
-  }
-  if (style === 'codex') {
-    const tools = sess.tools.map((t) => ({ type: 'function', name: t.name, description: t.description, parameters: t.schema, strict: false }));
-    const r = await client.responses.create(
-      { model, instructions: sess.system, input: history, tools, prompt_cache_key: uuid, store: false },
-      { headers: { session_id: uuid } },
-    );
-    return r.output_text;
-  }
-  const tools = sess.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.schema } }));
-  const r = await client.chat.completions.create({ model, messages: [{ role: 'system', content: sess.system }, ...history], tools, user: uuid });
-  return r.choices[0].message.content ?? '';
-}
-
 /** Runs S sessions of T turns in `style` against `baseURL`; returns the client-side results. */
 async function runSessions(style, baseURL, model) {
-  const client =
-    style === 'claude' ? new Anthropic({ baseURL, apiKey: KEY, maxRetries: 2 }) : new OpenAI({ baseURL: `${baseURL}/v1`, apiKey: KEY, maxRetries: 2 });
+  const sdk = client(style, baseURL, KEY);
   const latencies = [];
+  const marks = { warm: 0, moved: 0, cold: 0 };
   let served = 0;
   await Promise.all(
     Array.from({ length: S }, async (_v, s) => {
@@ -149,9 +116,10 @@ async function runSessions(style, baseURL, model) {
         history.push({ role: 'user', content: sess.user(t) });
         const began = performance.now();
         try {
-          const reply = await turn(style, client, sess, history, model, uuid);
+          const { reply, cache } = await turn(style, sdk, sess, history, model, uuid, STREAM);
           latencies.push(performance.now() - began);
           served++;
+          if (cache in marks) marks[cache]++;
           history.push({ role: 'assistant', content: reply });
         } catch (err) {
           history.pop();
@@ -162,7 +130,7 @@ async function runSessions(style, baseURL, model) {
       }
     }),
   );
-  return { latencies, served };
+  return { latencies, served, marks };
 }
 
 /** The provider-side books of one run: cached share, input cost per session, accounts per session. */
@@ -213,6 +181,7 @@ function gatewayConfig(port, arm) {
 const MODEL = { claude: 'claude-sonnet-4.6', codex: 'gpt-5.5-codex', chat: 'gpt-5.5' };
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-bench-cache-'));
 const rows = [];
+console.log(`streamed: ${STREAM} (--stream ${values.stream}); ${S} sessions x ${T} turns; ${values.room} / ${values.tight} calls per account`);
 for (const situation of values.situations.split(',')) {
   const cap = Number(situation === 'room' ? values.room : values.tight);
   const provider = await startCacheProvider({ caps: Object.fromEntries(ACCOUNTS.map((a) => [a, cap])) });
@@ -234,7 +203,7 @@ for (const situation of values.situations.split(',')) {
     for (const style of values.styles.split(',')) {
       provider.reset();
       const began = performance.now();
-      const { latencies, served } = await runSessions(style, url, MODEL[style]);
+      const { latencies, served, marks } = await runSessions(style, url, MODEL[style]);
       const b = books(provider.log(), style);
       rows.push({
         style,
@@ -245,10 +214,11 @@ for (const situation of values.situations.split(',')) {
         p50: pct(latencies, 50),
         p99: pct(latencies, 99),
         seconds: (performance.now() - began) / 1000,
+        marks,
       });
       const r = rows[rows.length - 1];
       console.log(
-        `${style.padEnd(6)} ${situation.padEnd(5)} ${arm.padEnd(8)} cached ${(r.cachedShare * 100).toFixed(1).padStart(5)}%  $${r.costPerSession.toFixed(4)}/session  ${r.accountsPerSession.toFixed(2)} accounts/session  served ${(r.served * 100).toFixed(1)}%  p50 ${r.p50.toFixed(0)} ms  p99 ${r.p99.toFixed(0)} ms  (${r.seconds.toFixed(1)} s)`,
+        `${style.padEnd(6)} ${situation.padEnd(5)} ${arm.padEnd(8)} cached ${(r.cachedShare * 100).toFixed(1).padStart(5)}%  $${r.costPerSession.toFixed(4)}/session  ${r.accountsPerSession.toFixed(2)} accounts/session  served ${(r.served * 100).toFixed(1)}%  p50 ${r.p50.toFixed(0)} ms  p99 ${r.p99.toFixed(0)} ms  (${r.seconds.toFixed(1)} s)${arm === 'ideal' ? '' : `  warm/moved/cold ${marks.warm}/${marks.moved}/${marks.cold}`}`,
       );
     }
     if (gateway) await stop(gateway);

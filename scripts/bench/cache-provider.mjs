@@ -20,15 +20,22 @@
 // Tokens are characters / 4, counted the same way for every arm.
 //
 // Latency: 120 ms + 20 µs per uncached input token + 2 µs per cached one, then the answer.
+// `stream: true` is answered in each API's SSE shapes (scripts/bench/cache-sse.mjs) over the
+// same total time, like a model: the first events (usage on Messages' message_start, the first
+// text delta) after 20 ms + the per-token part (the prefill), the other text deltas spread over
+// the remaining 100 ms (the generation); the account's place is held to the last event.
 // The answer is derived from the prompt, so every arm's conversations grow identically.
 //
 // GET /log: every served call {account, api, session, input, cached, written}; POST /reset clears caches and log.
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
+import { sseAnswer } from './cache-sse.mjs';
 
 const TTL_MS = 5 * 60_000;
 const MIN_CACHED = 1024;
 const LOOKBACK = 20;
+const FIRST_MS = 20; // before the first token, besides the prefill
+const GEN_MS = 100; // from the first token to the last
 
 const tokens = (s) => Math.ceil(s.length / 4);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -205,12 +212,27 @@ export async function startCacheProvider({ caps, replyChars = 1600 }) {
         const usage = cacheCall(caches.get(account), api, blocks);
         const session = /session (\S+)/.exec(blocks.map((b) => b.text).join('\n'))?.[1] ?? null;
         log.push({ account, api, session, ...usage, at: Date.now() });
-        await sleep(120 + (usage.input - usage.cached) * 0.02 + usage.cached * 0.002);
+        const prefillMs = (usage.input - usage.cached) * 0.02 + usage.cached * 0.002;
         const seed = createHash('sha256')
           .update(blocks.map((b) => b.text).join('\u0000'))
           .digest('hex');
         const reply =
           `reply ${seed.slice(0, 12)} ` + 'the change touches three files and the tests pass; '.repeat(Math.ceil(replyChars / 52)).slice(0, replyChars);
+        if (body.stream === true) {
+          const began = Date.now();
+          await sleep(FIRST_MS + prefillMs);
+          const sse = sseAnswer(api, body, usage, reply, tokens(reply));
+          res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+          res.write(sse.head);
+          const end = began + FIRST_MS + prefillMs + GEN_MS;
+          for (let i = 0; i < sse.deltas.length; i++) {
+            await sleep((end - Date.now()) / (sse.deltas.length - i));
+            res.write(i === sse.deltas.length - 1 ? sse.deltas[i] + sse.tail : sse.deltas[i]);
+          }
+          if (sse.deltas.length === 0) res.write(sse.tail);
+          return void res.end();
+        }
+        await sleep(FIRST_MS + prefillMs + GEN_MS);
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify(answerBody(api, body, usage, reply)));
       } catch (err) {
