@@ -55,7 +55,8 @@ export function hasRoom(view: TargetView, deep: boolean): boolean {
 
 /**
  * How long a request may wait for its session's full account, ms; 0 when it should not wait.
- * @param typicalMs the account's typical call time (router/latency.ts; 0 when never measured).
+ * @param typicalMs how long a call typically holds its place on the account, send to last byte
+ *   (router/latency.ts HoldTimes; 0 when never measured).
  */
 export function warmWaitMs(cfg: RoutingConfig, view: TargetView, queued: number, typicalMs: number, promptBytes: number | undefined): number {
   const max = cfg.cache_affinity.max_wait_ms;
@@ -86,7 +87,7 @@ export async function waitForWarm(
   const warm = pinned ? admitted.find((t) => t.key === pinned) : undefined;
   const view = warm ? views.get(warm) : undefined;
   if (!warm || !view || hasRoom(view, deep)) return null;
-  const ms = Math.min(leftMs, warmWaitMs(cfg, view, state.queue.queued(warm.upstream.id), state.latency.estimate(warm.key), opts.promptBytes));
+  const ms = Math.min(leftMs, warmWaitMs(cfg, view, state.queue.queued(warm.upstream.id), state.holds.estimate(warm.upstream.id), opts.promptBytes));
   if (ms <= 0) return null;
   try {
     const got = await state.queue.wait(candidate(warm, deep, true), signal, ms);

@@ -10,6 +10,7 @@ import type { Candidate, Lease, SlotRequest, TargetRef } from '../store/types.js
 import type { SlotQueue } from './concurrency.js';
 import type { RouterSlots } from '../store/roles.js';
 import type { DeepTimes } from './deep.js';
+import type { HoldTimes } from './latency.js';
 
 export interface Attempt {
   readonly target: Target;
@@ -76,7 +77,7 @@ export interface Taken {
 export function makeAttempt(
   taken: Taken,
   fields: { model: Model; number: number; deep: boolean; fallbackFrom?: string; effort?: string },
-  state: { store: RouterSlots; queue: SlotQueue; deepTimes?: DeepTimes },
+  state: { store: RouterSlots; queue: SlotQueue; deepTimes?: DeepTimes; holds?: HoldTimes },
 ): Attempt {
   const { target, lease, queuedMs } = taken;
   let released = false;
@@ -98,7 +99,11 @@ export function makeAttempt(
       released = true;
       // A deep call's outcome feeds its account's capacity for deep calls, another's the capacity for every call.
       const feedback = attempt.signal ? { signal: attempt.signal, inFlight: attempt.deep ? lease.deepInFlight : lease.inFlight } : undefined;
-      if (attempt.deep && attempt.signal === 'ok') state.deepTimes?.observe(attempt.model.name, Date.now() - attempt.startedAt);
+      if (attempt.signal === 'ok') {
+        const held = Date.now() - attempt.startedAt;
+        if (attempt.deep) state.deepTimes?.observe(attempt.model.name, held);
+        state.holds?.observe(target.upstream.id, held);
+      }
       const bounds = attempt.deep ? target.upstream.bounds : target.upstream.callBounds;
       const give = (): Promise<void> => state.store.release(lease, feedback, bounds).then(() => state.queue.notify(target.upstream.id));
       if (lingerMs === 0) return give();

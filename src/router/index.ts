@@ -7,7 +7,7 @@ import type { RoutingConfig } from '../config/schema.js';
 import type { RouterSlots } from '../store/roles.js';
 import { SlotQueue } from './concurrency.js';
 import { HealthBoard } from './health.js';
-import { LatencyBoard } from './latency.js';
+import { HoldTimes, LatencyBoard } from './latency.js';
 import { StallDetector } from './stalls.js';
 import { DeepTimes } from './deep.js';
 import { RetryBudget } from './retry-budget.js';
@@ -19,6 +19,7 @@ export type { RouterState } from './state.js';
 export class Router implements RouterState {
   readonly health: HealthBoard;
   readonly latency: LatencyBoard;
+  readonly holds: HoldTimes;
   readonly stalls = new StallDetector();
   readonly deepTimes = new DeepTimes();
   /** The retry budget of each model (by its name), so one broken model cannot spend the others' retries. */
@@ -37,6 +38,7 @@ export class Router implements RouterState {
     this.health = new HealthBoard(cfg.cooldown);
     this.health.onTrip = (key, until) => void store.setCooldown(key, until);
     this.latency = new LatencyBoard(cfg.latency_decay_ms);
+    this.holds = new HoldTimes();
     this.queue = new SlotQueue(store, cfg.queue.max, cfg.queue.timeout_ms);
   }
 

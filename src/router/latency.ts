@@ -34,3 +34,24 @@ export class LatencyBoard {
     return cur.ewma * Math.exp(-idle / (3 * this.decayMs));
   }
 }
+
+/**
+ * How long a served call holds its place on an account, send to release (for a stream, its
+ * last byte: the provider counts the call until then), as an EWMA per account (weight 0.2 per
+ * sample). It is what a request waiting for a full account waits on, which the latency above
+ * is not for streams (time to first token). Per replica, like the latency.
+ */
+export class HoldTimes {
+  private readonly est = new Map<string, number>();
+
+  /** One served call on account `upstream` held its place `ms`. */
+  observe(upstream: string, ms: number): void {
+    const cur = this.est.get(upstream);
+    this.est.set(upstream, cur === undefined ? ms : cur + (ms - cur) * 0.2);
+  }
+
+  /** The typical hold time, ms; 0 for an account with no served call yet. */
+  estimate(upstream: string): number {
+    return this.est.get(upstream) ?? 0;
+  }
+}

@@ -9,7 +9,7 @@ import type { Strategy } from '../config/schema.js';
 import type { RouterSlots } from '../store/roles.js';
 import type { SlotQueue } from './concurrency.js';
 import type { HealthBoard } from './health.js';
-import type { LatencyBoard } from './latency.js';
+import type { HoldTimes, LatencyBoard } from './latency.js';
 import type { RetryBudget } from './retry-budget.js';
 import type { StallDetector } from './stalls.js';
 import type { DeepTimes } from './deep.js';
@@ -17,6 +17,8 @@ import type { DeepTimes } from './deep.js';
 export interface RouterState {
   readonly health: HealthBoard;
   readonly latency: LatencyBoard;
+  /** Typical time a served call holds its place, per account (the wait for a session's full account). */
+  readonly holds: HoldTimes;
   readonly stalls: StallDetector;
   /** Typical served deep call time per model (the shed ladder's wait). */
   readonly deepTimes: DeepTimes;

@@ -9,6 +9,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { answer } from '../helpers/accounts.js';
+import { CLIENT_KEY } from '../helpers/gateway.js';
 import { BASE_ROUTING, chat, ok, sleep, startCluster, type Cluster, type Result } from '../helpers/routing-cluster.js';
 
 /** A prompt long enough to be cached (over 1,024 tokens). */
@@ -127,6 +129,44 @@ describe('cache affinity (default strategy)', () => {
       } finally {
         await c.close();
       }
+    }
+  });
+
+  test('streams: the wait for a full account is weighed on how long its calls hold their place (to the last byte), not on their time to first token', async () => {
+    const c = await startCluster(
+      [
+        { id: 'a', maxConcurrency: 1 },
+        { id: 'b', maxConcurrency: 1 },
+      ],
+      `${BASE_ROUTING}\n  cache_affinity: { max_wait_ms: 1000 }`,
+    );
+    // A streamed turn: its first event at once, its last 1.2 s later.
+    const streamed = () =>
+      fetch(`${c.gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${CLIENT_KEY}`, 'x-session-id': 'streams' },
+        body: JSON.stringify({ model: 'gpt-test', stream: true, ...LONG }),
+      }).then(async (r) => ({ status: r.status, upstream: r.headers.get('x-switchyard-upstream'), text: await r.text() }));
+    try {
+      for (const f of Object.values(c.fakes)) f.on((req) => answer(req, 'slow', 1_200));
+      const first = await streamed();
+      assert.equal(first.status, 200);
+      const home = first.upstream!;
+      const other = home === 'a' ? 'b' : 'a';
+      c.fakes[other]!.on(() => ok());
+      // The session's own next turn holds its account's only place for 1.2 s ...
+      const holder = streamed();
+      await sleep(150);
+      // ... so another turn of it would wait ~1.2 s there, more than max_wait_ms: it moves at once.
+      const began = Date.now();
+      const turn = await chat(c.gw, LONG, { 'x-session-id': 'streams' });
+      const took = Date.now() - began;
+      assert.equal((await holder).upstream, home);
+      assert.equal(turn.upstream, other);
+      assert.equal(turn.headers.get('x-switchyard-cache'), 'moved');
+      assert.ok(took < 600, `moved without a wait in vain (${took} ms; a wait on the time to first token would take max_wait_ms)`);
+    } finally {
+      await c.close();
     }
   });
 
