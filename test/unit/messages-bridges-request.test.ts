@@ -241,6 +241,10 @@ describe('what the gateway reads of a Messages body', () => {
       ['system', 'user', 'system'],
     );
     assert.ok(JSON.stringify(prompt.tools).includes('ToolSearch'));
-    assert.deepEqual(messagesApi.sessionHints(CAPTURE.body), { user: (CAPTURE.body['metadata'] as Obj)['user_id'] });
+    assert.deepEqual(
+      messagesApi.sessionHints(CAPTURE.body),
+      { user: (CAPTURE.body['metadata'] as Obj)['user_id'], cacheLifetimeMs: 300_000 },
+      "the session, and the 5-minute cache its cache_control breakpoints ask for (no ttl: Anthropic's default)",
+    );
   });
 });
