@@ -29,7 +29,7 @@
 // GET /log: every served call {account, api, session, input, cached, written}; POST /reset clears caches and log.
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
-import { sseAnswer } from './cache-sse.mjs';
+import { responsesUsage, sseAnswer } from './cache-sse.mjs';
 
 const TTL_MS = 5 * 60_000;
 const MIN_CACHED = 1024;
@@ -158,13 +158,7 @@ function answerBody(api, body, usage, reply) {
       status: 'completed',
       model,
       output: [{ type: 'message', id: `msg_${id}`, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: reply, annotations: [] }] }],
-      usage: {
-        input_tokens: usage.input,
-        input_tokens_details: { cached_tokens: usage.cached },
-        output_tokens: out,
-        output_tokens_details: { reasoning_tokens: 0 },
-        total_tokens: usage.input + out,
-      },
+      usage: responsesUsage(usage, out),
     };
   }
   return {

@@ -20,6 +20,20 @@ function pieces(reply, n) {
 }
 
 /**
+ * The Responses API `usage` object (shape as in the recorded responses, test/fixtures) for a
+ * call of `usage` {input, cached} prompt tokens and `outTokens` output tokens.
+ */
+export function responsesUsage(usage, outTokens) {
+  return {
+    input_tokens: usage.input,
+    input_tokens_details: { cached_tokens: usage.cached },
+    output_tokens: outTokens,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: usage.input + outTokens,
+  };
+}
+
+/**
  * The SSE answer to `body` on `api` ('messages' | 'responses' | 'chat').
  * @param usage {input, cached, written} (scripts/bench/cache-provider.mjs cacheCall)
  * @param outTokens the reply's output tokens
@@ -83,13 +97,7 @@ export function sseAnswer(api, body, usage, reply, outTokens, n = 6) {
           status: 'completed',
           completed_at: Math.floor(Date.now() / 1000),
           output: [done],
-          usage: {
-            input_tokens: usage.input,
-            input_tokens_details: { cached_tokens: usage.cached },
-            output_tokens: outTokens,
-            output_tokens_details: { reasoning_tokens: 0 },
-            total_tokens: usage.input + outTokens,
-          },
+          usage: responsesUsage(usage, outTokens),
         },
       });
     return { head, deltas, tail };

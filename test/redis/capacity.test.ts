@@ -19,46 +19,13 @@ import { RedisStore, createRedisClient } from '../../src/store/redis.js';
 import { CLIENT_KEY, postChat, startGateway, UPSTREAM_KEY, type TestGateway } from '../helpers/gateway.js';
 import { metricValue } from '../helpers/metrics-text.js';
 import { freePort, RedisServer } from '../helpers/redis-server.js';
+import { deepAccountConfig, startThrottledProvider, type ThrottledProvider } from '../helpers/throttled-account.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(here, '..', '..', '..');
 const MAIN = join(ROOT, '.test-build', 'src', 'main.js');
 
-interface Provider {
-  url: string;
-  accountUrl(i: number): string;
-  stats(): Record<string, { requests: number; throttled: number; served: number; peak_in_flight: number; in_flight: number; cap: number }>;
-  setCap(account: string, cap: number): void;
-  close(): Promise<void>;
-}
-
-async function startProvider(o: Record<string, unknown>): Promise<Provider> {
-  const mod = (await import(join(ROOT, 'scripts', 'bench', 'throttled-provider.mjs'))) as {
-    startThrottledProvider(o: Record<string, unknown>): Promise<Provider>;
-  };
-  return mod.startThrottledProvider(o);
-}
-
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-/** A config with one reasoning model on one account of the provider; nothing about its limit. */
-function config(accountUrl: string, store: string): string {
-  return `
-server: { log_level: warn }
-${store}
-routing: { max_attempts: 3 }
-upstreams:
-  - { id: acct, provider: openai-compatible, base_url: "${accountUrl}", api_key: "\${TEST_UPSTREAM_KEY}" }
-models:
-  - name: deep
-    reasoning: true
-    price: { input: 1, output: 1 }
-    shed: { policy: reject }
-    targets: [{ upstream: acct, model: deep-model }]
-keys:
-  - { name: team-a, key_sha256: ${hashKey(CLIENT_KEY)} }
-`;
-}
 
 const DEEP = { model: 'deep', stream: true, reasoning_effort: 'high', messages: [{ role: 'user', content: 'think' }] };
 
@@ -86,12 +53,12 @@ function load(gw: { url: string }, n: number): { stop(): Promise<Record<string, 
 }
 
 describe('the learned limit follows a provider whose cap changes (4 -> 8 -> 2), never typed in', () => {
-  let provider: Provider;
+  let provider: ThrottledProvider;
   let gw: TestGateway;
 
   before(async () => {
-    provider = await startProvider({ accounts: 1, cap: 4, shape: '429', ttft_ms: 40, event_ms: 4, reasoning_events: 8, content_events: 4 });
-    gw = await startGateway(config(provider.accountUrl(1), ''), { TEST_UPSTREAM_KEY: UPSTREAM_KEY });
+    provider = await startThrottledProvider({ accounts: 1, cap: 4, shape: '429', ttft_ms: 40, event_ms: 4, reasoning_events: 8, content_events: 4 });
+    gw = await startGateway(deepAccountConfig(provider.accountUrl(1), ''), { TEST_UPSTREAM_KEY: UPSTREAM_KEY });
   });
   after(async () => {
     await gw.close();
@@ -144,11 +111,11 @@ describe('the learned limit follows a provider whose cap changes (4 -> 8 -> 2), 
 });
 
 describe('the learned limit for every call: an account that refuses any call above its cap, never typed in', () => {
-  let provider: Provider;
+  let provider: ThrottledProvider;
   let gw: TestGateway;
 
   before(async () => {
-    provider = await startProvider({ accounts: 1, cap: 3, shape: '429', ttft_ms: 30, event_ms: 3, reasoning_events: 0, content_events: 6 });
+    provider = await startThrottledProvider({ accounts: 1, cap: 3, shape: '429', ttft_ms: 30, event_ms: 3, reasoning_events: 0, content_events: 6 });
     gw = await startGateway(
       `
 server: { log_level: warn }
@@ -210,14 +177,14 @@ keys:
 
 describe('a replica killed with SIGKILL mid-burst frees its places within the lease time', () => {
   let redis: RedisServer;
-  let provider: Provider;
+  let provider: ThrottledProvider;
   let dir: string;
   let replica: ChildProcess | null = null;
 
   before(async () => {
     redis = await RedisServer.start();
     // Calls that hold their place for a long time (a slow reasoning stream), no throttling.
-    provider = await startProvider({ accounts: 1, cap: 100, shape: '429', ttft_ms: 50, event_ms: 500, reasoning_events: 60, content_events: 4 });
+    provider = await startThrottledProvider({ accounts: 1, cap: 100, shape: '429', ttft_ms: 50, event_ms: 500, reasoning_events: 60, content_events: 4 });
     dir = mkdtempSync(join(tmpdir(), 'switchyard-kill-'));
   });
   after(async () => {
@@ -230,7 +197,7 @@ describe('a replica killed with SIGKILL mid-burst frees its places within the le
   test('4 deep calls in flight on a replica; SIGKILL; their places lapse within lease_ms (3 s)', async () => {
     const prefix = 'kill-test';
     const file = join(dir, 'switchyard.yaml');
-    writeFileSync(file, config(provider.accountUrl(1), `store: { redis_url: "${redis.url}", key_prefix: ${prefix}, lease_ms: 3000 }`));
+    writeFileSync(file, deepAccountConfig(provider.accountUrl(1), `store: { redis_url: "${redis.url}", key_prefix: ${prefix}, lease_ms: 3000 }`));
     const port = await freePort();
     replica = spawn(process.execPath, [MAIN, '--config', file], {
       env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', TEST_UPSTREAM_KEY: UPSTREAM_KEY },

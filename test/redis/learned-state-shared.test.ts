@@ -6,22 +6,11 @@
  * than the learned limit (the starting guess would).
  */
 import assert from 'node:assert/strict';
-import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { hashKey } from '../../src/auth/keys.js';
-import { CLIENT_KEY, postChat, startGateway, UPSTREAM_KEY, type TestGateway } from '../helpers/gateway.js';
+import { postChat, startGateway, UPSTREAM_KEY, type TestGateway } from '../helpers/gateway.js';
 import { metricValue } from '../helpers/metrics-text.js';
 import { RedisServer } from '../helpers/redis-server.js';
-
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-
-interface Provider {
-  accountUrl(i: number): string;
-  stats(): Record<string, { requests: number; throttled: number; peak_in_flight: number }>;
-  reset(): void;
-  close(): Promise<void>;
-}
+import { deepAccountConfig, startThrottledProvider, type ThrottledProvider } from '../helpers/throttled-account.js';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const DEEP = { model: 'deep', stream: true, reasoning_effort: 'high', messages: [{ role: 'user', content: 'think' }] };
@@ -30,35 +19,16 @@ const GUESS = 4;
 const CAP = 2;
 
 let redis: RedisServer;
-let provider: Provider;
+let provider: ThrottledProvider;
 const gateways: TestGateway[] = [];
 
-function config(): string {
-  return `
-server: { log_level: warn }
-store: { redis_url: "${redis.url}", replicas: 2 }
-routing: { max_attempts: 3 }
-upstreams:
-  - { id: acct, provider: openai-compatible, base_url: "${provider.accountUrl(1)}", api_key: "\${TEST_UPSTREAM_KEY}" }
-models:
-  - name: deep
-    reasoning: true
-    price: { input: 1, output: 1 }
-    shed: { policy: reject }
-    targets: [{ upstream: acct, model: deep-model }]
-keys:
-  - { name: team-a, key_sha256: ${hashKey(CLIENT_KEY)} }
-`;
-}
+const config = (): string => deepAccountConfig(provider.accountUrl(1), `store: { redis_url: "${redis.url}", replicas: 2 }`);
 
 const limitOf = async (gw: TestGateway) => metricValue(await gw.metricsText(), 'switchyard_capacity_limit', { upstream: 'acct' }) ?? Number.NaN;
 
 before(async () => {
   redis = await RedisServer.start();
-  const mod = (await import(join(ROOT, 'scripts', 'bench', 'throttled-provider.mjs'))) as {
-    startThrottledProvider(o: Record<string, unknown>): Promise<Provider>;
-  };
-  provider = await mod.startThrottledProvider({ accounts: 1, cap: CAP, shape: '429', ttft_ms: 40, event_ms: 4, reasoning_events: 8, content_events: 4 });
+  provider = await startThrottledProvider({ accounts: 1, cap: CAP, shape: '429', ttft_ms: 40, event_ms: 4, reasoning_events: 8, content_events: 4 });
 });
 after(async () => {
   for (const g of gateways) await g.close();
