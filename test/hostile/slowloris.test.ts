@@ -6,6 +6,7 @@
  * clients hang on, others are still served at once.
  */
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { FakeUpstream } from '../helpers/fake-upstream.js';
 import { CLIENT_KEY, closeAll, startWithUpstream, testConfigYaml, type TestGateway } from '../helpers/gateway.js';
@@ -17,6 +18,12 @@ const KEEP_ALIVE_MS = 2_000;
 const SLACK_MS = 1_500;
 /** When a test stops waiting: well past every deadline here, far short of Node's own (60 s and more). */
 const GIVE_UP_MS = 8_000;
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+/** Resolves once `ok()` holds (polled every 5 ms). */
+async function waitUntil(ok: () => boolean): Promise<void> {
+  while (!ok()) await sleep(5);
+}
 
 /** A chat request's head, with `auth` as its Authorization header line (or none). */
 const head = (auth: string): string =>
@@ -76,6 +83,39 @@ describe('connections are bounded by the config deadlines whatever their key', (
     c.socket.destroy();
     assert.match(c.received(), /^HTTP\/1.1 401/);
     assert.ok(closedMs < 500, `closed after ${closedMs} ms`);
+  });
+
+  test('a client still sending its body after an early 401 gets the answer and a clean end, not a reset (lingering close)', async () => {
+    // Half-open, as an HTTP client that reads its answer only after sending the whole body.
+    const { port } = new URL(gw.url);
+    const socket = connect({ port: Number(port), host: '127.0.0.1', allowHalfOpen: true });
+    const t0 = Date.now();
+    let received = '';
+    let failure: string | null = null;
+    socket.on('data', (d: Buffer) => (received += d.toString('utf8')));
+    socket.on('error', (e: NodeJS.ErrnoException) => (failure = e.code ?? String(e)));
+    const closed = new Promise<number>((r) => socket.once('close', () => r(Date.now() - t0)));
+    const body = `{${' '.repeat(99_998)}}`;
+    socket.write(head('Authorization: Bearer sk-not-a-key\r\n') + body.slice(1, 20_000));
+    await within(
+      waitUntil(() => /^HTTP\/1.1 401/.test(received)),
+      GIVE_UP_MS,
+      undefined,
+    );
+    // The rest of the body, in two writes after the answer came: the gateway must still be
+    // reading (had it closed, the first write would draw a reset and the second fail on it).
+    const write = (part: string): Promise<boolean> => new Promise((r) => socket.write(part, (err) => r(!err)));
+    await sleep(30);
+    const wrote = [await write(body.slice(20_000, 60_000))];
+    await sleep(50);
+    wrote.push(await write(body.slice(60_000)));
+    await sleep(30);
+    socket.end();
+    const closedMs = await within(closed, GIVE_UP_MS, Infinity);
+    assert.match(received, /^HTTP\/1.1 401[^]*connection: close/i);
+    assert.equal(failure, null, 'no reset while the body was still being sent');
+    assert.deepEqual(wrote, [true, true], 'the rest of the body was written');
+    assert.ok(closedMs < 2_000, `closed after ${closedMs} ms`);
   });
 
   test('while 200 connections trickle their headers, /healthz on a new one answers at once', async () => {

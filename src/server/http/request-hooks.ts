@@ -11,6 +11,7 @@ import { recordOutside } from '../../pipeline/finish.js';
 import type { RecordSink, RequestRecord } from '../../record/request.js';
 import type { Drain } from '../lifecycle/drain.js';
 import type { Usage } from '../../usage/usage.js';
+import { EARLY_ANSWER_LINGER_MS, lingerOnClose } from './linger.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -100,9 +101,12 @@ export function useRequestHooks(app: FastifyInstance, deps: RequestHookDeps): vo
   // An answer sent before the request's body was all in (a bad key refused in onRequest, a
   // body too large, a route that takes none) closes the connection once sent: Node would
   // otherwise keep reading the rest of the body to reuse the connection, and a client
-  // trickling it would hold the socket for ever (slowloris), whatever its auth result.
+  // trickling it would hold the socket for ever (slowloris), whatever its auth result. The
+  // close lingers briefly (linger.ts), so a client still sending gets its answer, not a reset.
   app.addHook('onSend', async (req, reply) => {
-    if (!req.raw.complete && !reply.raw.headersSent) void reply.header('connection', 'close');
+    if (req.raw.complete || reply.raw.headersSent) return;
+    void reply.header('connection', 'close');
+    lingerOnClose(req.raw.socket, EARLY_ANSWER_LINGER_MS);
   });
   // The body is in: the request-timeout guard is done.
   app.addHook('preHandler', async (req) => {
