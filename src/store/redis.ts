@@ -91,6 +91,40 @@ export function createRedisClient(o: RedisStoreOptions): Client {
 
 const REFUSALS: Record<string, Refusal> = { full: 'full', hot: 'hot', cooling: 'cooling' };
 
+/**
+ * ADMIT_BODY's reply (store/redis-scripts.ts) as an AdmitResult: `candidates` in the order
+ * tried, `targets` views in all (the candidates', then the read-only targets'), lease `id`.
+ */
+export function decodeAdmit(out: readonly (number | string)[], candidates: readonly Candidate[], targets: number, id: string): AdmitResult {
+  const now = Number(out[out.length - 1]);
+  const views: TargetView[] = [];
+  for (let i = 0; i < targets; i++) {
+    const o = 4 + 6 * i;
+    const until = Number(out[o + 4]);
+    views.push({
+      inFlight: Number(out[o + 1]),
+      deep: Number(out[o + 2]),
+      limit: Number(out[o + 3]),
+      callLimit: Number(out[o + 5]),
+      coolingUntil: until > now ? until : 0,
+    });
+  }
+  const refused = candidates.map((_c, i) => REFUSALS[String(out[4 + 6 * i])] ?? null);
+  const index = Number(out[0]) - 1;
+  if (index < 0) return { taken: null, refused, views };
+  const c = candidates[index]!;
+  const lease: Lease = {
+    id,
+    upstream: c.upstream,
+    deep: c.deep,
+    from: 'redis',
+    inFlight: Number(out[3]),
+    deepInFlight: Number(out[1]),
+    probe: Number(out[2]) === 1,
+  };
+  return { taken: { index, lease }, refused, views };
+}
+
 export class RedisStore implements SharedStore {
   readonly kind = 'redis' as const;
   private readonly r: Client & Scripts;
@@ -110,7 +144,8 @@ export class RedisStore implements SharedStore {
     this.p = `{${o.prefix}}`;
   }
 
-  private key(kind: string, id: string): string {
+  /** The Redis key of `kind`'s entry `id` (`pin` and `session`: a session's pin). */
+  key(kind: string, id: string): string {
     return `${this.p}:${kind}:${id}`;
   }
 
@@ -151,6 +186,14 @@ export class RedisStore implements SharedStore {
   async admit(candidates: readonly Candidate[], extra: readonly TargetRef[] = []): Promise<AdmitResult> {
     if (candidates.length + extra.length === 0) return { taken: null, refused: [], views: [] };
     const id = randomUUID();
+    const plan = this.admitPlan(candidates, extra);
+    // With the other calls of this turn (other requests' admissions, settlements): one command.
+    const out = await this.batch.send<(number | string)[]>('admit', plan.keys, [this.o.leaseMs, id, candidates.length, ...plan.args]);
+    return decodeAdmit(out, candidates, candidates.length + extra.length, id);
+  }
+
+  /** ADMIT_BODY's keys and per-target arguments (store/redis-scripts.ts) for `candidates`, then `extra` (read only). */
+  admitPlan(candidates: readonly Candidate[], extra: readonly TargetRef[]): { keys: string[]; args: (string | number)[] } {
     const all = [...candidates, ...extra.map((t) => ({ ...t, limit: 0, deep: false, coolingOk: true }))];
     const keys = all.flatMap((c) => [
       this.key('inflight', c.upstream),
@@ -160,34 +203,7 @@ export class RedisStore implements SharedStore {
       this.key('cool', c.key),
     ]);
     const args = all.flatMap((c) => [c.limit, c.deep ? 1 : 0, ...boundsArgs(c.capacity), ...boundsArgs(c.calls), c.coolingOk ? 1 : 0]);
-    // With the other calls of this turn (other requests' admissions, settlements): one command.
-    const out = await this.batch.send<(number | string)[]>('admit', keys, [this.o.leaseMs, id, candidates.length, ...args]);
-    const now = Number(out[out.length - 1]);
-    const views: TargetView[] = all.map((_c, i) => {
-      const o = 4 + 6 * i;
-      const until = Number(out[o + 4]);
-      return {
-        inFlight: Number(out[o + 1]),
-        deep: Number(out[o + 2]),
-        limit: Number(out[o + 3]),
-        callLimit: Number(out[o + 5]),
-        coolingUntil: until > now ? until : 0,
-      };
-    });
-    const refused = candidates.map((_c, i) => REFUSALS[String(out[4 + 6 * i])] ?? null);
-    const index = Number(out[0]) - 1;
-    if (index < 0) return { taken: null, refused, views };
-    const c = candidates[index]!;
-    const lease: Lease = {
-      id,
-      upstream: c.upstream,
-      deep: c.deep,
-      from: 'redis',
-      inFlight: Number(out[3]),
-      deepInFlight: Number(out[1]),
-      probe: Number(out[2]) === 1,
-    };
-    return { taken: { index, lease }, refused, views };
+    return { keys, args };
   }
 
   async renew(leases: readonly Lease[]): Promise<void> {
@@ -219,8 +235,9 @@ export class RedisStore implements SharedStore {
     return (await this.r.get(this.key('pin', session))) ?? undefined;
   }
 
+  /** Sent with the other calls of its turn (a served call's pin rides its slot's release). */
   async setPin(session: string, target: string, ttlMs: number): Promise<void> {
-    await this.r.set(this.key('pin', session), target, 'PX', Math.max(1, Math.ceil(ttlMs)));
+    await this.batch.send('pin', [this.key('pin', session)], [target, Math.max(1, Math.ceil(ttlMs))]);
   }
 
   async getJournal(id: string): Promise<string | undefined> {
