@@ -4,10 +4,10 @@
  * one round trip, flushed on `setImmediate` (after the turn's I/O callbacks and microtasks).
  *
  * - Settlement: a request's slot release (router/attempt.ts, through store/redis.ts), its
- *   spend add (limits/budgets.ts, through store/spend.ts) and a key's release and `tpm`
- *   settlement are made microtasks apart once its answer is out, with no I/O awaited between
+ *   spend add (limits/budgets.ts, through store/spend.ts), a key's release and `tpm`
+ *   settlement and a served session's pin (router/attempt.ts `pinOnRelease`) are made microtasks apart once its answer is out, with no I/O awaited between
  *   them, so they ride one call; so do those of other requests that ended in the same turn.
- * - Admission and view reads: under load many requests reach their admission in the same
+ * - Admission and view reads (a request's first call, store/redis-first.ts, is one such op): under load many requests reach their admission in the same
  *   turn (their bodies were read in one poll phase); one call carries them all, instead of one
  *   command each. The price: an admission leaves at the end of its turn rather than at once,
  *   so its round trip no longer overlaps the rest of the turn. Measured (docs/performance.md,
@@ -56,7 +56,7 @@ export class TurnBatch {
   }
 
   /**
-   * Queues op `op` (store/redis-scripts.ts TURN: `view`, `admit`, `keyadmit`, `release` or `add`) on
+   * Queues op `op` (store/redis-scripts.ts TURN: `view`, `admit`, `keyadmit`, `release`, `add`, `pin` or `first`) on
    * `keys` with `args`; sent with every other call made in this turn, as one script call.
    * @returns its reply. @throws its own error, or the call's (e.g. not connected).
    */

@@ -4,17 +4,16 @@
  * script reads the clock from Redis (`TIME`), so replicas with skewed clocks still agree on
  * expiries.
  *
- * A plain request (no key limits, no budgets) costs at most two top-level commands in two
- * round trips: before the upstream, its admission (`admit`: tries the candidate targets in
- * the strategy's order, takes a slot on the first that admits, reads every target's view);
- * after the answer, its release and its spend add (store/spend.ts). Each is an op of one
- * script call that carries every such call made in its event-loop turn, other requests' too
- * (store/batch.ts), so under load a command serves several requests. The router orders on the
- * views the last admission read while they are fresh (store/view-cache.ts), else it reads
- * them first (`view`: one more round trip). Budgets add one `MGET` before the upstream; a key
- * with limits adds its own admission before (store/redis-windows.ts `admitKey`: its slot and
- * its `rpm` / `tpm` windows in one op), and its slot release and `tpm` settlement ride the
- * call after.
+ * Every request costs two top-level commands in two round trips: before the upstream, its
+ * first call (store/redis-first.ts: its budgets read, its key's admission, its session pin
+ * read and its admission, `admit`: tries the candidate targets in the strategy's order, takes
+ * a slot on the first that admits, reads every target's view); after the answer, its release,
+ * its spend add (store/spend.ts), its key's release and `tpm` settlement and its session pin.
+ * Each is an op of one script call that carries every such call made in its event-loop turn,
+ * other requests' too (store/batch.ts), so under load a command serves several requests. The
+ * first attempt is ordered on the views the last admission read, of any age
+ * (store/view-cache.ts; router/first.ts); later passes read them when older than
+ * VIEW_FRESH_MS (`view`: one more round trip).
  *
  * Keys (all under one hash tag, `{prefix}`, so a Redis Cluster keeps each script on one slot):
  *   {prefix}:inflight:<upstream>  ZSET lease id -> expiry ms   (every call: global max_concurrency)
