@@ -42,7 +42,7 @@ interface Queued {
 }
 
 interface TurnClient {
-  syTurn(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<[number, unknown][]>;
+  syTurn(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<([number, unknown] | number)[]>;
 }
 
 /** Most calls in one script call; a turn with more sends several (each runs atomically, not the whole turn). */
@@ -50,6 +50,8 @@ const MAX_OPS = 200;
 
 export class TurnBatch {
   private queued: Queued[] = [];
+  /** Redis's clock minus this replica's, ms, as of the last answer (null: none yet). */
+  private offset: number | null = null;
 
   constructor(private readonly client: Redis | Cluster) {
     client.defineCommand('syTurn', { lua: TURN });
@@ -65,6 +67,11 @@ export class TurnBatch {
       if (this.queued.length === 0) setImmediate(() => this.flush());
       this.queued.push({ op, keys, args, resolve: resolve as (value: unknown) => void, reject });
     });
+  }
+
+  /** Redis's clock now (epoch ms), as estimated from the last answer (its `TIME`, less half a round trip); null before any. */
+  redisNow(): number | null {
+    return this.offset === null ? null : Date.now() + this.offset;
   }
 
   private flush(): void {
@@ -83,13 +90,16 @@ export class TurnBatch {
       for (const a of c.args) args.push(a);
     }
     (this.client as unknown as TurnClient).syTurn(keys.length, ...keys, ...head, ...args).then(
-      (results) =>
+      (results) => {
+        const now = Number(results?.[calls.length]);
+        if (Number.isFinite(now)) this.offset = now - Date.now();
         calls.forEach((c, i) => {
-          const r = results?.[i];
-          if (!r) c.reject(new Error('store call not answered'));
+          const r = results?.[i] as [number, unknown] | undefined;
+          if (!Array.isArray(r)) c.reject(new Error('store call not answered'));
           else if (Number(r[0]) !== 1) c.reject(new Error(String(r[1])));
           else c.resolve(r[1]);
-        }),
+        });
+      },
       (err: Error) => calls.forEach((c) => c.reject(err)),
     );
   }

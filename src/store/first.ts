@@ -3,7 +3,8 @@
  * (store/redis-first.ts), its key's slot and its admission's slot then renewed until released,
  * the views it read cached (store/view-cache.ts); off Redis (memory mode, degraded, or a Redis
  * call that failed, which degrades the store), the gate and the pin one after the other on the
- * stores that serve them there, and no admission (`redo`: the route admits on its own).
+ * stores that serve them there, and no admission (`redo`: the route admits on its own); so
+ * too when the op ran past its deadline (store/redis-first.ts).
  */
 import type { RedisFirst } from './redis-first.js';
 import type { FirstCall, FirstResult, KeyWindows, Lease } from './types.js';
@@ -29,6 +30,8 @@ export async function firstCall(host: FirstHost, call: FirstCall): Promise<First
   if (redis) {
     try {
       const got = await redis.first(call);
+      // Past its deadline (it ran after its caller would have given up): it took nothing; made apart.
+      if (!got) return await apart(host, call);
       if (got.gate.key?.lease) host.hold(got.gate.key.lease);
       if (got.admit) {
         host.views.put([...call.candidates, ...call.extra], got.admit.views);

@@ -85,7 +85,7 @@ export class StateStore implements RouterSlots, SpendStore, ResponseJournal {
     this.redis = new RedisStore(client, { prefix: cfg.key_prefix, leaseMs: cfg.lease_ms }, batch);
     const windows = new RedisKeyWindows(client, { prefix: cfg.key_prefix, leaseMs: cfg.lease_ms }, batch, this.redis, this.spendCounters);
     this.keyWindows = new StoreKeyWindows(this.local, windows, host);
-    this.redisFirst = new RedisFirst(batch, cfg.lease_ms, this.redis, windows, this.spendCounters);
+    this.redisFirst = new RedisFirst(batch, cfg.lease_ms, cfg.command_timeout_ms, this.redis, windows, this.spendCounters);
     this.link = new RedisLink(client, log, cfg.replicas, hooks);
   }
 

@@ -76,7 +76,9 @@ return 1`;
  * KEYS: the budget counters, the key admission's keys, the pin (mode > 0), then per target
  * (candidates, then the others) the five keys of ADMIT_BODY.
  * ARGV: budget lines, key admission keys, its argument count (0: none), pin mode (0 none,
- * 1 sticky, 2 affinity), targets, candidates; per budget line (threshold, account or ''); the
+ * 1 sticky, 2 affinity), targets, candidates, deadline (Redis epoch ms; 0: none: past it the
+ * op takes nothing and returns 'late', so a call that timed out and runs later, e.g. once a
+ * frozen Redis resumes, counts nothing its caller then counts locally); per budget line (threshold, account or ''); the
  * key admission's arguments; per target (target key, upstream); per target ADMIT_BODY's nine
  * arguments; lease ms, lease id.
  * Returns {budget values (text), key admission reply or 0, pin or '', admission reply or 0,
@@ -84,7 +86,9 @@ return 1`;
  */
 export const FIRST_BODY = `
 local nb, nkk, nka, mode, nt, tries = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-local a, k = 6, 0
+local deadline = tonumber(ARGV[7])
+if deadline > 0 and now > deadline then return 'late' end
+local a, k = 7, 0
 local values, spent, refused = {}, {}, false
 for i = 1, nb do
   local v = redis.call('GET', KEYS[i]) or '0'

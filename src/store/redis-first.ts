@@ -14,10 +14,18 @@ import type { AdmitResult, FirstCall, FirstResult, KeyAdmitted, TargetView } fro
 
 const PIN_MODE = { sticky: 1, affinity: 2 } as const;
 
+/** The `first` op's deadline on Redis's clock (`now`: its estimate, null: unknown, no deadline). */
+const deadline = (now: number | null, timeoutMs: number): number => (now === null ? 0 : Math.ceil(now + timeoutMs / 2));
+
 export class RedisFirst {
+  /**
+   * @param timeoutMs the store's command timeout: an op that runs later than half of it after
+   *   it was sent (on Redis's clock, as the batch estimates it) takes nothing.
+   */
   constructor(
     private readonly batch: TurnBatch,
     private readonly leaseMs: number,
+    private readonly timeoutMs: number,
     private readonly slots: RedisStore,
     private readonly windows: RedisKeyWindows,
     private readonly spend: SpendCounters,
@@ -25,10 +33,11 @@ export class RedisFirst {
 
   /**
    * Runs `call` as one op of this turn's script call.
-   * @returns what it did, its admission's candidates and views in `call`'s order.
+   * @returns what it did, its admission's candidates and views in `call`'s order; null when
+   *   it ran past its deadline (nothing taken).
    * @throws when Redis does not answer (nothing is known to be taken then).
    */
-  async first(call: FirstCall): Promise<FirstResult> {
+  async first(call: FirstCall): Promise<FirstResult | null> {
     const budgets = call.gate?.budgets ?? [];
     const pending = budgets.map((b) => this.spend.pendingOf(b.counter));
     const key = call.gate?.key ? this.windows.admitPlan(call.gate.key) : null;
@@ -48,6 +57,7 @@ export class RedisFirst {
       call.pin ? PIN_MODE[call.pin.mode] : 0,
       targets.length,
       call.candidates.length,
+      deadline(this.batch.redisNow(), this.timeoutMs),
       ...budgets.flatMap((b, i) => [String(b.amountUsd - pending[i]!), b.upstream ?? '']),
       ...(key?.args ?? []),
       ...targets.flat(),
@@ -55,7 +65,8 @@ export class RedisFirst {
       this.leaseMs,
       id,
     ];
-    const out = await this.batch.send<unknown[]>('first', keys, args);
+    const out = await this.batch.send<unknown[] | 'late'>('first', keys, args);
+    if (out === 'late') return null;
     const values = out[0] as string[];
     const spent = budgets.map((_b, i) => Number(values[i] ?? 0) + pending[i]!);
     const keyAdmitted: KeyAdmitted | null = key && Array.isArray(out[1]) ? decodeKeyAdmit(out[1] as (number | string)[], call.gate!.key!, key.id) : null;

@@ -202,7 +202,7 @@ export type TurnOp = 'view' | 'admit' | 'keyadmit' | 'release' | 'add' | 'pin' |
  * fails does not stop the others and reports its own error. All of them see one `now`.
  * KEYS: every op's keys, in order. ARGV: the op count n, then per op (name, its key count,
  * its argument count), then every op's arguments, in order. Returns per op {1, its reply}
- * or {0, its error message}.
+ * or {0, its error message}, then Redis's clock (epoch ms).
  */
 export const TURN = `${NOW}${CAPACITY_LUA}
 local ops = {}
@@ -244,4 +244,6 @@ for i = 1, n do
     end
   end
 end
+-- Redis's clock, after the replies: the batch keeps its offset from the replica's (store/batch.ts).
+out[n + 1] = now
 return out`;

@@ -10,7 +10,12 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { Redis } from 'ioredis';
+import { TurnBatch } from '../../src/store/batch.js';
 import { StateStore } from '../../src/store/index.js';
+import { RedisFirst } from '../../src/store/redis-first.js';
+import { RedisStore, createRedisClient } from '../../src/store/redis.js';
+import { RedisKeyWindows } from '../../src/store/redis-windows.js';
+import { SpendCounters } from '../../src/store/spend.js';
 import type { Candidate, FirstCall, FirstGate, KeyAdmission } from '../../src/store/types.js';
 import { RedisServer } from '../helpers/redis-server.js';
 import { withStoreOn } from '../helpers/shared-store.js';
@@ -114,6 +119,32 @@ describe('StateStore.first on Redis: the session pin', () => {
       assert.equal(await base.zcard(`${p}:inflight:a`), 0);
       assert.equal((await s.first(call({ pin: { session: 'none', mode: 'affinity' }, candidates: [cand('a')] }))).admit?.taken?.index, 0, 'no pin: the order');
     });
+  });
+});
+
+describe('RedisFirst: a call that runs past its deadline', () => {
+  test('takes nothing (its caller, which gave up on it, counts the request elsewhere): no key point, no slot', async () => {
+    const prefix = `late-${randomUUID()}`;
+    const p = `{${prefix}}`;
+    const client = createRedisClient({ url: redis.url, clusterNodes: [], options: {}, prefix, commandTimeoutMs: 500, leaseMs: 30_000 });
+    await new Promise<void>((resolve) => client.once('ready', () => resolve()));
+    const batch = new TurnBatch(client);
+    const slots = new RedisStore(client, { prefix, leaseMs: 30_000 }, batch);
+    const counters = new SpendCounters((viaRedis) => viaRedis(), { online: () => true, failed: () => {} }, client, p, batch);
+    const windows = new RedisKeyWindows(client, { prefix, leaseMs: 30_000 }, batch, slots, counters);
+    try {
+      const onTime = new RedisFirst(batch, 30_000, 500, slots, windows, counters);
+      // A deadline half a (negative) timeout from now: already past when the op runs.
+      const late = new RedisFirst(batch, 30_000, -10_000, slots, windows, counters);
+      const first = { gate: { budgets: [], key: rpm(10) }, pin: null, candidates: [cand('a')], extra: [] };
+      assert.equal((await onTime.first(first))?.admit?.taken?.index, 0, 'on time: taken (and Redis clock learned)');
+      assert.equal(await late.first(first), null);
+      assert.equal(await base.zcard(`${p}:inflight:a`), 1, 'the late call took no slot');
+      assert.equal(Number(await base.get(`${p}:rl:rpm:k:k`)), 1, 'nor an rpm point');
+    } finally {
+      counters.stop();
+      client.disconnect();
+    }
   });
 });
 
