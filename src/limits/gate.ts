@@ -49,7 +49,13 @@ export class AdmissionGate {
    */
   accept(answer: GateAnswer): SpentAccounts | null {
     this.decided = true;
-    this.check = this.budgets.evaluate(this.plan, answer.spent);
+    try {
+      this.check = this.budgets.evaluate(this.plan, answer.spent);
+    } catch (err) {
+      // The store's op takes nothing past a spent budget; a slot taken all the same goes back.
+      if (answer.key?.lease) void this.take?.windows.release(answer.key.lease);
+      throw err;
+    }
     if (this.take && this.request?.key) this.held = keyHeld(this.take, answer.key!);
     this.headers = this.held.headers;
     this.spentAccounts = this.check.spent;

@@ -6,11 +6,11 @@
  * old view only orders; nothing is skipped, queued or shed on it: when the admission takes no
  * slot, the route decides on the views it read (router/views.ts), knowing the pin and the spent
  * accounts. A request whose views were never read (the replica's first) makes the call without
- * an admission and routes as usual.
+ * an admission, reads the views in the same turn (one command on Redis) and routes on them.
  */
 import type { Model, Target } from '../config/types.js';
 import type { SpentAccounts } from '../limits/index.js';
-import type { FirstCall } from '../store/types.js';
+import type { FirstCall, FirstResult } from '../store/types.js';
 import { candidate, targetRef, type Taken } from './attempt.js';
 import type { RouteOptions, RouterState } from './state.js';
 import { admissible, orderPool } from './take.js';
@@ -22,6 +22,16 @@ export interface FirstPass {
   readonly pinned: string | undefined;
   readonly spent: SpentAccounts | null;
   readonly views: Views | null;
+}
+
+/** The gate's judgement of `got` (a slot taken though it refuses, which the store's op rules out, goes back). */
+function accepted(state: RouterState, opts: RouteOptions, got: FirstResult): SpentAccounts | null {
+  try {
+    return opts.gate ? opts.gate.accept(got.gate) : null;
+  } catch (err) {
+    if (got.admit?.taken) void state.store.release(got.admit.taken.lease);
+    throw err;
+  }
 }
 
 /**
@@ -58,13 +68,17 @@ export async function firstPass(
     candidates: ordered.map((t) => candidate(t, deep, cached![remaining.indexOf(t)]!.coolingUntil > 0)),
     extra: ordered.length > 0 ? extra.map(targetRef) : [],
   };
+  // Never read: the views are read in the same turn as the call (one command on Redis), for the route.
+  const reading = cached || remaining.length === 0 ? null : state.store.view(remaining.map(targetRef));
   const empty = { spent: [], key: null };
   const got = call.gate || call.pin || ordered.length > 0 ? await state.store.first(call) : { gate: empty, pin: undefined, admit: null, redo: true };
-  const found = opts.gate ? opts.gate.accept(got.gate) : null;
+  const fresh = reading ? await reading : null;
+  const found = accepted(state, opts, got);
   // Counted as the route's own pass over them counts them (limits/budgets.ts).
   if (found) for (const t of model.targets) found.has(t.upstream.id);
   const pinned = opts.pinned ?? got.pin;
   const admit = got.admit;
+  if (fresh) return { taken: null, pinned, spent: found, views: new Map(remaining.map((t, i) => [t, fresh[i]!])) };
   if (!admit || ordered.length === 0) return { taken: null, pinned, spent: found, views: null };
   const read = [...ordered, ...extra];
   const views = new Map(read.map((t, i) => [t, admit.views[i]!]));

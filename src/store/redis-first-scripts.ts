@@ -78,7 +78,9 @@ return 1`;
  * ARGV: budget lines, key admission keys, its argument count (0: none), pin mode (0 none,
  * 1 sticky, 2 affinity), targets, candidates, deadline (Redis epoch ms; 0: none: past it the
  * op takes nothing and returns 'late', so a call that timed out and runs later, e.g. once a
- * frozen Redis resumes, counts nothing its caller then counts locally); per budget line (threshold, account or ''); the
+ * frozen Redis resumes, counts nothing its caller then counts locally); per budget line
+ * (amount, this replica's part not in Redis yet, account or '': spent when the counter plus
+ * that part reaches the amount, the sum its caller judges too: limits/budgets.ts); the
  * key admission's arguments; per target (target key, upstream); per target ADMIT_BODY's nine
  * arguments; lease ms, lease id.
  * Returns {budget values (text), key admission reply or 0, pin or '', admission reply or 0,
@@ -93,12 +95,12 @@ local values, spent, refused = {}, {}, false
 for i = 1, nb do
   local v = redis.call('GET', KEYS[i]) or '0'
   values[i] = v
-  if tonumber(v) >= tonumber(ARGV[a + 2 * i - 1]) then
-    local u = ARGV[a + 2 * i]
+  if tonumber(v) + tonumber(ARGV[a + 3 * i - 1]) >= tonumber(ARGV[a + 3 * i - 2]) then
+    local u = ARGV[a + 3 * i]
     if u == '' then refused = true else spent[u] = true end
   end
 end
-a, k = a + 2 * nb, nb
+a, k = a + 3 * nb, nb
 local out = {values, 0, '', 0, {}, 0}
 if refused then return out end
 if nka > 0 then

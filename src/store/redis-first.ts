@@ -58,7 +58,7 @@ export class RedisFirst {
       targets.length,
       call.candidates.length,
       deadline(this.batch.redisNow(), this.timeoutMs),
-      ...budgets.flatMap((b, i) => [String(b.amountUsd - pending[i]!), b.upstream ?? '']),
+      ...budgets.flatMap((b, i) => [String(b.amountUsd), String(pending[i]!), b.upstream ?? '']),
       ...(key?.args ?? []),
       ...targets.flat(),
       ...plan.args,
