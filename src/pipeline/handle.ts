@@ -1,8 +1,9 @@
 /**
  * The data path of one model call (chat completion, response, or message), top to bottom:
- * open the call -> find the model its API can reach -> admit it under the key's limits ->
- * begin the route -> for each attempt the router gives: run it (attempt.ts) and report its
- * one outcome -> answer -> `finish` writes the one record. What differs between client APIs
+ * open the call -> find the model its API can reach -> prepare its admission under the key's
+ * limits and budgets (made by the route's first store call, limits/gate.ts) -> begin the
+ * route -> for each attempt the router gives: run it (attempt.ts) and report its one outcome
+ * -> answer -> `finish` writes the one record. What differs between client APIs
  * is asked of the API's descriptor (apis/) and of the attempt's translator (translate/).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
