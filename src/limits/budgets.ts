@@ -22,6 +22,7 @@ import { recordBudgetRefusal, recordBudgetRemaining, recordLimitRejection } from
 import type { Metrics } from '../metrics/registry.js';
 import type { Tags } from '../record/tags.js';
 import type { SpendStore } from '../store/roles.js';
+import type { BudgetRead } from '../store/types.js';
 import type { SpendAdd } from '../store/spend.js';
 import type { BudgetAlerts } from './budget-alerts.js';
 import { accountsSpentError, configuredLine, keyLine, spentError, tagsMatch, type BudgetLine, type BudgetScope } from './budget-lines.js';
@@ -52,6 +53,22 @@ export interface BudgetCheck {
   readonly alerts: BudgetAlertSettings | null;
   /** The key's name, for its daily spend counter. */
   readonly keyName: string | null;
+}
+
+/** The budget lines a request counts against, before they are read (Budgets.plan). */
+export interface BudgetPlan {
+  /** Key and tag budgets: a spent one refuses the request. */
+  readonly lines: readonly BudgetLine[];
+  /** Account budgets: a spent one is passed over. */
+  readonly accountLines: readonly BudgetLine[];
+  readonly alerts: BudgetAlertSettings | null;
+  readonly keyName: string | null;
+}
+
+/** The counters of `plan` to read, in the order `Budgets.evaluate` takes their spend. */
+export function budgetReads(plan: BudgetPlan): BudgetRead[] {
+  const read = (l: BudgetLine, upstream: string | null): BudgetRead => ({ counter: l.counter, amountUsd: l.amountUsd, upstream });
+  return [...plan.lines.map((l) => read(l, null)), ...plan.accountLines.map((l) => read(l, (l.scope as { upstream: string }).upstream))];
 }
 
 /** Where a finished request went: its account (budgets) and public model (daily spend). */
@@ -119,10 +136,17 @@ export class Budgets {
    *         or a tag budget it carries (GW_ERR_BUDGET_SPENT) is spent, with `Retry-After`.
    */
   async check(caller: Caller | null, ctx: BudgetContext | null): Promise<BudgetCheck> {
+    const plan = this.plan(caller, ctx);
+    const n = plan.lines.length + plan.accountLines.length;
+    return this.evaluate(plan, n === 0 ? [] : await this.store.getSpend(budgetReads(plan).map((r) => r.counter)));
+  }
+
+  /** The budget lines the request counts against (read them with `budgetReads`, judge them with `evaluate`). */
+  plan(caller: Caller | null, ctx: BudgetContext | null): BudgetPlan {
     const own = caller?.limits?.budget_usd;
-    // No budget anywhere (the common case): nothing to read, one small object (bench:alloc).
-    if (!own && (ctx?.budgets.length ?? 0) === 0)
-      return { alerts: ctx?.alerts ?? null, keyName: caller?.name ?? null, lines: NO_LINES, accounts: NO_ACCOUNTS, spent: null };
+    const base = { alerts: ctx?.alerts ?? null, keyName: caller?.name ?? null };
+    // No budget anywhere (the common case): nothing to read, no line built (bench:alloc).
+    if (!own && (ctx?.budgets.length ?? 0) === 0) return { ...base, lines: NO_LINES, accountLines: NO_LINES };
     const now = new Date();
     const lines: BudgetLine[] = [];
     if (caller && own) lines.push(keyLine(caller.name, own, now));
@@ -131,9 +155,18 @@ export class Budgets {
       if (b.upstream !== undefined) accountLines.push(configuredLine(b, now));
       else if (b.tag && tagsMatch(b.tag, ctx!.tags)) lines.push(configuredLine(b, now));
     }
-    const base = { alerts: ctx?.alerts ?? null, keyName: caller?.name ?? null };
-    if (lines.length + accountLines.length === 0) return { ...base, lines, accounts: new Map(), spent: null };
-    const spent = await this.store.getSpend([...lines, ...accountLines].map((l) => l.counter));
+    return { ...base, lines, accountLines };
+  }
+
+  /**
+   * Judges `plan` on the spend read for it (`spent[i]`, USD, of `budgetReads(plan)[i]`).
+   * @throws GatewayError 429 `insufficient_quota` when the key's budget (GW_ERR_INSUFFICIENT_QUOTA)
+   *         or a tag budget it carries (GW_ERR_BUDGET_SPENT) is spent, with `Retry-After`.
+   */
+  evaluate(plan: BudgetPlan, spent: readonly number[]): BudgetCheck {
+    const { lines, accountLines } = plan;
+    const base = { alerts: plan.alerts, keyName: plan.keyName };
+    if (lines.length + accountLines.length === 0) return { ...base, lines, accounts: lines === NO_LINES ? NO_ACCOUNTS : new Map(), spent: null };
     lines.forEach((l, i) => {
       const s = spent[i]!;
       if ('key' in l.scope) recordBudgetRemaining(this.metrics, l.scope.key, Math.max(0, l.amountUsd - s));

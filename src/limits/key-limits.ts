@@ -21,7 +21,8 @@ import type { Prompt } from '../usage/prompt-parts.js';
 import type { BudgetAlerts } from './budget-alerts.js';
 import { keyLine } from './budget-lines.js';
 import { Budgets, type BudgetContext, type Served, type SpentAccounts } from './budgets.js';
-import { takeKeyLimits, DEFAULT_COMPLETION_TOKENS, type Held, type LimitReason, type SettledTokens } from './key-take.js';
+import { DEFAULT_COMPLETION_TOKENS, type LimitReason, type SettledTokens, type TakeInput } from './key-take.js';
+import { AdmissionGate } from './gate.js';
 import { keyWindow, type Limits } from './rate.js';
 
 export { DEFAULT_COMPLETION_TOKENS, tpmTokens, type SettledTokens } from './key-take.js';
@@ -43,9 +44,6 @@ export interface Admission {
 
 /** What the `tpm` reservation reads of a request: its prompt (absent: none, e.g. passthrough) and its output cap. */
 type AdmitBody = { prompt?: Prompt; max_tokens?: unknown; max_completion_tokens?: unknown };
-
-const HOLDS_NOTHING: Held = { headers: {}, release: async () => {} };
-const NOWHERE: Served = { upstream: null, model: null };
 
 /** The stores the key limits use (StateStore's `keyWindows`, and StateStore as the spend store). */
 export interface KeyLimitStores {
@@ -121,23 +119,24 @@ export class KeyLimits {
    *        the key's own budget only.
    */
   async admit(caller: Caller | null, body: AdmitBody, ctx?: BudgetContext): Promise<Admission> {
-    const check = await this.budgets.check(caller, ctx ?? null);
-    const limits = caller?.limits;
-    const held = caller && limits ? await this.take(caller, limits, body) : HOLDS_NOTHING;
-    let settled = false;
-    return {
-      headers: held.headers,
-      spentAccounts: check.spent,
-      settle: async (usage, cost, served = NOWHERE) => {
-        if (settled) return;
-        settled = true;
-        await Promise.allSettled([held.release(usage), this.budgets.charge(check, cost, served)]);
-      },
-    };
+    const gate = await this.prepare(caller, body, ctx);
+    await gate.run();
+    return gate;
   }
 
-  /** Takes the key's concurrency slot, rpm point and tpm reservation (key-take.ts); throws 429 (nothing kept) when one is refused. */
-  private async take(caller: Caller, limits: Limits, body: AdmitBody): Promise<Held> {
+  /**
+   * The request's admission, not made yet (limits/gate.ts): its `request` rides the route's
+   * first store call, or `run` makes it on its own.
+   */
+  async prepare(caller: Caller | null, body: AdmitBody, ctx?: BudgetContext): Promise<AdmissionGate> {
+    const plan = this.budgets.plan(caller, ctx ?? null);
+    const limits = caller?.limits;
+    const take = caller && limits ? await this.takeInput(caller, limits, body) : null;
+    return new AdmissionGate(this.budgets, plan, take, this.spend);
+  }
+
+  /** What the key's take needs: its concurrency slot, rpm point and tpm reservation (key-take.ts). */
+  private async takeInput(caller: Caller, limits: Limits, body: AdmitBody): Promise<TakeInput> {
     let tokens = 0;
     if (limits.tpm) {
       const max =
@@ -149,7 +148,7 @@ export class KeyLimits {
       const prompt = body.prompt ? await this.countPromptTokens(body.prompt) : 0;
       tokens = Math.max(1, prompt + Math.max(0, Math.floor(max)));
     }
-    return takeKeyLimits({ windows: this.windows, caller, limits, tokens, reject: (reason, err) => this.reject(caller, reason, err) });
+    return { windows: this.windows, caller, limits, tokens, reject: (reason, err) => this.reject(caller, reason, err) };
   }
 
   /** Today's (UTC) spend of a key or a model, USD (the daily counters budgets.ts adds to). */

@@ -10,7 +10,7 @@ import type { Caller } from '../auth/keys.js';
 import { GatewayError } from '../errors/codes.js';
 import { waitHeaders } from '../errors/wait.js';
 import type { KeyWindows } from '../store/roles.js';
-import type { KeyWindow } from '../store/types.js';
+import type { KeyAdmission, KeyAdmitted, KeyWindow } from '../store/types.js';
 import { keyWindow, setRateHeaders, type Limits } from './rate.js';
 
 /** Completion tokens reserved for a `tpm` check when the request sets no output cap. */
@@ -88,12 +88,24 @@ function keyWindows({ caller, limits, tokens }: TakeInput): Window[] {
 
 /** Takes the key's slot, rpm point and tpm reservation, all or nothing; @throws the 429 of the refusal. */
 export async function takeKeyLimits(x: TakeInput): Promise<Held> {
+  const req = keyAdmission(x);
+  return req ? keyHeld(x, await x.windows.admitKey(req)) : HOLDS_NOTHING;
+}
+
+const HOLDS_NOTHING: Held = { headers: {}, release: async () => {} };
+
+/** The store admission the key's limits ask for, or null when they take nothing (a key whose limits are budgets only). */
+export function keyAdmission(x: TakeInput): KeyAdmission | null {
+  const windows = keyWindows(x);
+  if (windows.length === 0 && !x.limits.max_concurrency) return null;
+  return { slot: { upstream: `key:${x.caller.name}`, limit: x.limits.max_concurrency ?? 0 }, windows };
+}
+
+/** What the key holds after the store's answer `got` to its `keyAdmission`; @throws the 429 of a refusal. */
+export function keyHeld(x: TakeInput, got: KeyAdmitted): Held {
   const { windows: store, caller, limits, tokens } = x;
   const name = caller.name;
   const windows = keyWindows(x);
-  // A key whose limits are budgets only takes nothing here (its budget is checked by budgets.ts).
-  if (windows.length === 0 && !limits.max_concurrency) return { headers: {}, release: async () => {} };
-  const got = await store.admitKey({ slot: { upstream: `key:${name}`, limit: limits.max_concurrency ?? 0 }, windows });
   const headers: Record<string, string> = {};
   windows.forEach((w, i) => setRateHeaders(headers, w.kind, w.limit, got.windows[i]!));
   if (got.refused === 'concurrency') x.reject('concurrency', concurrencyError(name, limits.max_concurrency ?? 0));

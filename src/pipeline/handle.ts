@@ -1,8 +1,9 @@
 /**
  * The data path of one model call (chat completion, response, or message), top to bottom:
- * open the call -> find the model its API can reach -> admit it under the key's limits ->
- * begin the route -> for each attempt the router gives: run it (attempt.ts) and report its
- * one outcome -> answer -> `finish` writes the one record. What differs between client APIs
+ * open the call -> find the model its API can reach -> prepare its admission under the key's
+ * limits and budgets (made by the route's first store call, limits/gate.ts) -> begin the
+ * route -> for each attempt the router gives: run it (attempt.ts) and report its one outcome
+ * -> answer -> `finish` writes the one record. What differs between client APIs
  * is asked of the API's descriptor (apis/) and of the attempt's translator (translate/).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -68,18 +69,22 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
   const model = continuation ? continuation.narrow(found, wireOfTarget) : found;
   progress.model = model;
   trackInFlight(deps.metrics, model.name, 1);
-  // The key's limits, and every budget the request counts against (one store read: limits/budgets.ts).
-  progress.admission = await deps.limits.admit(
+  // The key's limits and every budget the request counts against (limits/gate.ts): made by the
+  // route's first store call (one round trip with its admission), or on its own before an answer without a route.
+  const gate = await deps.limits.prepare(
     req.caller,
     { prompt: api.prompt(body), max_tokens: api.maxOutputTokens(body) },
     { budgets: config.budgets, alerts: config.budgetAlerts, tags: call.tags },
   );
-  const spentAccounts = progress.admission.spentAccounts;
-  call.limitHeaders = progress.admission.headers;
+  progress.admission = gate;
+  const admitted = async (): Promise<void> => {
+    await gate.run();
+    call.limitHeaders = gate.headers;
+  };
   const hints = api.sessionHints(body);
   const session = sessionKey(req, hints, continuation);
   // A Responses warmup (`generate: false`) is answered here; no upstream is called.
-  if (isWarmup(call)) return answerWarmup(call, model, deps.journal, session);
+  if (isWarmup(call)) return admitted().then(() => answerWarmup(call, model, deps.journal, session));
   const images = api.hasImages(body);
   // Fallback and shed models the API cannot reach, or that cannot take the prompt's images, are left out.
   const reachable = (n: string): Model | undefined => {
@@ -88,7 +93,11 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
     return continuation ? (continuation.narrowOrNull(m, wireOfTarget) ?? undefined) : m;
   };
   // A prompt over the model's context window moves to its context fallback, or is refused with a 400 here.
-  const fit = await fitContext(call, model, reachable, (n) => config.models.get(n));
+  // (The key's limits answer first: a request they refuse gets their 429, as before its size was read.)
+  const fit = await fitContext(call, model, reachable, (n) => config.models.get(n)).catch(async (err: unknown) => {
+    await admitted();
+    throw err;
+  });
   const strategy = continuation?.owner !== undefined ? 'sticky' : pickStrategy(req, body, model);
   const bytes = promptBytes(req);
   const route = router.begin({
@@ -101,7 +110,14 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
     effort: api.effort(body),
     ...(req.caller?.priority ? { priority: req.caller.priority } : {}),
     ...(continuation?.owner !== undefined ? { pinned: continuation.owner } : {}),
-    ...(spentAccounts ? { spentAccounts } : {}),
+    gate: {
+      request: gate.request,
+      accept: (answer) => {
+        const spent = gate.accept(answer);
+        call.limitHeaders = gate.headers;
+        return spent;
+      },
+    },
     // Nor those whose context window the counted prompt passes.
     lookup: (n) => {
       const m = reachable(n);

@@ -40,12 +40,20 @@ export function usesAffinity(cfg: RoutingConfig, opts: RouteOptions): boolean {
 }
 
 /**
- * The pin a route starts from, read once per request: a continued response's owner (`opts.pinned`),
- * else, under `sticky` or cache affinity, the session's pin in the shared store; undefined for none.
+ * A route's marks once an attempt opens on `target`: under `sticky` with a session, whether it
+ * stayed on its pin, moved or was pinned afresh; under cache affinity, warm, moved or cold;
+ * else `was` unchanged.
  */
-export async function readPin(state: RouterState, opts: RouteOptions, affinity: boolean): Promise<string | undefined> {
-  if (opts.pinned !== undefined) return opts.pinned;
-  return (opts.strategy === 'sticky' || affinity) && opts.session ? state.store.getPin(opts.session) : undefined;
+export function pinMarks(
+  opts: RouteOptions,
+  affinity: boolean,
+  pinned: string | null | undefined,
+  target: string,
+  was: [sticky: 'pinned' | 'moved' | 'new' | null, cache: CacheMark | null],
+): [sticky: 'pinned' | 'moved' | 'new' | null, cache: CacheMark | null] {
+  if (opts.strategy === 'sticky' && opts.session) return [pinned == null ? 'new' : pinned === target ? 'pinned' : 'moved', was[1]];
+  if (affinity) return [was[0], pinned == null ? 'cold' : pinned === target ? 'warm' : 'moved'];
+  return was;
 }
 
 /** Whether `view` has room for one more call (a deep call: under the learned deep limit too). */

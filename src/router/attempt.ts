@@ -44,6 +44,11 @@ export interface Attempt {
    * once when lingering or already released); never needs awaiting.
    */
   release(lingerMs?: number): Promise<void>;
+  /**
+   * Pins `session` to this attempt's target for `ttlMs`, written with the slot's release (on
+   * Redis one script call with it: store/batch.ts), or at once when the slot is already back.
+   */
+  pinOnRelease(session: string, ttlMs: number): void;
 }
 
 export type AttemptResult =
@@ -81,6 +86,7 @@ export function makeAttempt(
 ): Attempt {
   const { target, lease, queuedMs } = taken;
   let released = false;
+  let pin: { session: string; ttlMs: number } | null = null;
   const attempt: Attempt = {
     target,
     model: fields.model,
@@ -105,10 +111,17 @@ export function makeAttempt(
         state.holds?.observe(target.upstream.id, held);
       }
       const bounds = attempt.deep ? target.upstream.bounds : target.upstream.callBounds;
-      const give = (): Promise<void> => state.store.release(lease, feedback, bounds).then(() => state.queue.notify(target.upstream.id));
+      const give = (): Promise<void> => {
+        if (pin) void state.store.setPin(pin.session, target.key, pin.ttlMs);
+        return state.store.release(lease, feedback, bounds).then(() => state.queue.notify(target.upstream.id));
+      };
       if (lingerMs === 0) return give();
       setTimeout(() => void give(), lingerMs);
       return Promise.resolve();
+    },
+    pinOnRelease: (session, ttlMs) => {
+      if (released) void state.store.setPin(session, target.key, ttlMs);
+      else pin = { session, ttlMs };
     },
   };
   return attempt;

@@ -19,7 +19,8 @@ import { GatewayError } from '../errors/codes.js';
 import { classifiedAs, type Classified } from '../errors/classify.js';
 import { makeAttempt, type Attempt, type AttemptResult, type Next, type Taken } from './attempt.js';
 import { fullJitter } from './backoff.js';
-import { readPin, usesAffinity, waitForWarm, type CacheMark } from './affinity.js';
+import { pinMarks, usesAffinity, waitForWarm, type CacheMark } from './affinity.js';
+import { firstPass } from './first.js';
 import { stallWatch, windowsSeen, type StallWatch } from './feedback.js';
 import type { RateWindows } from '../providers/types.js';
 import { QueueFullError } from './concurrency.js';
@@ -54,7 +55,7 @@ export class RouteRun {
   private roundStartAttempts = 0;
   private roundFailures = 0; // failures of this round that were not throttles
   private readonly deadline: number;
-  private pinned: string | undefined | null = null; // `sticky`: the session's pin, read once per request (null: not read yet)
+  private pinned: string | undefined | null = null; // the session's pin, read by the first store call (null: not made yet)
   private readonly shedRun: ShedRun; // this request's walk down the shed ladder (router/shed-run.ts)
   private throttled = false; // the last attempt was throttled by its account: the next one is routing, not a retry
   private throttles = 0; // attempts of this request its accounts throttled (they do not count toward max_attempts)
@@ -63,6 +64,7 @@ export class RouteRun {
   private readonly failures = new RouteFailures(); // the last failure and the waits named (router/failures.ts)
   private readonly views: RouteViews; // the views each pass decides on (router/views.ts)
   private readonly affinity: boolean; // cache affinity applies (router/affinity.ts)
+  private spent: RouteOptions['spentAccounts']; // accounts whose budget is spent (the first pass finds them)
 
   constructor(
     private readonly state: RouterState,
@@ -76,6 +78,7 @@ export class RouteRun {
     this.shedRun = new ShedRun(state, opts, cfg.retry_after_cap_ms);
     this.views = new RouteViews(state.store);
     this.affinity = usesAffinity(cfg, opts);
+    this.spent = opts.spentAccounts;
   }
 
   /** Set when the burst shedder acted: `model->fallback`, `queued:<ms>ms`, `effort:<a>-><b>` or `rejected`. */
@@ -93,7 +96,13 @@ export class RouteRun {
    * @throws the abort reason when `signal` fires while waiting (backoff, queue, shed queue).
    */
   async next(signal: AbortSignal): Promise<Next> {
-    await this.loadPin();
+    if (this.pinned === null) {
+      const [model, deep] = [this.chain[0]!, isDeep(this.chain[0]!, this.effort)];
+      const first = await firstPass(this.state, this.opts, model, deep, this.affinity, this.spent);
+      [this.pinned, this.spent] = [first.pinned, first.spent ?? this.spent];
+      if (first.taken) return { attempt: this.open(model, first.taken, deep) };
+      if (first.views) this.views.use(first.views);
+    }
     for (;;) {
       if (this.failures.stopNow || this.attempts - this.throttles >= this.cfg.max_attempts) return { stop: this.failures.final() };
       const left = this.deadline - Date.now();
@@ -108,7 +117,7 @@ export class RouteRun {
         this.tried.clear();
         return { attempt: this.open(model, got, deep) };
       }
-      const remaining = model.targets.filter((t) => !this.tried.has(t.key) && !this.opts.spentAccounts?.has(t.upstream.id));
+      const remaining = model.targets.filter((t) => !this.tried.has(t.key) && !this.spent?.has(t.upstream.id));
       if (remaining.length === 0) {
         const stop = await this.endOfModel(left, signal);
         if (stop) return stop;
@@ -188,11 +197,6 @@ export class RouteRun {
 
   rateWindows = (attempt: Attempt, w: RateWindows): void => windowsSeen(this.state, attempt, w, this.cfg.retry_after_cap_ms); // an answer's rate-limit headers (router/feedback.ts)
 
-  /** `sticky` and cache affinity: reads the session's pin once per request (router/affinity.ts). */
-  private async loadPin(): Promise<void> {
-    if (this.pinned === null) this.pinned = await readPin(this.state, this.opts, this.affinity);
-  }
-
   /**
    * Every target of the current model was tried: moves to the next fallback model, or (after
    * a backoff) to a new round of the primary's targets; fallbacks are done for this request.
@@ -210,7 +214,7 @@ export class RouteRun {
       const { health } = this.state;
       const cooled = this.chain.flatMap((m) => m.targets).map((t) => health.longCooldown(t.key, t.upstream.id));
       // Nothing tried: the accounts passed over for their budget say why, else a long cooldown.
-      return { stop: this.failures.last ? this.failures.final() : (this.opts.spentAccounts?.error() ?? cooledStop(cooled.find((c) => c !== null) ?? null)) };
+      return { stop: this.failures.last ? this.failures.final() : (this.spent?.error() ?? cooledStop(cooled.find((c) => c !== null) ?? null)) };
     }
     // The next round's first attempt is a retry: with the budget spent, stop now rather than after the backoff.
     if (!this.throttled && this.attempts - this.throttles < this.cfg.max_attempts && !this.state.budgetOf(this.opts.model.name).hasRoom())
@@ -234,11 +238,7 @@ export class RouteRun {
     return null;
   }
 
-  /**
-   * Draws a retry (every attempt after the first) from the budget; a stop when it is spent.
-   * Moving on from a throttled account is routing, not a retry, and so is the first
-   * failover to a healthy account (`free`): they draw nothing.
-   */
+  /** Draws a retry from the budget (a stop when spent); leaving a throttled account, or a first failover to a healthy one (`free`), draws nothing. */
   private spendRetry(free: boolean): Next | null {
     const throttled = this.throttled;
     this.throttled = false;
@@ -273,9 +273,7 @@ export class RouteRun {
     this.attempts++;
     if (this.chainIdx > 0 || this.opts.movedFrom !== undefined) this.fallback = `${from}->${model.name}`;
     this.shedRun.opened();
-    if (this.opts.strategy === 'sticky' && this.opts.session) {
-      this.sticky = this.pinned == null ? 'new' : this.pinned === target.key ? 'pinned' : 'moved';
-    } else if (this.affinity) this.cache = this.pinned == null ? 'cold' : this.pinned === target.key ? 'warm' : 'moved';
+    [this.sticky, this.cache] = pinMarks(this.opts, this.affinity, this.pinned, target.key, [this.sticky, this.cache]);
     const fallbackFrom = firstOfFallback ? from : undefined;
     const effort = this.shedRun.effort ?? undefined;
     return makeAttempt(taken, { model, number: this.attempts, deep, ...(fallbackFrom ? { fallbackFrom } : {}), ...(effort ? { effort } : {}) }, this.state);

@@ -28,8 +28,9 @@ export function settle(state: RouterState, cfg: RoutingConfig, opts: RouteOption
     answered(state, attempt, result.firstEventMs ?? null);
     health.success(target.key, target.upstream.id);
     state.latency.observe(target.key, result.latencyMs);
-    if (opts.strategy === 'sticky' && opts.session) void state.store.setPin(opts.session, target.key, cfg.sticky_ttl_ms);
-    else if (usesAffinity(cfg, opts)) void state.store.setPin(opts.session!, target.key, Math.max(cfg.cache_affinity.ttl_ms, opts.cacheLifetimeMs ?? 0));
+    // The pin rides the slot's release (one store call with it).
+    if (opts.strategy === 'sticky' && opts.session) attempt.pinOnRelease(opts.session, cfg.sticky_ttl_ms);
+    else if (usesAffinity(cfg, opts)) attempt.pinOnRelease(opts.session!, Math.max(cfg.cache_affinity.ttl_ms, opts.cacheLifetimeMs ?? 0));
     return null;
   }
   if (result.ok === 'aborted') {

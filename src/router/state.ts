@@ -7,6 +7,7 @@ import type { Model } from '../config/types.js';
 import type { SpentAccounts } from '../limits/index.js';
 import type { Strategy } from '../config/schema.js';
 import type { RouterSlots } from '../store/roles.js';
+import type { FirstGate, GateAnswer } from '../store/types.js';
 import type { SlotQueue } from './concurrency.js';
 import type { HealthBoard } from './health.js';
 import type { HoldTimes, LatencyBoard } from './latency.js';
@@ -56,4 +57,14 @@ export interface RouteOptions {
   readonly priority?: 'interactive' | 'background';
   /** Accounts whose budget is spent (limits/budgets.ts): passed over like a cooldown lasting until the period ends. */
   readonly spentAccounts?: SpentAccounts;
+  /** The request's admission under its limits, made by its first store call (router/first.ts); its spent accounts are passed over. */
+  readonly gate?: RouteGate;
+}
+
+/** The request's admission under its key's limits and budgets (limits/gate.ts), as the route makes it. */
+export interface RouteGate {
+  /** What the store reads and takes (null: nothing). */
+  readonly request: FirstGate | null;
+  /** Judges the store's answer; @returns the spent accounts; @throws the 429 of a refusal (nothing held then). */
+  accept(answer: GateAnswer): SpentAccounts | null;
 }

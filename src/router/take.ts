@@ -44,6 +44,36 @@ export async function takeSlot(
   look: Look = { fresh: true, extra: [] },
   front = false,
 ): Promise<Taken | 'hot' | QueueFullError | Recheck> {
+  const { ordered, waiting, best } = orderPool(state, route, pool, views, deep);
+  if (ordered.length === 0) return deep ? 'hot' : queued(state, best, deep, signal, front);
+  // The views of the places left to waiters are read too, for a recheck.
+  const extra = [...waiting, ...look.extra];
+  const tries = ordered.map((t) => candidate(t, deep, look.fresh || views.get(t)!.coolingUntil > 0));
+  const got = await state.store.admit(tries, extra.map(targetRef));
+  if (got.taken) return { target: ordered[got.taken.index]!, lease: got.taken.lease, queuedMs: 0 };
+  if (!look.fresh) {
+    const read = [...ordered, ...extra];
+    return { recheck: new Map(read.map((t, i) => [t, got.views[i]!])) };
+  }
+  if (deep && got.refused.every((r) => r === 'hot')) return 'hot';
+  return queued(state, ordered[0]!, deep, signal, front);
+}
+
+/**
+ * `pool` in the order to try it: the strategy's, the session's account first under cache
+ * affinity while it has room (on `views`); `waiting`: the places someone here already waits
+ * for (a new request takes only the others, and joins the line when none is left: first come,
+ * first served; the waiters are this replica's own, a fact whether the views are cached or
+ * not; a plain call leaves only plain waiters' places alone: a deep waiter waits for a deep
+ * place); `best`: the first in order, waiters' places included (whose line to join).
+ */
+export function orderPool(
+  state: RouterState,
+  route: { readonly strategy: Strategy; readonly pinned: string | undefined; readonly affinity?: boolean },
+  pool: readonly Target[],
+  views: ReadonlyMap<Target, TargetView>,
+  deep: boolean,
+): { ordered: Target[]; waiting: Target[]; best: Target } {
   const candidates = pool.map((t) => ({
     target: t,
     inFlight: views.get(t)!.inFlight,
@@ -52,25 +82,10 @@ export async function takeSlot(
   }));
   const ranked = STRATEGIES[route.strategy](candidates, { random: state.random, tick: state.nextTick(), ...(route.pinned ? { pinned: route.pinned } : {}) });
   // Cache affinity: the session's account first while it has room (router/affinity.ts).
-  const all = route.affinity ? warmFirst(ranked, route.pinned) : ranked;
-  // A place someone here already waits for is theirs: a new request takes only the others,
-  // and joins the line when none is left (first come, first served).
-  // (The waiters are this replica's own: a fact, whether the views are cached or not.)
-  // A plain call leaves only plain waiters' places alone: a deep waiter waits for a deep place.
+  const all = (route.affinity ? warmFirst(ranked, route.pinned) : ranked).map((c) => c.target);
   const counts = deep ? undefined : (line: string) => !line.startsWith(DEEP_LINE);
-  const ordered = all.filter((c) => !state.queue.contended(c.target.upstream.id, counts));
-  if (ordered.length === 0) return deep ? 'hot' : queued(state, all[0]!.target, deep, signal, front);
-  // The views of the places left to waiters are read too, for a recheck.
-  const extra = [...all.filter((c) => !ordered.includes(c)).map((c) => c.target), ...look.extra];
-  const tries = ordered.map((c) => candidate(c.target, deep, look.fresh || views.get(c.target)!.coolingUntil > 0));
-  const got = await state.store.admit(tries, extra.map(targetRef));
-  if (got.taken) return { target: ordered[got.taken.index]!.target, lease: got.taken.lease, queuedMs: 0 };
-  if (!look.fresh) {
-    const read = [...ordered.map((c) => c.target), ...extra];
-    return { recheck: new Map(read.map((t, i) => [t, got.views[i]!])) };
-  }
-  if (deep && got.refused.every((r) => r === 'hot')) return 'hot';
-  return queued(state, ordered[0]!.target, deep, signal, front);
+  const ordered = all.filter((t) => !state.queue.contended(t.upstream.id, counts));
+  return { ordered, waiting: all.filter((t) => !ordered.includes(t)), best: all[0]! };
 }
 
 /** Waits in `best`'s line for a slot (the bounded queue); its QueueFullError when full or timed out. */

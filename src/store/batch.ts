@@ -4,10 +4,10 @@
  * one round trip, flushed on `setImmediate` (after the turn's I/O callbacks and microtasks).
  *
  * - Settlement: a request's slot release (router/attempt.ts, through store/redis.ts), its
- *   spend add (limits/budgets.ts, through store/spend.ts) and a key's release and `tpm`
- *   settlement are made microtasks apart once its answer is out, with no I/O awaited between
+ *   spend add (limits/budgets.ts, through store/spend.ts), a key's release and `tpm`
+ *   settlement and a served session's pin (router/attempt.ts `pinOnRelease`) are made microtasks apart once its answer is out, with no I/O awaited between
  *   them, so they ride one call; so do those of other requests that ended in the same turn.
- * - Admission and view reads: under load many requests reach their admission in the same
+ * - Admission and view reads (a request's first call, store/redis-first.ts, is one such op): under load many requests reach their admission in the same
  *   turn (their bodies were read in one poll phase); one call carries them all, instead of one
  *   command each. The price: an admission leaves at the end of its turn rather than at once,
  *   so its round trip no longer overlaps the rest of the turn. Measured (docs/performance.md,
@@ -42,7 +42,7 @@ interface Queued {
 }
 
 interface TurnClient {
-  syTurn(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<[number, unknown][]>;
+  syTurn(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<([number, unknown] | number)[]>;
 }
 
 /** Most calls in one script call; a turn with more sends several (each runs atomically, not the whole turn). */
@@ -50,13 +50,15 @@ const MAX_OPS = 200;
 
 export class TurnBatch {
   private queued: Queued[] = [];
+  /** Redis's clock minus this replica's, ms, as of the last answer (null: none yet). */
+  private offset: number | null = null;
 
   constructor(private readonly client: Redis | Cluster) {
     client.defineCommand('syTurn', { lua: TURN });
   }
 
   /**
-   * Queues op `op` (store/redis-scripts.ts TURN: `view`, `admit`, `keyadmit`, `release` or `add`) on
+   * Queues op `op` (store/redis-scripts.ts TURN: `view`, `admit`, `keyadmit`, `release`, `add`, `pin` or `first`) on
    * `keys` with `args`; sent with every other call made in this turn, as one script call.
    * @returns its reply. @throws its own error, or the call's (e.g. not connected).
    */
@@ -65,6 +67,11 @@ export class TurnBatch {
       if (this.queued.length === 0) setImmediate(() => this.flush());
       this.queued.push({ op, keys, args, resolve: resolve as (value: unknown) => void, reject });
     });
+  }
+
+  /** Redis's clock now (epoch ms), as estimated from the last answer (its `TIME`, less half a round trip); null before any. */
+  redisNow(): number | null {
+    return this.offset === null ? null : Date.now() + this.offset;
   }
 
   private flush(): void {
@@ -83,13 +90,16 @@ export class TurnBatch {
       for (const a of c.args) args.push(a);
     }
     (this.client as unknown as TurnClient).syTurn(keys.length, ...keys, ...head, ...args).then(
-      (results) =>
+      (results) => {
+        const now = Number(results?.[calls.length]);
+        if (Number.isFinite(now)) this.offset = now - Date.now();
         calls.forEach((c, i) => {
-          const r = results?.[i];
-          if (!r) c.reject(new Error('store call not answered'));
+          const r = results?.[i] as [number, unknown] | undefined;
+          if (!Array.isArray(r)) c.reject(new Error('store call not answered'));
           else if (Number(r[0]) !== 1) c.reject(new Error(String(r[1])));
           else c.resolve(r[1]);
-        }),
+        });
+      },
       (err: Error) => calls.forEach((c) => c.reject(err)),
     );
   }

@@ -28,6 +28,9 @@ import { StoreKeyWindows, type KeyWindowsHost } from './key-windows.js';
 import { RedisKeyWindows } from './redis-windows.js';
 import { ViewCache } from './view-cache.js';
 import { RedisLink, type StoreLog, type StoreMode } from './link.js';
+import { RedisFirst } from './redis-first.js';
+import { firstCall, type FirstHost } from './first.js';
+import type { FirstCall, FirstResult } from './types.js';
 
 export type { StoreLog, StoreMode } from './link.js';
 
@@ -43,6 +46,8 @@ export class StateStore implements RouterSlots, SpendStore, ResponseJournal {
   private readonly claims: OnceClaims;
   /** The client keys' slots and rate windows (store/key-windows.ts). */
   readonly keyWindows: KeyWindows;
+  /** A request's first call on Redis (store/redis-first.ts), null in memory mode. */
+  private readonly redisFirst: RedisFirst | null = null;
 
   constructor(
     private readonly cfg: StoreConfig,
@@ -80,6 +85,7 @@ export class StateStore implements RouterSlots, SpendStore, ResponseJournal {
     this.redis = new RedisStore(client, { prefix: cfg.key_prefix, leaseMs: cfg.lease_ms }, batch);
     const windows = new RedisKeyWindows(client, { prefix: cfg.key_prefix, leaseMs: cfg.lease_ms }, batch, this.redis, this.spendCounters);
     this.keyWindows = new StoreKeyWindows(this.local, windows, host);
+    this.redisFirst = new RedisFirst(batch, cfg.lease_ms, cfg.command_timeout_ms, this.redis, windows, this.spendCounters);
     this.link = new RedisLink(client, log, cfg.replicas, hooks);
   }
 
@@ -164,6 +170,23 @@ export class StateStore implements RouterSlots, SpendStore, ResponseJournal {
     );
     if (got.taken) this.leases.hold(got.taken.lease);
     return got;
+  }
+
+  /**
+   * A request's first call (store/types.ts FirstCall): its gate, its session pin and its first
+   * admission, one op on Redis (store/first.ts); never rejects.
+   */
+  first(call: FirstCall): Promise<FirstResult> {
+    const host: FirstHost = {
+      online: () => (this.mode === 'redis' ? this.redisFirst : null),
+      failed: (err) => this.degrade(err),
+      hold: (lease) => this.leases.hold(lease),
+      views: this.views,
+      keyWindows: this.keyWindows,
+      getSpend: (keys) => this.getSpend(keys),
+      getPin: (session) => this.getPin(session),
+    };
+    return firstCall(host, call);
   }
 
   /** Takes a slot (see SharedStore.acquire); renewed by the heartbeat until released. */

@@ -8,6 +8,7 @@
  * tag, for Redis Cluster).
  */
 import { CAPACITY_LUA } from './redis-capacity.js';
+import { FIRST_BODY, KEY_ADMIT_BODY, PIN_BODY } from './redis-first-scripts.js';
 
 const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
@@ -95,61 +96,6 @@ for i = 1, #KEYS / 5 do
   out[#out+1] = cap_limit(KEYS[k+4], tonumber(ARGV[a+6]), tonumber(ARGV[a+7]), tonumber(ARGV[a+8]))
 end
 out[#out+1] = now
-return out`;
-
-/**
- * A client key's admission (TURN's `keyadmit` op), all or nothing: its concurrency slot and
- * its `rpm` / `tpm` fixed windows are checked first, and only when every one admits is the
- * slot taken and the points counted (so a refusal leaves nothing to give back). A window is
- * counted as rate-limiter-flexible's RateLimiterRedis counted it (`SET 0 EX NX`, `INCRBY`,
- * `PTTL`), on its key (store/redis-windows.ts), so replicas of older versions, the reads and
- * the outage catch-up (store/outage-counts.ts) see the same counter; MemoryStore counts the same way.
- * KEYS: the slot's inflight set when ARGV[3] > 0, then one counter per window. ARGV: lease ms,
- * lease id, max_concurrency (0: no slot), then per window (limit, points, window s).
- * Returns {refusal ('' none, 'concurrency', or the window's 1-based index as text), in
- * flight, then per window (points counted, ms until reset)}.
- */
-const KEY_ADMIT_BODY = `
-local lease, id, slot = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
-local k0, inflight, refusal = 0, 0, ''
-if slot > 0 then
-  k0 = 1
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-  inflight = redis.call('ZCARD', KEYS[1])
-  if inflight >= slot then refusal = 'concurrency' end
-end
-local used, ttl = {}, {}
-for i = 1, #KEYS - k0 do
-  local key, a = KEYS[k0 + i], 3 * i + 1
-  used[i] = tonumber(redis.call('GET', key) or '0')
-  ttl[i] = redis.call('PTTL', key)
-  if ttl[i] == -1 then
-    -- A counter without expiry (written by something else) would refuse for ever: it gets the
-    -- window's length, as rate-limiter-flexible's script gives it on any consume.
-    redis.call('EXPIRE', key, ARGV[a + 2])
-  end
-  if ttl[i] < 0 then ttl[i] = tonumber(ARGV[a + 2]) * 1000 end
-  if refusal == '' and used[i] + tonumber(ARGV[a + 1]) > tonumber(ARGV[a]) then refusal = tostring(i) end
-end
-if refusal == '' then
-  if slot > 0 then
-    redis.call('ZADD', KEYS[1], now + lease, id)
-    redis.call('PEXPIRE', KEYS[1], lease * 2)
-    inflight = inflight + 1
-  end
-  for i = 1, #KEYS - k0 do
-    local key, a = KEYS[k0 + i], 3 * i + 1
-    redis.call('SET', key, 0, 'EX', ARGV[a + 2], 'NX')
-    used[i] = redis.call('INCRBY', key, ARGV[a + 1])
-    -- Has an expiry: set just now (NX), or given one by the check above.
-    ttl[i] = redis.call('PTTL', key)
-  end
-end
-local out = {refusal, inflight}
-for i = 1, #used do
-  out[#out+1] = used[i]
-  out[#out+1] = ttl[i]
-end
 return out`;
 
 /** KEYS: (inflight, deep) per lease; ARGV: lease ms, then the lease ids. Extends live leases only. */
@@ -247,16 +193,16 @@ redis.call('PEXPIRE', KEYS[1], 259200000)
 return out`;
 
 /** The operations TURN runs, by the name store/batch.ts sends. */
-export type TurnOp = 'view' | 'admit' | 'keyadmit' | 'release' | 'add';
+export type TurnOp = 'view' | 'admit' | 'keyadmit' | 'release' | 'add' | 'pin' | 'first';
 
 /**
  * Every store call of one event-loop turn that goes through store/batch.ts, in one script
  * call: view reads (VIEW_BODY), admissions (ADMIT_BODY), key admissions (KEY_ADMIT_BODY), slot
- * releases (RELEASE_BODY) and counter adds (COUNTER_ADD), in the order they were made, each under `pcall`, so one that
+ * releases (RELEASE_BODY), counter adds (COUNTER_ADD), pin writes and first calls (store/redis-first-scripts.ts), in the order they were made, each under `pcall`, so one that
  * fails does not stop the others and reports its own error. All of them see one `now`.
  * KEYS: every op's keys, in order. ARGV: the op count n, then per op (name, its key count,
  * its argument count), then every op's arguments, in order. Returns per op {1, its reply}
- * or {0, its error message}.
+ * or {0, its error message}, then Redis's clock (epoch ms).
  */
 export const TURN = `${NOW}${CAPACITY_LUA}
 local ops = {}
@@ -270,6 +216,10 @@ ops.release = function(KEYS, ARGV)${RELEASE_BODY}
 end
 ops.add = function(KEYS, ARGV)
 ${COUNTER_ADD}
+end
+ops.pin = function(KEYS, ARGV)${PIN_BODY}
+end
+ops.first = function(KEYS, ARGV)${FIRST_BODY}
 end
 local n = tonumber(ARGV[1])
 local k, a = 0, 1 + 3 * n
@@ -294,4 +244,6 @@ for i = 1, n do
     end
   end
 end
+-- Redis's clock, after the replies: the batch keeps its offset from the replica's (store/batch.ts).
+out[n + 1] = now
 return out`;

@@ -20,6 +20,18 @@ import type { RedisStore } from './redis.js';
 import type { SpendCounters } from './spend.js';
 import type { KeyAdmission, KeyAdmitted, KeyWindows, Lease, WindowRef } from './types.js';
 
+/** KEY_ADMIT_BODY's reply for `req` (lease `id`) as a KeyAdmitted. */
+export function decodeKeyAdmit(out: readonly (number | string)[], req: KeyAdmission, id: string): KeyAdmitted {
+  const r = String(out[0]);
+  const refused = r === '' ? null : r === 'concurrency' ? 'concurrency' : Number(r) - 1;
+  const windows = req.windows.map((_w, i) => ({ consumedPoints: Number(out[2 + 2 * i]), msBeforeNext: Math.max(0, Number(out[3 + 2 * i])) }));
+  const lease: Lease | null =
+    refused === null && req.slot.limit > 0
+      ? { id, upstream: req.slot.upstream, deep: false, from: 'redis', inFlight: Number(out[1]), deepInFlight: 0, probe: false }
+      : null;
+  return { refused, lease, windows, from: 'redis' };
+}
+
 export class RedisKeyWindows implements KeyWindows {
   private readonly p: string;
 
@@ -44,6 +56,12 @@ export class RedisKeyWindows implements KeyWindows {
 
   /** Batched with the other calls of its turn. @throws when Redis does not answer. */
   async admitKey(req: KeyAdmission): Promise<KeyAdmitted> {
+    const plan = this.admitPlan(req);
+    return decodeKeyAdmit(await this.batch.send<(number | string)[]>('keyadmit', plan.keys, plan.args), req, plan.id);
+  }
+
+  /** KEY_ADMIT_BODY's keys and arguments for `req` (store/redis-first-scripts.ts), and its lease id. */
+  admitPlan(req: KeyAdmission): { keys: string[]; args: (string | number)[]; id: string } {
     const id = randomUUID();
     const keys = req.slot.limit > 0 ? [`${this.p}:inflight:${req.slot.upstream}`] : [];
     const args: (string | number)[] = [this.o.leaseMs, id, req.slot.limit];
@@ -51,15 +69,7 @@ export class RedisKeyWindows implements KeyWindows {
       keys.push(this.counter(w.key));
       args.push(w.limit, w.points, w.windowS);
     }
-    const out = await this.batch.send<(number | string)[]>('keyadmit', keys, args);
-    const r = String(out[0]);
-    const refused = r === '' ? null : r === 'concurrency' ? 'concurrency' : Number(r) - 1;
-    const windows = req.windows.map((_w, i) => ({ consumedPoints: Number(out[2 + 2 * i]), msBeforeNext: Math.max(0, Number(out[3 + 2 * i])) }));
-    const lease: Lease | null =
-      refused === null && req.slot.limit > 0
-        ? { id, upstream: req.slot.upstream, deep: false, from: 'redis', inFlight: Number(out[1]), deepInFlight: 0, probe: false }
-        : null;
-    return { refused, lease, windows, from: 'redis' };
+    return { keys, args, id };
   }
 
   release(lease: Lease): Promise<void> {

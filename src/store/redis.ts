@@ -4,17 +4,16 @@
  * script reads the clock from Redis (`TIME`), so replicas with skewed clocks still agree on
  * expiries.
  *
- * A plain request (no key limits, no budgets) costs at most two top-level commands in two
- * round trips: before the upstream, its admission (`admit`: tries the candidate targets in
- * the strategy's order, takes a slot on the first that admits, reads every target's view);
- * after the answer, its release and its spend add (store/spend.ts). Each is an op of one
- * script call that carries every such call made in its event-loop turn, other requests' too
- * (store/batch.ts), so under load a command serves several requests. The router orders on the
- * views the last admission read while they are fresh (store/view-cache.ts), else it reads
- * them first (`view`: one more round trip). Budgets add one `MGET` before the upstream; a key
- * with limits adds its own admission before (store/redis-windows.ts `admitKey`: its slot and
- * its `rpm` / `tpm` windows in one op), and its slot release and `tpm` settlement ride the
- * call after.
+ * Every request costs two top-level commands in two round trips: before the upstream, its
+ * first call (store/redis-first.ts: its budgets read, its key's admission, its session pin
+ * read and its admission, `admit`: tries the candidate targets in the strategy's order, takes
+ * a slot on the first that admits, reads every target's view); after the answer, its release,
+ * its spend add (store/spend.ts), its key's release and `tpm` settlement and its session pin.
+ * Each is an op of one script call that carries every such call made in its event-loop turn,
+ * other requests' too (store/batch.ts), so under load a command serves several requests. The
+ * first attempt is ordered on the views the last admission read, of any age
+ * (store/view-cache.ts; router/first.ts); later passes read them when older than
+ * VIEW_FRESH_MS (`view`: one more round trip).
  *
  * Keys (all under one hash tag, `{prefix}`, so a Redis Cluster keeps each script on one slot):
  *   {prefix}:inflight:<upstream>  ZSET lease id -> expiry ms   (every call: global max_concurrency)
@@ -91,6 +90,40 @@ export function createRedisClient(o: RedisStoreOptions): Client {
 
 const REFUSALS: Record<string, Refusal> = { full: 'full', hot: 'hot', cooling: 'cooling' };
 
+/**
+ * ADMIT_BODY's reply (store/redis-scripts.ts) as an AdmitResult: `candidates` in the order
+ * tried, `targets` views in all (the candidates', then the read-only targets'), lease `id`.
+ */
+export function decodeAdmit(out: readonly (number | string)[], candidates: readonly Candidate[], targets: number, id: string): AdmitResult {
+  const now = Number(out[out.length - 1]);
+  const views: TargetView[] = [];
+  for (let i = 0; i < targets; i++) {
+    const o = 4 + 6 * i;
+    const until = Number(out[o + 4]);
+    views.push({
+      inFlight: Number(out[o + 1]),
+      deep: Number(out[o + 2]),
+      limit: Number(out[o + 3]),
+      callLimit: Number(out[o + 5]),
+      coolingUntil: until > now ? until : 0,
+    });
+  }
+  const refused = candidates.map((_c, i) => REFUSALS[String(out[4 + 6 * i])] ?? null);
+  const index = Number(out[0]) - 1;
+  if (index < 0) return { taken: null, refused, views };
+  const c = candidates[index]!;
+  const lease: Lease = {
+    id,
+    upstream: c.upstream,
+    deep: c.deep,
+    from: 'redis',
+    inFlight: Number(out[3]),
+    deepInFlight: Number(out[1]),
+    probe: Number(out[2]) === 1,
+  };
+  return { taken: { index, lease }, refused, views };
+}
+
 export class RedisStore implements SharedStore {
   readonly kind = 'redis' as const;
   private readonly r: Client & Scripts;
@@ -110,7 +143,8 @@ export class RedisStore implements SharedStore {
     this.p = `{${o.prefix}}`;
   }
 
-  private key(kind: string, id: string): string {
+  /** The Redis key of `kind`'s entry `id` (`pin` and `session`: a session's pin). */
+  key(kind: string, id: string): string {
     return `${this.p}:${kind}:${id}`;
   }
 
@@ -151,6 +185,14 @@ export class RedisStore implements SharedStore {
   async admit(candidates: readonly Candidate[], extra: readonly TargetRef[] = []): Promise<AdmitResult> {
     if (candidates.length + extra.length === 0) return { taken: null, refused: [], views: [] };
     const id = randomUUID();
+    const plan = this.admitPlan(candidates, extra);
+    // With the other calls of this turn (other requests' admissions, settlements): one command.
+    const out = await this.batch.send<(number | string)[]>('admit', plan.keys, [this.o.leaseMs, id, candidates.length, ...plan.args]);
+    return decodeAdmit(out, candidates, candidates.length + extra.length, id);
+  }
+
+  /** ADMIT_BODY's keys and per-target arguments (store/redis-scripts.ts) for `candidates`, then `extra` (read only). */
+  admitPlan(candidates: readonly Candidate[], extra: readonly TargetRef[]): { keys: string[]; args: (string | number)[] } {
     const all = [...candidates, ...extra.map((t) => ({ ...t, limit: 0, deep: false, coolingOk: true }))];
     const keys = all.flatMap((c) => [
       this.key('inflight', c.upstream),
@@ -160,34 +202,7 @@ export class RedisStore implements SharedStore {
       this.key('cool', c.key),
     ]);
     const args = all.flatMap((c) => [c.limit, c.deep ? 1 : 0, ...boundsArgs(c.capacity), ...boundsArgs(c.calls), c.coolingOk ? 1 : 0]);
-    // With the other calls of this turn (other requests' admissions, settlements): one command.
-    const out = await this.batch.send<(number | string)[]>('admit', keys, [this.o.leaseMs, id, candidates.length, ...args]);
-    const now = Number(out[out.length - 1]);
-    const views: TargetView[] = all.map((_c, i) => {
-      const o = 4 + 6 * i;
-      const until = Number(out[o + 4]);
-      return {
-        inFlight: Number(out[o + 1]),
-        deep: Number(out[o + 2]),
-        limit: Number(out[o + 3]),
-        callLimit: Number(out[o + 5]),
-        coolingUntil: until > now ? until : 0,
-      };
-    });
-    const refused = candidates.map((_c, i) => REFUSALS[String(out[4 + 6 * i])] ?? null);
-    const index = Number(out[0]) - 1;
-    if (index < 0) return { taken: null, refused, views };
-    const c = candidates[index]!;
-    const lease: Lease = {
-      id,
-      upstream: c.upstream,
-      deep: c.deep,
-      from: 'redis',
-      inFlight: Number(out[3]),
-      deepInFlight: Number(out[1]),
-      probe: Number(out[2]) === 1,
-    };
-    return { taken: { index, lease }, refused, views };
+    return { keys, args };
   }
 
   async renew(leases: readonly Lease[]): Promise<void> {
@@ -219,8 +234,9 @@ export class RedisStore implements SharedStore {
     return (await this.r.get(this.key('pin', session))) ?? undefined;
   }
 
+  /** Sent with the other calls of its turn (a served call's pin rides its slot's release). */
   async setPin(session: string, target: string, ttlMs: number): Promise<void> {
-    await this.r.set(this.key('pin', session), target, 'PX', Math.max(1, Math.ceil(ttlMs)));
+    await this.batch.send('pin', [this.key('pin', session)], [target, Math.max(1, Math.ceil(ttlMs))]);
   }
 
   async getJournal(id: string): Promise<string | undefined> {

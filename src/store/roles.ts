@@ -12,7 +12,7 @@
 import type { CapacityBounds, CapacityFeedback } from './capacity.js';
 import type { Claim } from './claims.js';
 import type { SpendAdd } from './spend.js';
-import type { AdmitResult, Candidate, Lease, TargetRef, TargetView } from './types.js';
+import type { AdmitResult, Candidate, FirstCall, FirstResult, Lease, TargetRef, TargetView } from './types.js';
 
 export type { KeyWindows, ResponseJournal } from './types.js';
 
@@ -22,6 +22,8 @@ export interface RouterSlots {
   view(targets: readonly TargetRef[]): Promise<TargetView[]>;
   /** The views last read from Redis when at most `maxAgeMs` old, else null (store/view-cache.ts). */
   cachedView(targets: readonly TargetRef[], maxAgeMs: number): TargetView[] | null;
+  /** A request's first call: its gate, its session pin and its first admission (store/types.ts FirstCall); one op on Redis. Never rejects. */
+  first(call: FirstCall): Promise<FirstResult>;
   /** Takes a slot on the first candidate that admits, and reads the views, in one step. */
   admit(candidates: readonly Candidate[], extra?: readonly TargetRef[]): Promise<AdmitResult>;
   /** Returns a slot, with its call's capacity feedback. Idempotent. */

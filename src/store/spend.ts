@@ -81,8 +81,13 @@ export class SpendCounters {
     return e;
   }
 
+  /** What this replica counted on spend counter `key` that Redis does not hold yet (outage adds not flushed), USD. */
+  pendingOf(key: string): number {
+    return this.outage.pendingOf(this.spendKey(key));
+  }
+
   /** The Redis key of spend counter `key`. */
-  private spendKey(key: string): string {
+  spendKey(key: string): string {
     return `${this.prefix}:spend:${key}`;
   }
 

@@ -212,3 +212,49 @@ export interface SharedStore extends ResponseJournal {
   setCooldown(targetKey: string, untilMs: number): Promise<void>;
   close(): Promise<void>;
 }
+
+/** A budget line the first call reads (limits/budgets.ts): its counter, its amount (USD), and the account it bounds. */
+export interface BudgetRead {
+  readonly counter: string;
+  readonly amountUsd: number;
+  /** The upstream account whose budget it is (a spent one is passed over), or null: a spent line refuses the request. */
+  readonly upstream: string | null;
+}
+
+/** What a request's limits ask of the first call: its budgets read (checked first), then its key's admission. */
+export interface FirstGate {
+  readonly budgets: readonly BudgetRead[];
+  /** The key's slot and windows (null: the key takes none). */
+  readonly key: KeyAdmission | null;
+}
+
+/** What the first call found for the gate: each budget line's spend (USD), and the key's admission (null: not made). */
+export interface GateAnswer {
+  readonly spent: readonly number[];
+  readonly key: KeyAdmitted | null;
+}
+
+/**
+ * A request's first store call (RouterSlots.first): its gate, the session pin it reads, and
+ * the admission of its first attempt. On Redis all in one atomic op (store/redis-first.ts):
+ * a spent budget line that refuses, or a refused key admission, ends it there (nothing taken);
+ * else the pin is read, the candidate on the pinned target goes first (`affinity`: it alone is
+ * tried, and none when the pin names one of `extra`), candidates on spent accounts are not tried.
+ */
+export interface FirstCall {
+  readonly gate: FirstGate | null;
+  readonly pin: { readonly session: string; readonly mode: 'sticky' | 'affinity' } | null;
+  readonly candidates: readonly Candidate[];
+  readonly extra: readonly TargetRef[];
+}
+
+/** What the first call did. */
+export interface FirstResult {
+  readonly gate: GateAnswer;
+  /** The session's pin (undefined: none, or not read). */
+  readonly pin: string | undefined;
+  /** The admission, candidates and views in the call's order; null when it was not made (the gate refused, or not on Redis). */
+  readonly admit: AdmitResult | null;
+  /** Nothing taken for a reason the route must decide on again with what it now knows (the pin, spent accounts). */
+  readonly redo: boolean;
+}

@@ -8,7 +8,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Account } from '../helpers/accounts.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { OTHER_KEY, postChat, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { hashKey } from '../../src/auth/keys.js';
 import { RedisCluster } from '../helpers/redis-cluster.js';
 import { chat, storeConfigText, waitMode } from '../helpers/shared-store.js';
 
@@ -45,6 +46,34 @@ describe('Redis Cluster: a primary killed mid-load', () => {
 
   /** `n` calls at once, alternating between the two gateways; their statuses. */
   const burst = async (n: number) => (await Promise.all(Array.from({ length: n }, (_, i) => chat(i % 2 ? a : b, 'limited')))).map((r) => r.status);
+
+  test("a request's first call on the cluster (a key with rpm, tpm and a budget, a session): one slot, served on Redis, its counters and pin kept there", async () => {
+    const cfg = JSON.parse(
+      storeConfigText(
+        { cluster_nodes: cluster.urls, replicas: 2, key_prefix: PREFIX, command_timeout_ms: 250, lease_ms: 3000 },
+        [{ id: 'lim', url: acc.url, maxConcurrency: 4 }],
+        [{ name: 'limited', targets: [{ upstream: 'lim', model: 'lim-model' }] }],
+      ),
+    ) as { keys: unknown[] };
+    const limits = { rpm: 1000, tpm: 1_000_000, budget_usd: { amount: 100, period: 'day' } };
+    cfg.keys.push({ name: 'clu-key', key_sha256: hashKey(OTHER_KEY), models: ['*'], limits });
+    const c = await startGateway(JSON.stringify(cfg), { TEST_UPSTREAM_KEY: 'k' });
+    try {
+      await waitMode(c, 'redis', 10_000);
+      const body = { model: 'limited', messages: [{ role: 'user', content: 'x'.repeat(5_000) }] };
+      for (let i = 0; i < 3; i++) {
+        const r = await postChat(c, body, { key: OTHER_KEY, headers: { 'x-session-id': 'clu-session' } });
+        assert.equal(r.status, 200, r.text);
+        assert.equal(r.headers.get('x-ratelimit-remaining-requests'), String(1000 - i - 1));
+      }
+      assert.equal(c.store.mode, 'redis', 'no call failed on the cluster (a script over two slots would)');
+      assert.equal(cluster.run(TAG, 'get', `${TAG}:rl:rpm:clu-key:clu-key`), '3');
+      assert.ok(Number(cluster.run(TAG, 'get', `${TAG}:spend:day:${new Date().toISOString().slice(0, 10)}:key:clu-key`)) > 0, 'the spend added');
+      assert.match(cluster.run(TAG, 'keys', `${TAG}:pin:*`), /pin/, 'the session pinned');
+    } finally {
+      await c.close();
+    }
+  });
 
   test('no failed request while the primary fails over; limits global again after; no slot left behind', async () => {
     // Before: 16 at once over two replicas never put more than 4 on the account.

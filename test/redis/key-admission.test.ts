@@ -1,9 +1,10 @@
 /**
- * A client key's limits on Redis (issue 16): its concurrency slot and its `rpm` / `tpm`
- * windows are one op of the turn's script call before the upstream, all or nothing, and its
- * slot release and `tpm` settlement ride the settlement call after the answer. A limited
- * request so costs 3 top-level commands (MONITOR on a real redis-server), and a give-back
- * made before a key admission in one turn lands before it.
+ * A client key's limits on Redis (issues 16 and 33): its concurrency slot and its `rpm` /
+ * `tpm` windows are taken all or nothing, in the request's first store call (the `first` op
+ * of the turn's script call, with the upstream admission: store/redis-first.ts), and its slot
+ * release and `tpm` settlement ride the settlement call after the answer. A limited request
+ * so costs 2 top-level commands (MONITOR on a real redis-server), and a give-back made
+ * before a key admission in one turn lands before it.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -77,30 +78,30 @@ async function commandsOf(limits: unknown, n: number, check: (r: Awaited<ReturnT
   }
 }
 
-describe('a key with limits: one command before the upstream for all its limits, its settlement rides the call after', () => {
-  test('rpm, tpm and max_concurrency: 3 commands per request (key admission, upstream admission, one settlement call carrying both releases, the tpm settlement and the spend add)', async () => {
+describe('a key with limits: one command before the upstream for all its limits and the upstream admission, its settlement rides the call after', () => {
+  test('rpm, tpm and max_concurrency: 2 commands per request (the first call with the key admission and the upstream admission, one settlement call carrying both releases, the tpm settlement and the spend add)', async () => {
     const n = 5;
     const calls = await commandsOf({ rpm: 10_000, tpm: 1_000_000, max_concurrency: 8 }, n, (r) => {
       assert.ok(Number(r.headers.get('x-ratelimit-remaining-requests')) < 10_000, 'the rpm window counted it');
     });
-    assert.equal(calls.length, 3 * n, `3 commands per request: ${calls.map((a) => a[0]).join(', ')}`);
+    assert.equal(calls.length, 2 * n, `2 commands per request: ${calls.map((a) => a[0]).join(', ')}`);
     // A TURN call's arguments name its ops (store/redis-scripts.ts TURN): count them per call.
-    const ops = calls.map((args) => ['keyadmit', 'admit', 'release', 'add'].map((op) => args.filter((x) => x === op).length).join(' '));
+    const ops = calls.map((args) => ['first', 'keyadmit', 'admit', 'release', 'add'].map((op) => args.filter((x) => x === op).length).join(' '));
     const summary = JSON.stringify(ops);
-    assert.equal(ops.filter((o) => o === '1 0 0 0').length, n, `one key admission per request: ${summary}`);
-    assert.equal(ops.filter((o) => o === '0 1 0 0').length, n, `one upstream admission per request: ${summary}`);
+    assert.equal(ops.filter((o) => o === '1 0 0 0 0').length, n, `one first call (key and upstream admission) per request: ${summary}`);
     // Two releases (upstream and key slot), two adds (the tpm settlement and the spend).
-    assert.equal(ops.filter((o) => o === '0 0 2 2').length, n, `one settlement call per request: ${summary}`);
+    assert.equal(ops.filter((o) => o === '0 0 0 2 2').length, n, `one settlement call per request: ${summary}`);
   });
 });
 
 describe('a key whose limits are a budget only', () => {
-  test('takes no key admission: its requests cost the budget read, the upstream admission and the settlement call', async () => {
+  test('takes no key admission: its requests cost the first call (the budget read and the upstream admission) and the settlement call', async () => {
     const n = 5;
     const calls = await commandsOf({ budget_usd: { amount: 1000, period: 'day' } }, n);
     const summary = calls.map((a) => a[0]).join(', ');
     assert.equal(calls.filter((a) => a.includes('keyadmit')).length, 0, `no key admission: ${summary}`);
-    assert.equal(calls.length, 3 * n, `3 commands per request: ${summary}`);
+    assert.equal(calls.filter((a) => a[0]!.toLowerCase() === 'mget').length, 0, `no budget read of its own: ${summary}`);
+    assert.equal(calls.length, 2 * n, `2 commands per request: ${summary}`);
   });
 });
 
