@@ -23,7 +23,7 @@ import { Continuation, inputItems, recordResponse } from './continuation.js';
 import { requestTags } from '../record/tags.js';
 import type { AttemptEnd } from '../tracing/index.js';
 import { allowedModel, forApi, pickStrategy, promptBytes, servedOn, wireOf } from './select.js';
-import { sessionKey, sessionOfResponse } from './session.js';
+import { pinSession, sessionKey, sessionOfResponse } from './session.js';
 import { answerWarmup, isWarmup } from './warmup.js';
 
 export type { PipelineDeps } from './call.js';
@@ -104,7 +104,7 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
     model: fit.model,
     ...(fit.from ? { movedFrom: fit.from.name } : {}),
     strategy,
-    ...(session ? { session } : {}),
+    ...(session ? { session: pinSession(session, model.name) } : {}),
     ...(session && hints.cacheLifetimeMs !== undefined ? { cacheLifetimeMs: hints.cacheLifetimeMs } : {}),
     ...(bytes !== undefined ? { promptBytes: bytes } : {}),
     effort: api.effort(body),
@@ -164,7 +164,10 @@ async function serve(deps: PipelineDeps, call: Call, progress: Progress): Promis
     }
     // An answer was reported at its first byte (onCommit); anything else frees the target.
     if (outcome.kind !== 'answered') route.report(attempt, { ok: 'aborted' });
-    else if (outcome.relayed.failure) recordAttemptFailed(deps.metrics, attempt.target.upstream.id, model.name, outcome.relayed.failure.classified.class);
+    else if (outcome.relayed.failure) {
+      recordAttemptFailed(deps.metrics, attempt.target.upstream.id, model.name, outcome.relayed.failure.classified.class);
+      route.broke(attempt);
+    }
     // A delivered stream whose upstream body has not ended yet holds its slot until it does (≤ 1 s).
     const drained = outcome.kind === 'answered' ? outcome.relayed.drained : undefined;
     if (drained) void drained.then(() => attempt.release());

@@ -90,15 +90,16 @@ export function servedOn(config: GatewayConfig, providers: ReadonlyMap<string, P
 }
 
 /**
- * The strategy for this request: body `cluster_routing`, header `x-switchyard-strategy`, or the model's.
+ * The strategy for this request: body `cluster_routing`, header `x-switchyard-strategy` (empty: absent), or the model's.
  * @throws GatewayError 400 for an unknown header value.
  */
 export function pickStrategy(req: FastifyRequest, body: Record<string, unknown>, model: Model): Strategy {
   const inBody = body['cluster_routing'];
   if (typeof inBody === 'string' && (STRATEGY_NAMES as string[]).includes(inBody)) return inBody as Strategy;
   const header = req.headers['x-switchyard-strategy'];
-  if (header === undefined) return model.strategy;
-  const value = String(header).trim().toLowerCase();
+  const value = header === undefined ? '' : String(header).trim().toLowerCase();
+  // An empty header is no header (a proxy or a client template that sets it blank).
+  if (value === '') return model.strategy;
   if (!(STRATEGY_NAMES as string[]).includes(value)) {
     throw new GatewayError('GW_ERR_INVALID_REQUEST', {
       message: `Invalid x-switchyard-strategy header: expected one of ${STRATEGY_NAMES.join(', ')}.`,

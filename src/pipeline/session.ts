@@ -66,3 +66,15 @@ export function sessionKey(req: FastifyRequest, hints: SessionHints, continuatio
 export function sessionOfResponse(req: FastifyRequest, session: string | undefined, responseId: string): string {
   return session ?? hashSession(req, responseId);
 }
+
+/**
+ * The key a session's pin is kept under for calls of `model` (the gateway's model the request
+ * named): one pin per session and model, since a provider's prompt cache is per model too
+ * (Anthropic: "Cache prefixes are created ... per model"; OpenAI caches per model and
+ * organization), and an agent mixes models in one session (Claude Code sends its small-model
+ * calls with the same `x-claude-code-session-id`): a turn of the small model must not move
+ * the main model's pin, nor count as a move.
+ */
+export function pinSession(session: string, model: string): string {
+  return `${session}.${model}`;
+}

@@ -49,6 +49,8 @@ export interface Attempt {
    * Redis one script call with it: store/batch.ts), or at once when the slot is already back.
    */
   pinOnRelease(session: string, ttlMs: number): void;
+  /** Forgets a pin `pinOnRelease` asked for (the answer broke after its first byte). */
+  dropPin(): void;
 }
 
 export type AttemptResult =
@@ -122,6 +124,9 @@ export function makeAttempt(
     pinOnRelease: (session, ttlMs) => {
       if (released) void state.store.setPin(session, target.key, ttlMs);
       else pin = { session, ttlMs };
+    },
+    dropPin: () => {
+      pin = null;
     },
   };
   return attempt;

@@ -26,7 +26,7 @@ import type { RateWindows } from '../providers/types.js';
 import { QueueFullError } from './concurrency.js';
 import { isDeep } from './deep.js';
 import type { RouteOptions, RouterState } from './state.js';
-import { settle } from './settle.js';
+import { brokeAfterCommit, settle } from './settle.js';
 import { RouteFailures } from './failures.js';
 import { ShedRun } from './shed-run.js';
 import { budgetStop, cooledStop, queueFullError } from './stops.js';
@@ -196,6 +196,7 @@ export class RouteRun {
     stallWatch(this.state, attempt, { laterModels: this.chainIdx + 1 < this.chain.length, moved: this.stallMoved });
 
   rateWindows = (attempt: Attempt, w: RateWindows): void => windowsSeen(this.state, attempt, w, this.cfg.retry_after_cap_ms); // an answer's rate-limit headers (router/feedback.ts)
+  broke = (attempt: Attempt): void => brokeAfterCommit(this.state, this.opts, attempt, this.pinned ?? undefined); // a stream broken after its first byte pins nothing (router/settle.ts)
 
   /**
    * Every target of the current model was tried: moves to the next fallback model, or (after

@@ -48,3 +48,16 @@ export function settle(state: RouterState, cfg: RoutingConfig, opts: RouteOption
   if (classified.class === 'timeout' || classified.class === 'stall') state.latency.observe(target.key, result.latencyMs);
   return { throttle, given };
 }
+
+/**
+ * A streamed answer that broke after its first byte (an upstream error event such as
+ * Anthropic's mid-stream `overloaded_error`, a cut, a stall): its turn does not pin its
+ * session to the account, and a pin that sent the turn there is cleared, so the session's
+ * next turn is placed afresh instead of going back to an account that breaks its streams.
+ * Health is not touched (router/health.ts: a `stream` failure counts in the recent outcomes).
+ * @param pinned the session's pin as the route read it (undefined: none).
+ */
+export function brokeAfterCommit(state: RouterState, opts: RouteOptions, attempt: Attempt, pinned: string | undefined): void {
+  attempt.dropPin();
+  if (opts.session !== undefined && pinned === attempt.target.key) void state.store.setPin(opts.session, '', 1);
+}

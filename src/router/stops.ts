@@ -90,7 +90,10 @@ export function cooledStop(cd: LongCooldown | null): GatewayError {
     case 'permission':
       return new GatewayError('GW_ERR_UPSTREAM_AUTH', { message: 'The upstream provider refused the gateway access to this model.' });
     case 'quota':
-      return new GatewayError('GW_ERR_NO_TARGET', { message: 'The upstream account for this model is out of credit or quota.', heals: 'never' });
+      return new GatewayError('GW_ERR_NO_TARGET', {
+        message: `The upstream account for this model is out of credit or quota; the gateway tries it again at ${new Date(cd.probeAt).toISOString()} (its reset, when the provider named one).`,
+        heals: 'never',
+      });
     case 'not_found':
       return new GatewayError('GW_ERR_NO_TARGET', { message: 'The upstream does not serve this model.', heals: 'never' });
     default:

@@ -17,6 +17,8 @@ export const ResponsesRequestSchema = Type.Object(
     max_output_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
     previous_response_id: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 512 }), Type.Null()])),
     reasoning: Type.Optional(Type.Union([Type.Object({ effort: Type.Optional(RequestEffortSchema) }, { additionalProperties: true }), Type.Null()])),
+    /** A string, as on chat (it names the session: pipeline/session.ts). */
+    prompt_cache_key: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     /** Gateway-only: per-request routing strategy. */
     cluster_routing: Type.Optional(StrategySchema),
   },

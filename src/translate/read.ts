@@ -36,9 +36,17 @@ export function badFrame(): StreamStep {
   return { error: unreadable() };
 }
 
-/** The type of an event of a typed-event stream (OpenAI Responses, Anthropic Messages): the data's `type`, else the `event:` field. */
+/**
+ * The type of an event of a typed-event stream (OpenAI Responses, Anthropic Messages): the
+ * data's `type`, else the `event:` field, else `error` for untyped data carrying a top-level
+ * `error` (an object or a message: the mid-stream error shape OpenAI-compatible servers send
+ * on every route, OpenRouter's recording `openrouter-chat-stream-midstream-error.sse`), so
+ * it fails the stream as an error event instead of being relayed as it came.
+ */
 export function typeOf(obj: Obj, ev: SseEvent): string | null {
-  return typeof obj['type'] === 'string' ? obj['type'] : ev.event;
+  if (typeof obj['type'] === 'string') return obj['type'];
+  if (ev.event !== null) return ev.event;
+  return isObj(obj['error']) || typeof obj['error'] === 'string' ? 'error' : null;
 }
 
 /**

@@ -42,6 +42,9 @@ models:
     reasoning: true
     price: { input: 1, output: 1 }
     targets: [{ upstream: q, model: deep-q }, { upstream: spare, model: deep-s }]
+  - name: q-only
+    price: { input: 1, output: 1 }
+    targets: [{ upstream: q, model: plain-q }]
 keys:
   - { name: k, key_sha256: ${hashKey(CLIENT_KEY)} }
 `;
@@ -116,5 +119,12 @@ describe('quota and overload are not concurrency: the learned capacity stays, th
     await sleep(1_300);
     assert.deepEqual(await burst(3), [200, 200, 200]);
     assert.equal(q.requests.length, seen, 'no probe before the reset');
+    // A model served by q alone: a 503 that names when the gateway tries the account again.
+    const only = await postChat(gw, { model: 'q-only', messages: [{ role: 'user', content: 'hi' }] });
+    assert.equal(only.status, 503);
+    const error = (JSON.parse(only.text) as { error: { code: string; message: string } }).error;
+    assert.equal(error.code, 'no_upstream_available');
+    assert.ok(error.message.includes(`${inTwoDays}T00:00:00.000Z`), error.message);
+    assert.equal(q.requests.length, seen, 'still no call to q');
   });
 });

@@ -108,4 +108,17 @@ describe('Responses API (/v1/responses) through the openai client', () => {
     }
     assert.equal(upstream.requests.length, 0);
   });
+
+  test('a prompt_cache_key that is not a string is a 400 naming it, as on chat; the upstream is not called', async () => {
+    upstream.requests.length = 0;
+    for (const key of [[1, 2], 5, { a: 1 }]) {
+      const err = await client.responses.create({ model: TEXT_MODEL.name, input: 'hi', prompt_cache_key: key as unknown as string }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      assert.ok(err instanceof BadRequestError, `${JSON.stringify(key)}: ${String(err)}`);
+      assert.match(err.message, /prompt_cache_key/);
+    }
+    assert.equal(upstream.requests.length, 0);
+  });
 });

@@ -10,11 +10,16 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { answer } from '../helpers/accounts.js';
-import { CLIENT_KEY } from '../helpers/gateway.js';
-import { BASE_ROUTING, chat, ok, sleep, startCluster, type Cluster, type Result } from '../helpers/routing-cluster.js';
+import { FakeUpstream, type ScriptedReply } from '../helpers/fake-upstream.js';
+import { CLIENT_KEY, startGateway } from '../helpers/gateway.js';
+import { sseEvents } from '../helpers/recordings.js';
+import { BASE_ROUTING, chat, clusterYaml, ok, sleep, startCluster, type Cluster, type Result } from '../helpers/routing-cluster.js';
 
 /** A prompt long enough to be cached (over 1,024 tokens). */
 const LONG = { messages: [{ role: 'user', content: 'the history of a long agent session '.repeat(200) }] };
+/** A recorded OpenAI chat stream (no usage chunk, ends with [DONE]), and its content type. */
+const STREAM = 'openai-chat-stream-text-no-usage-2023.sse';
+const SSE = { 'content-type': 'text/event-stream; charset=utf-8' };
 const cacheOf = (rs: Result[]) => rs.map((r) => r.headers.get('x-switchyard-cache'));
 
 /** A new session whose first turn landed on `upstream` (new sessions alternate between idle accounts). */
@@ -228,6 +233,78 @@ describe('cache affinity (default strategy)', () => {
       assert.ok(took < 1500, `the wait stopped at the deadline (${took} ms)`);
       assert.ok([200, 504].includes(turn.status), `served elsewhere or timed out: ${turn.status}`);
       assert.equal((await holder).status, 200);
+    } finally {
+      await c.close();
+    }
+  });
+  test('one pin per session and model: a session mixing two models on the same accounts (Claude Code and its small model) stays warm on each', async () => {
+    const fakes: Record<string, FakeUpstream> = {};
+    const targets = [{ id: 'a' }, { id: 'b' }, { id: 'c' }];
+    for (const t of targets) fakes[t.id] = (await new FakeUpstream().start()).on(() => ok());
+    const small = `  - name: small\n    price: { input: 1, output: 1 }\n    targets: [${targets.map((t) => `{ upstream: ${t.id}, model: s-${t.id} }`).join(', ')}]\nkeys:`;
+    const gw = await startGateway(clusterYaml(targets, fakes, BASE_ROUTING).replace('\nkeys:', `\n${small}`));
+    try {
+      const seen = new Map<string, { upstream: string | null; cache: string | null }[]>();
+      for (let turn = 0; turn < 4; turn++) {
+        for (let s = 0; s < 4; s++) {
+          for (const model of ['gpt-test', 'small']) {
+            const r = await chat(gw, { ...LONG, model }, { 'x-claude-code-session-id': `mixed-${s}` });
+            assert.equal(r.status, 200);
+            const k = `${s}/${model}`;
+            seen.set(k, [...(seen.get(k) ?? []), { upstream: r.upstream, cache: r.headers.get('x-switchyard-cache') }]);
+          }
+        }
+      }
+      for (const [k, turns] of seen) {
+        assert.deepEqual(
+          turns.map((t) => t.cache),
+          ['cold', 'warm', 'warm', 'warm'],
+          `${k}: ${JSON.stringify(turns)}`,
+        );
+        assert.equal(new Set(turns.map((t) => t.upstream)).size, 1, `${k} on one account`);
+      }
+    } finally {
+      await gw.close();
+      for (const f of Object.values(fakes)) await f.close();
+    }
+  });
+
+  test('a stream that breaks after its first byte does not keep its session on that account: the pin is cleared, the next turn placed afresh', async () => {
+    const c = await startCluster([{ id: 'a' }, { id: 'b' }], BASE_ROUTING);
+    const good = (): ScriptedReply => ({ status: 200, headers: SSE, steps: sseEvents(STREAM) });
+    const broken = (): ScriptedReply => ({ status: 200, headers: SSE, steps: [...sseEvents(STREAM).slice(0, 3), { delayMs: 20 }, { destroy: true }] });
+    try {
+      for (const id of c.ids) c.fakes[id]!.on(good);
+      const stream = async (): Promise<{ upstream: string | null; cache: string | null; text: string }> => {
+        const res = await fetch(`${c.gw.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${CLIENT_KEY}`, 'x-session-id': 'breaking' },
+          body: JSON.stringify({ model: 'gpt-test', stream: true, ...LONG }),
+        });
+        return { upstream: res.headers.get('x-switchyard-upstream'), cache: res.headers.get('x-switchyard-cache'), text: await res.text() };
+      };
+      const first = await stream();
+      const home = first.upstream!;
+      const other = c.ids.find((id) => id !== home)!;
+      assert.equal((await stream()).cache, 'warm');
+      // The home account now breaks every stream after its first events.
+      c.fakes[home]!.on(broken);
+      const brokenTurn = await stream();
+      assert.equal(brokenTurn.upstream, home);
+      assert.match(brokenTurn.text, /upstream_stream_error/);
+      // Placed afresh (cold), until a turn lands on the other account; then it stays there.
+      const later: { upstream: string | null; cache: string | null }[] = [];
+      for (let i = 0; i < 6; i++) {
+        const r = await stream();
+        later.push({ upstream: r.upstream, cache: r.cache });
+      }
+      assert.equal(later[0]!.cache, 'cold', JSON.stringify(later));
+      const settled = later.findIndex((t) => t.upstream === other);
+      assert.ok(settled !== -1, JSON.stringify(later));
+      assert.ok(
+        later.slice(settled + 1).every((t) => t.upstream === other && t.cache === 'warm'),
+        JSON.stringify(later),
+      );
     } finally {
       await c.close();
     }

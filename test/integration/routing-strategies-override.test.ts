@@ -118,6 +118,10 @@ describe('routing strategies', () => {
       const good = await chat(c.gw, {}, { 'x-switchyard-strategy': 'cheap' });
       assert.equal(good.status, 200);
       assert.equal(good.upstream, 'b');
+      // An empty header is no header: the model's strategy, not a 400.
+      const blank = await chat(c.gw, {}, { 'x-switchyard-strategy': ' ' });
+      assert.equal(blank.status, 200);
+      assert.equal(blank.headers.get('x-switchyard-strategy'), 'balanced');
     } finally {
       await c.close();
     }

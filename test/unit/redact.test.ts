@@ -24,6 +24,30 @@ describe('redactSecrets', () => {
     }
   });
 
+  test('any mix: encodeURI (space encoded, / and + kept), mixed-case hex, \\u escapes', () => {
+    const forms = [
+      encodeURI(KEY),
+      encodeURIComponent(KEY).replace('%2F', '%2f'),
+      KEY.replace(' ', '+'),
+      JSON.stringify(KEY).slice(1, -1).replace('/', '\\/').replace('A', '\\u0041').replace('b', '\\u0062'),
+    ];
+    for (const form of forms) assert.equal(redactSecrets(`<${form}>`, [KEY]), '<[redacted]>', form);
+  });
+
+  test('base64 at any alignment (an echoed Basic authorization: user:key)', () => {
+    for (const user of ['', 'u', 'us', 'usr']) {
+      const basic = Buffer.from(`${user}:${KEY}`).toString('base64');
+      const out = redactSecrets(`Authorization: Basic ${basic}`, [KEY]);
+      assert.match(out, /\[redacted\]/, `${user}: ${out}`);
+      const left = out
+        .replace(/^Authorization: Basic /, '')
+        .split('[redacted]')
+        .join('');
+      // What is left: the user part and at most the key's first and last few bytes.
+      assert.ok(left.length <= Math.ceil(((user.length + 1) * 4) / 3) + 8, `${user}: at most the edges left (${left})`);
+    }
+  });
+
   test('JSON-escaped inside an echoed body', () => {
     const echoed = JSON.stringify({ error: { message: `key ${KEY} is invalid` } });
     const out = redactSecrets(echoed, [KEY]);
