@@ -28,15 +28,12 @@
  * - **Probe.** A deep call that succeeded while the account was at its limit (`n >= limit`,
  *   `n` the count when it took its place: that is what it proved the account takes) says the
  *   account may take more: once the account has been calm for `probeMs` (no change of the
- *   limit, no throttle), it rises by one (never above `ceiling`). Until the account has throttled once (slow start)
- *   it grows by half instead, and with no calm: each call served at the limit raises it at
- *   once, as TCP's slow start grows with each acknowledgement (RFC 5681 §3.1; by half, not
- *   doubling: an overshoot costs stalled or refused calls, not dropped packets). What an
- *   overshoot costs is bounded by the probe gate (store/probe-gate.ts: one call at a time
- *   above the places the account has answered on time), so an account larger than the
- *   starting guess is found within a few call times of its first answers (measured: with a
- *   first calm of PROBE_BASE_MS, an account taking 6 stayed at the guess of 4 for the first
- *   3.5 s of a burst from cold). A raise that a throttle at its new place follows
+ *   limit, no throttle; the calm starts with the first feedback the account ever gives, so
+ *   no account is raised before its first calls have shown how it answers), it rises by one
+ *   (never above `ceiling`); until the account has throttled once, it grows by half instead
+ *   (a gentler slow start than TCP's doubling, RFC 5681 §3.1: an overshoot costs stalled or
+ *   refused calls, not dropped packets), so an account far larger than the starting guess is
+ *   found in a few probes. A raise that a throttle at its new place follows
  *   doubles `probeMs` (up to PROBE_MAX_MS): a saturated account is probed ever more rarely,
  *   so a provider that stalls instead of refusing is rarely made to stall; a call that
  *   succeeds at a raised limit resets it to PROBE_BASE_MS, so a provider that grew its
@@ -70,7 +67,7 @@ export const PROBE_MAX_MS = 16_000;
 export interface CapacityState extends ProbeState {
   /** Deep calls the account takes in flight. */
   limit: number;
-  /** Epoch ms of the last change of `limit` or throttle (0: none yet). */
+  /** Epoch ms of the last change of `limit` or throttle, or of the first feedback (0: none yet). */
   changedAt: number;
   /** When the last change was a raise (a probe): the limit before it; 0 otherwise. */
   raisedFrom: number;
@@ -156,11 +153,13 @@ export function applyFeedback(s: CapacityState, f: CapacityFeedback, b: Capacity
     s.servedAt = f.inFlight;
     s.servedMs = now;
   }
+  if (s.changedAt === 0) {
+    s.changedAt = now; // the first word from the account starts the calm
+    return s;
+  }
   if (f.inFlight < s.limit) return s;
   if (s.raisedFrom > 0) s.probeMs = PROBE_BASE_MS; // a call at the raised limit was served
-  // In slow start a call served at the limit raises it at once (no calm: the probe gate lets
-  // one call at a time above what the account has shown it takes).
-  if (s.limit < b.ceiling && (s.slowStart || now - s.changedAt >= s.probeMs)) {
+  if (s.limit < b.ceiling && now - s.changedAt >= s.probeMs) {
     s.raisedFrom = s.limit;
     s.limit = s.slowStart ? Math.min(b.ceiling, s.limit + Math.max(1, Math.floor(s.limit / 2))) : s.limit + 1;
     s.changedAt = now;

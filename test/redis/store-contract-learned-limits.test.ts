@@ -63,11 +63,10 @@ forEachStore((flavour, store) => {
     const b = cap(8, 12);
     const limit = async () => (await s.view([ref(a, { capacity: b })]))[0]!.limit;
     const steps: [CapacityFeedback, number, string][] = [
-      [{ signal: 'ok', inFlight: 2 }, 8, 'a call below the limit says nothing'],
-      [{ signal: 'ok', inFlight: 8 }, 12, 'slow start: served at the limit, it grows by half at once (no calm)'],
-      [{ signal: 'ok', inFlight: 8 }, 12, 'served below the raised limit: nothing more'],
-      [{ signal: 'throttled', inFlight: 6 }, 12, 'it served 8 at once a moment ago: a refusal below that is not about concurrency'],
-      [{ signal: 'throttled', inFlight: 8 }, 12, 'a refusal at the level served uses that evidence up'],
+      [{ signal: 'ok', inFlight: 2 }, 8, 'a call below the limit says nothing (its word starts the calm)'],
+      [{ signal: 'ok', inFlight: 8 }, 8, 'served at the limit within the first calm: no raise yet'],
+      [{ signal: 'throttled', inFlight: 6 }, 8, 'it served 8 at once a moment ago: a refusal below that is not about concurrency'],
+      [{ signal: 'throttled', inFlight: 8 }, 8, 'a refusal at the level served uses that evidence up'],
       [{ signal: 'throttled', inFlight: 8 }, 7, 'a second there, nothing served there between: the account takes 7'],
       [{ signal: 'throttled', inFlight: 8 }, 7, 'the same refusal again changes nothing'],
       [{ signal: 'throttled', inFlight: 9 }, 7, 'a refusal above the limit changes nothing'],
@@ -129,7 +128,7 @@ forEachStore((flavour, store) => {
     assert.equal(await limit(), 3, 'additive raise after the first throttle');
     await s.feedback(a, { signal: 'ok', inFlight: 3 }, b);
     assert.equal(await limit(), 3, 'one raise per probe wait');
-    // Slow start: an account that never throttled grows by half at each call served at its limit, with no calm.
+    // Slow start: an account that never throttled grows by half, after its first calm.
     const c = up('slow-start');
     const wide = cap(4, 40);
     const deep = req(c, { deep: true, capacity: wide });
@@ -139,10 +138,11 @@ forEachStore((flavour, store) => {
       held.every((l) => !l.probe),
       'places within the first limit seen are trusted: no probe',
     );
-    await s.feedback(c, { signal: 'ok', inFlight: 3 }, wide);
-    assert.equal((await s.view([ref(c, { capacity: wide })]))[0]!.limit, 4, 'served below the limit: no raise');
     await s.feedback(c, { signal: 'ok', inFlight: 4 }, wide);
-    assert.equal((await s.view([ref(c, { capacity: wide })]))[0]!.limit, 6, 'served at the limit, the very first word: slow start, 4 + 2 at once');
+    assert.equal((await s.view([ref(c, { capacity: wide })]))[0]!.limit, 4, 'the first word starts the calm');
+    await sleep(PROBE_BASE_MS + 100);
+    await s.feedback(c, { signal: 'ok', inFlight: 4 }, wide);
+    assert.equal((await s.view([ref(c, { capacity: wide })]))[0]!.limit, 6, 'slow start: 4 + 2');
 
     // The probe gate: one call at a time above the trusted count (4), on every store.
     const p1 = leaseOf(await s.acquire(deep));

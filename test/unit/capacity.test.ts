@@ -1,6 +1,6 @@
 /**
- * The learned-capacity law (store/capacity.ts) on a fake clock: slow start (growth by half
- * at each call served at the limit, no calm) until the first throttle, cuts to what a throttled call saw, one additive raise per probe wait, the probe
+ * The learned-capacity law (store/capacity.ts) on a fake clock: no raise before the first
+ * calm, slow start (growth by half) until the first throttle, cuts to what a throttled call saw, one additive raise per probe wait, the probe
  * wait doubling after a raise that was throttled (up to its maximum) and back to its base
  * once a call is served at a raised limit, bounds always held.
  */
@@ -19,24 +19,22 @@ function run(steps: [number, 'ok' | 'throttled', number][], b = B): CapacityStat
 }
 
 describe('learned capacity', () => {
-  test('slow start grows by half at once at each call served at the limit until the first throttle, then the cut is what the throttled call saw and raises wait for the calm', () => {
+  test('the first word starts the calm; slow start grows by half at each probe until the first throttle, then the cut is what the throttled call saw', () => {
     const out = run([
-      [1_000, 'ok', 2],
       [1_000, 'ok', 4],
-      [1_100, 'ok', 4],
-      [1_500, 'ok', 6],
-      [1_600, 'throttled', 8],
-      [1_700, 'throttled', 12],
-      [1_700 + 2 * PROBE_BASE_MS - 1, 'ok', 7],
-      [1_700 + 2 * PROBE_BASE_MS, 'ok', 7],
+      [1_500, 'ok', 4],
+      [1_000 + PROBE_BASE_MS - 1, 'ok', 4],
+      [1_000 + PROBE_BASE_MS, 'ok', 4],
+      [1_000 + 2 * PROBE_BASE_MS, 'ok', 6],
+      [1_000 + 2 * PROBE_BASE_MS + 100, 'throttled', 8],
+      [1_000 + 2 * PROBE_BASE_MS + 200, 'throttled', 12],
     ]);
     assert.deepEqual(
       out.map((s) => s.limit),
-      [4, 6, 6, 9, 7, 7, 7, 8],
-      'below the limit nothing; at it, + half at once; after the throttle, +1 after the (doubled) calm',
+      [4, 4, 4, 6, 9, 7, 7],
     );
-    assert.equal(out[4]!.slowStart, false);
-    assert.equal(out[4]!.probeMs, PROBE_BASE_MS * 2, 'the throttle came after a raise: probing waits twice as long');
+    assert.equal(out[5]!.slowStart, false);
+    assert.equal(out[5]!.probeMs, PROBE_BASE_MS * 2, 'the throttle came after a raise: probing waits twice as long');
   });
 
   test('a success proves the count at its start; a refusal is read against the count as it comes back', () => {
