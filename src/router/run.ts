@@ -25,6 +25,7 @@ import { stallWatch, windowsSeen, type StallWatch } from './feedback.js';
 import type { RateWindows } from '../providers/types.js';
 import { QueueFullError } from './concurrency.js';
 import { isDeep } from './deep.js';
+import type { SpentAccounts } from '../limits/index.js';
 import type { RouteOptions, RouterState } from './state.js';
 import { brokeAfterCommit, settle } from './settle.js';
 import { RouteFailures } from './failures.js';
@@ -64,7 +65,7 @@ export class RouteRun {
   private readonly failures = new RouteFailures(); // the last failure and the waits named (router/failures.ts)
   private readonly views: RouteViews; // the views each pass decides on (router/views.ts)
   private readonly affinity: boolean; // cache affinity applies (router/affinity.ts)
-  private spent: RouteOptions['spentAccounts']; // accounts whose budget is spent (the first pass finds them)
+  private spent: SpentAccounts | undefined; // accounts whose budget is spent (the first store call finds them)
 
   constructor(
     private readonly state: RouterState,
@@ -75,10 +76,9 @@ export class RouteRun {
     for (const m of opts.model.fallbacks.map((name) => opts.lookup(name))) if (m && !chain.includes(m)) chain.push(m);
     this.chain = chain;
     this.deadline = Date.now() + cfg.deadline_ms;
-    this.shedRun = new ShedRun(state, opts, cfg.retry_after_cap_ms);
+    this.shedRun = new ShedRun(state, opts, cfg.retry_after_cap_ms, () => this.spent);
     this.views = new RouteViews(state.store);
     this.affinity = usesAffinity(cfg, opts);
-    this.spent = opts.spentAccounts;
   }
 
   /** Set when the burst shedder acted: `model->fallback`, `queued:<ms>ms`, `effort:<a>-><b>` or `rejected`. */

@@ -6,6 +6,7 @@
  */
 import type { Model, Target } from '../config/types.js';
 import type { GatewayError } from '../errors/codes.js';
+import type { SpentAccounts } from '../limits/index.js';
 import type { TargetView } from '../store/types.js';
 import type { Taken } from './attempt.js';
 import { shedDecision } from './shed.js';
@@ -30,10 +31,12 @@ export class ShedRun {
   private readonly counted = new Set<string>();
 
   /** @param capMs the longest wait a stop names (routing.retry_after_cap_ms), ms. */
+  /** @param spent the accounts whose budget the route found spent (router/run.ts: its first store call reads them). */
   constructor(
     private readonly state: RouterState,
     private readonly opts: RouteOptions,
     private readonly capMs: number,
+    private readonly spent: () => SpentAccounts | undefined,
   ) {}
 
   /** An attempt opens: one that took a place on the wait rung is marked `queued:<ms>ms`. */
@@ -69,7 +72,7 @@ export class ShedRun {
    */
   async placeWithin(model: Model, deep: boolean, ms: number, signal: AbortSignal): Promise<Taken | null> {
     const { health } = this.state;
-    const targets = model.targets.filter((t) => !this.opts.spentAccounts?.has(t.upstream.id) && health.canAdmit(t.key, t.upstream.id));
+    const targets = model.targets.filter((t) => !this.spent()?.has(t.upstream.id) && health.canAdmit(t.key, t.upstream.id));
     if (targets.length === 0) return null;
     const until = Date.now() + ms;
     await this.state.queue.released(

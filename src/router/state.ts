@@ -55,8 +55,6 @@ export interface RouteOptions {
   readonly pinned?: string;
   /** The key's priority: `background` calls skip the shed ladder's wait (absent: interactive). */
   readonly priority?: 'interactive' | 'background';
-  /** Accounts whose budget is spent (limits/budgets.ts): passed over like a cooldown lasting until the period ends. */
-  readonly spentAccounts?: SpentAccounts;
   /** The request's admission under its limits, made by its first store call (router/first.ts); its spent accounts are passed over. */
   readonly gate?: RouteGate;
 }

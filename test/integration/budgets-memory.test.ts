@@ -10,7 +10,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { hashKey } from '../../src/auth/keys.js';
-import { Account } from '../helpers/accounts.js';
+import { Account, answer } from '../helpers/accounts.js';
 import { finishedLine, postChat, startGateway, UPSTREAM_KEY, waitFor, type RawReply, type TestGateway } from '../helpers/gateway.js';
 
 const KEY = 'sk-budget-memory-0123456789';
@@ -91,5 +91,50 @@ describe('budgets on the in-memory store', () => {
     await waitFor(() => posts.length >= 4, 3000, 'four alerts');
     await new Promise((r) => setTimeout(r, 200));
     assert.deepEqual(posts.map((p) => `${p.budget}@${p.threshold}=${p.spent_usd}`).sort(), ['a-credit@0.5=1', 'a-credit@1=2', 'search@0.5=4', 'search@1=6']);
+  });
+});
+
+describe('an account whose budget is spent is passed over on every path, the wait after a throttle included', () => {
+  const acctA = new Account('acctA');
+  const acctB = new Account('acctB');
+  let gw: TestGateway;
+
+  before(async () => {
+    await Promise.all([acctA.start(), acctB.start()]);
+    const config = yaml(acctA, acctB, 'http://127.0.0.1:9')
+      .replace('{ name: a-credit, amount_usd: 2,', '{ name: a-credit, amount_usd: 1,')
+      .replace(/budget_alerts:.*\n/, '');
+    gw = await startGateway(config, { TEST_UPSTREAM_KEY: UPSTREAM_KEY });
+  });
+  after(async () => {
+    await gw?.close();
+    await Promise.allSettled([acctA.fake.close(), acctB.fake.close()]);
+  });
+
+  test("a request acctB throttled waits for a place to free, and takes acctB's, never spent acctA's", async () => {
+    const post = (content: string) => postChat(gw, { model: 'routed', messages: [{ role: 'user', content }] }, { key: KEY });
+    // $1 on acctA: its $1 credit is spent.
+    assert.equal((await post('hi')).headers.get('x-switchyard-upstream'), 'acctA');
+    // acctB answers in 300 ms, but refuses its second call as over its rate while the first
+    // runs (a throttle: the route then waits for a place there to free, not for Retry-After).
+    let calls = 0;
+    acctB.fake.on((req) =>
+      calls++ === 1
+        ? {
+            status: 429,
+            headers: { 'retry-after': '1' },
+            body: { error: { message: 'Rate limit reached for requests', type: 'requests', param: null, code: 'rate_limit_exceeded' } },
+          }
+        : answer(req, 'from acctB', 300),
+    );
+    const running = post('r2');
+    await new Promise((r) => setTimeout(r, 50));
+    const r1 = await post('r1');
+    const other = await running;
+    assert.deepEqual(
+      [r1.status, r1.headers.get('x-switchyard-upstream'), other.status, other.headers.get('x-switchyard-upstream')],
+      [200, 'acctB', 200, 'acctB'],
+    );
+    assert.equal(acctA.count, 1, 'acctA, its budget spent, got no call after the first');
   });
 });
