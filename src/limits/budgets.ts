@@ -129,19 +129,9 @@ export class Budgets {
   ) {}
 
   /**
-   * Reads every budget the request may count against, in one store call (none when there
-   * is no budget to read).
+   * The budget lines the request counts against (read them with `budgetReads`, judge them with `evaluate`).
    * @param ctx null for a request outside the pipeline (passthrough): the key's own budget only.
-   * @throws GatewayError 429 `insufficient_quota` when the key's budget (GW_ERR_INSUFFICIENT_QUOTA)
-   *         or a tag budget it carries (GW_ERR_BUDGET_SPENT) is spent, with `Retry-After`.
    */
-  async check(caller: Caller | null, ctx: BudgetContext | null): Promise<BudgetCheck> {
-    const plan = this.plan(caller, ctx);
-    const n = plan.lines.length + plan.accountLines.length;
-    return this.evaluate(plan, n === 0 ? [] : await this.store.getSpend(budgetReads(plan).map((r) => r.counter)));
-  }
-
-  /** The budget lines the request counts against (read them with `budgetReads`, judge them with `evaluate`). */
   plan(caller: Caller | null, ctx: BudgetContext | null): BudgetPlan {
     const own = caller?.limits?.budget_usd;
     const base = { alerts: ctx?.alerts ?? null, keyName: caller?.name ?? null };

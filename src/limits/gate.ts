@@ -8,9 +8,8 @@
 import type { SpendStore } from '../store/roles.js';
 import type { FirstGate, GateAnswer } from '../store/types.js';
 import { budgetReads, type BudgetCheck, type BudgetPlan, type Budgets, type Served, type SpentAccounts } from './budgets.js';
-import { keyAdmission, keyHeld, type Held, type SettledTokens, type TakeInput } from './key-take.js';
+import { HOLDS_NOTHING, keyAdmission, keyHeld, type Held, type SettledTokens, type TakeInput } from './key-take.js';
 
-const HOLDS_NOTHING: Held = { headers: {}, release: async () => {} };
 const NOWHERE: Served = { upstream: null, model: null };
 
 export class AdmissionGate {

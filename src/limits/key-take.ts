@@ -86,13 +86,8 @@ function keyWindows({ caller, limits, tokens }: TakeInput): Window[] {
   return out;
 }
 
-/** Takes the key's slot, rpm point and tpm reservation, all or nothing; @throws the 429 of the refusal. */
-export async function takeKeyLimits(x: TakeInput): Promise<Held> {
-  const req = keyAdmission(x);
-  return req ? keyHeld(x, await x.windows.admitKey(req)) : HOLDS_NOTHING;
-}
-
-const HOLDS_NOTHING: Held = { headers: {}, release: async () => {} };
+/** What a request whose key takes nothing holds. */
+export const HOLDS_NOTHING: Held = { headers: {}, release: async () => {} };
 
 /** The store admission the key's limits ask for, or null when they take nothing (a key whose limits are budgets only). */
 export function keyAdmission(x: TakeInput): KeyAdmission | null {

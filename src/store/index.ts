@@ -48,6 +48,8 @@ export class StateStore implements RouterSlots, SpendStore, ResponseJournal {
   readonly keyWindows: KeyWindows;
   /** A request's first call on Redis (store/redis-first.ts), null in memory mode. */
   private readonly redisFirst: RedisFirst | null = null;
+  /** What store/first.ts needs of this store (made on the first request). */
+  private firstHost: FirstHost | null = null;
 
   constructor(
     private readonly cfg: StoreConfig,
@@ -177,7 +179,8 @@ export class StateStore implements RouterSlots, SpendStore, ResponseJournal {
    * admission, one op on Redis (store/first.ts); never rejects.
    */
   first(call: FirstCall): Promise<FirstResult> {
-    const host: FirstHost = {
+    // Made once: this is on every request's path.
+    this.firstHost ??= {
       online: () => (this.mode === 'redis' ? this.redisFirst : null),
       failed: (err) => this.degrade(err),
       hold: (lease) => this.leases.hold(lease),
@@ -186,7 +189,7 @@ export class StateStore implements RouterSlots, SpendStore, ResponseJournal {
       getSpend: (keys) => this.getSpend(keys),
       getPin: (session) => this.getPin(session),
     };
-    return firstCall(host, call);
+    return firstCall(this.firstHost, call);
   }
 
   /** Takes a slot (see SharedStore.acquire); renewed by the heartbeat until released. */
