@@ -3,17 +3,21 @@
  * request's admission under its limits (limits/gate.ts), reads its session's pin, and admits its
  * first attempt, ordered on the views this replica last read, whatever their age: on Redis one
  * command and one round trip before the upstream. The admission checks every limit again, so an
- * old view only orders; nothing is skipped, queued or shed on it: when the admission takes no
- * slot, the route decides on the views it read (router/views.ts), knowing the pin and the spent
- * accounts. A request whose views were never read (the replica's first) makes the call without
- * an admission, reads the views in the same turn (one command on Redis) and routes on them.
+ * old view only orders, and under `balanced` not even that: the admission tries the
+ * candidates least loaded first on the calls every replica holds as it runs (router/take.ts
+ * candidatesFor; measured: ordered on old views, two replicas sent an account its cap + 1 at
+ * 8 agents, where one replica never did). Nothing is skipped, queued or shed on an old view:
+ * when the admission takes no slot, the route decides on the views it read (router/views.ts),
+ * knowing the pin and the spent accounts. A request whose views were never read (the
+ * replica's first) makes the call without an admission, reads the views in the same turn (one
+ * command on Redis) and routes on them.
  */
 import type { Model, Target } from '../config/types.js';
 import type { SpentAccounts } from '../limits/index.js';
 import type { FirstCall, FirstResult } from '../store/types.js';
-import { candidate, targetRef, type Taken } from './attempt.js';
+import { targetRef, type Taken } from './attempt.js';
 import type { RouteOptions, RouterState } from './state.js';
-import { admissible, orderPool } from './take.js';
+import { admissible, candidatesFor, orderPool } from './take.js';
 import type { Views } from './views.js';
 
 /** What the first pass found: the slot taken (or null), the session's pin, the spent accounts, the views it read (null: none). */
@@ -65,7 +69,12 @@ export async function firstPass(
   const call: FirstCall = {
     gate: opts.gate?.request ?? null,
     pin: readPin ? { session: opts.session!, mode: opts.strategy === 'sticky' ? 'sticky' : 'affinity' } : null,
-    candidates: ordered.map((t) => candidate(t, deep, cached![remaining.indexOf(t)]!.coolingUntil > 0)),
+    candidates: candidatesFor(
+      { strategy: opts.strategy, pinned: opts.pinned, affinity },
+      ordered,
+      deep,
+      (t) => cached![remaining.indexOf(t)]!.coolingUntil > 0,
+    ),
     extra: ordered.length > 0 ? extra.map(targetRef) : [],
   };
   // Never read: the views are read in the same turn as the call (one command on Redis), for the route.

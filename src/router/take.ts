@@ -6,7 +6,7 @@
  */
 import type { Strategy } from '../config/schema.js';
 import type { Target } from '../config/types.js';
-import type { TargetView } from '../store/types.js';
+import type { Candidate, TargetView } from '../store/types.js';
 import { warmFirst } from './affinity.js';
 import { candidate, targetRef, type Taken } from './attempt.js';
 import { QueueFullError } from './concurrency.js';
@@ -48,7 +48,7 @@ export async function takeSlot(
   if (ordered.length === 0) return deep ? 'hot' : queued(state, best, deep, signal, front);
   // The views of the places left to waiters are read too, for a recheck.
   const extra = [...waiting, ...look.extra];
-  const tries = ordered.map((t) => candidate(t, deep, look.fresh || views.get(t)!.coolingUntil > 0));
+  const tries = candidatesFor(route, ordered, deep, (t) => look.fresh || views.get(t)!.coolingUntil > 0);
   const got = await state.store.admit(tries, extra.map(targetRef));
   if (got.taken) return { target: ordered[got.taken.index]!, lease: got.taken.lease, queuedMs: 0 };
   if (!look.fresh) {
@@ -57,6 +57,26 @@ export async function takeSlot(
   }
   if (deep && got.refused.every((r) => r === 'hot')) return 'hot';
   return queued(state, ordered[0]!, deep, signal, front);
+}
+
+/**
+ * The admission candidates for `ordered` (orderPool's), `coolingOk` as store/types.ts
+ * Candidate has it. Under `balanced` each carries its weight, so the admission spreads on the
+ * calls in flight when it runs (store/spread.ts: views read earlier, or by another replica's
+ * turn, may be old), but for the session's account that cache affinity put first: it stays first.
+ */
+export function candidatesFor(
+  route: { readonly strategy: Strategy; readonly pinned: string | undefined; readonly affinity?: boolean },
+  ordered: readonly Target[],
+  deep: boolean,
+  coolingOk: (t: Target) => boolean,
+): Candidate[] {
+  const spread = route.strategy === 'balanced';
+  return ordered.map((t, i) => {
+    const c = candidate(t, deep, coolingOk(t));
+    const warm = i === 0 && route.affinity === true && t.key === route.pinned;
+    return spread && !warm ? { ...c, spread: t.weight } : c;
+  });
 }
 
 /**

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { applyFeedback, initialCapacity, type CapacityBounds, type CapacityFeedback, type CapacityState } from './capacity.js';
 import { BlobMap } from './blobs.js';
 import { SessionPins } from './pins.js';
+import { spreadOrder } from './spread.js';
 import { admitProbe, probeAnswered, probeEnded } from './probe-gate.js';
 import type {
   AdmitResult,
@@ -108,7 +109,16 @@ export class MemoryStore implements SharedStore, KeyWindows {
   async admit(candidates: readonly Candidate[], extra: readonly TargetRef[] = []): Promise<AdmitResult> {
     const refused: (Refusal | null)[] = candidates.map(() => null);
     let taken: AdmitResult['taken'] = null;
-    for (let i = 0; i < candidates.length && !taken; i++) {
+    const order = spreadOrder(
+      candidates.map((c) => c.spread ?? 0),
+      (i) => {
+        const c = candidates[i]!;
+        const limit = Math.min(c.limit, this.limitOf(c.upstream, c.calls, this.callCapacity));
+        return (this.live(this.inflight, c.upstream).size + 1) / (c.spread! * Math.max(1, limit));
+      },
+    );
+    for (const i of order) {
+      if (taken) break;
       const c = candidates[i]!;
       const got: SlotResult | { ok: false; reason: 'cooling' } =
         !c.coolingOk && (this.cooldowns.get(c.key) ?? 0) > this.now() ? { ok: false, reason: 'cooling' } : this.take(c);

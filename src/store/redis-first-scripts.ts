@@ -81,7 +81,7 @@ return 1`;
  * frozen Redis resumes, counts nothing its caller then counts locally); per budget line
  * (amount, this replica's part not in Redis yet, account or '': spent when the counter plus
  * that part reaches the amount, the sum its caller judges too: limits/budgets.ts); the
- * key admission's arguments; per target (target key, upstream); per target ADMIT_BODY's nine
+ * key admission's arguments; per target (target key, upstream); per target ADMIT_BODY's ten
  * arguments; lease ms, lease id.
  * Returns {budget values (text), key admission reply or 0, pin or '', admission reply or 0,
  * the targets' order in it (1-based), redo (0/1)}.
@@ -141,10 +141,12 @@ if stop then t = 0 elseif front and mode == 2 then t = 1 end
 for _, i in ipairs(rest) do order[#order + 1] = i end
 for i = tries + 1, nt do order[#order + 1] = i end
 a = a + 2 * nt
-local ak, aa = {}, {ARGV[a + 9 * nt + 1], ARGV[a + 9 * nt + 2], t}
+local ak, aa = {}, {ARGV[a + 10 * nt + 1], ARGV[a + 10 * nt + 2], t}
 for _, i in ipairs(order) do
   for j = 1, 5 do ak[#ak + 1] = KEYS[k + 5 * (i - 1) + j] end
-  for j = 1, 9 do aa[#aa + 1] = ARGV[a + 9 * (i - 1) + j] end
+  for j = 1, 10 do aa[#aa + 1] = ARGV[a + 10 * (i - 1) + j] end
+  -- The pinned target stays first: it is not spread.
+  if i == front then aa[#aa] = '0' end
 end
 out[4] = ops.admit(ak, aa)
 out[5] = order

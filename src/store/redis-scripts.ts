@@ -32,10 +32,14 @@ return out`;
  * An admission (TURN's `admit` op): tries candidates in order and takes a slot on the first
  * that admits (the rules of a single slot request: cooling first unless allowed, then hot
  * before full, then the learned limit for every call, then the probe gate), then reads every
- * target's view.
+ * target's view. The candidates with a spread weight are tried least loaded first among
+ * themselves, on the account's calls in flight now: (in flight + 1) / (weight × call limit),
+ * `balanced`'s load (router/strategies/balanced.ts), ties in the given order; so a router that
+ * ordered on old views (router/first.ts) still spreads on what every replica holds now.
  * KEYS: per target (inflight, deep, cap, capall, cool); the first `tries` are candidates, the
  * rest are read only. ARGV: lease ms, lease id, tries, then per target (max_concurrency, deep
- * (0/1), start, min, ceiling of cap, then of capall, cooling allowed (0/1)).
+ * (0/1), start, min, ceiling of cap, then of capall, cooling allowed (0/1), spread weight (0:
+ * tried in its place)).
  * Returns {taken index (0: none), deep in flight, probe (0/1), in flight}, then per target
  * {reason ('ok', 'hot', 'full', 'cooling', '' not tried), in flight, deep, limit, cooling
  * until, call limit}, then now.
@@ -73,10 +77,26 @@ local function take(k, a)
   redis.call('PEXPIRE', inflight, lease * 2)
   return {n, probe, all + 1}
 end
+local order, spread, load = {}, {}, {}
+for i = 1, tries do
+  order[i] = i
+  local k, a = 5 * i - 5, 10 * i - 7
+  local w = tonumber(ARGV[a+10])
+  if w > 0 then
+    redis.call('ZREMRANGEBYSCORE', KEYS[k+1], '-inf', now)
+    local cl = math.min(tonumber(ARGV[a+1]), cap_limit(KEYS[k+4], tonumber(ARGV[a+6]), tonumber(ARGV[a+7]), tonumber(ARGV[a+8])))
+    spread[#spread+1] = i
+    load[i] = (redis.call('ZCARD', KEYS[k+1]) + 1) / (w * math.max(cl, 1))
+  end
+end
+local ranked = {}
+for j, i in ipairs(spread) do ranked[j] = i end
+table.sort(ranked, function(x, y) if load[x] ~= load[y] then return load[x] < load[y] end return x < y end)
+for j, i in ipairs(spread) do order[i] = ranked[j] end
 local out = {0, 0, 0, 0}
 local reasons = {}
-for i = 1, tries do
-  local r = take(5 * i - 5, 9 * i - 6)
+for _, i in ipairs(order) do
+  local r = take(5 * i - 5, 10 * i - 7)
   if type(r) == 'table' then
     out[1], out[2], out[3], out[4] = i, r[1], r[2], r[3]
     reasons[i] = 'ok'
@@ -85,7 +105,7 @@ for i = 1, tries do
   reasons[i] = r
 end
 for i = 1, #KEYS / 5 do
-  local k, a = 5 * i - 5, 9 * i - 6
+  local k, a = 5 * i - 5, 10 * i - 7
   redis.call('ZREMRANGEBYSCORE', KEYS[k+1], '-inf', now)
   redis.call('ZREMRANGEBYSCORE', KEYS[k+2], '-inf', now)
   out[#out+1] = reasons[i] or ''

@@ -193,7 +193,7 @@ export class RedisStore implements SharedStore {
 
   /** ADMIT_BODY's keys and per-target arguments (store/redis-scripts.ts) for `candidates`, then `extra` (read only). */
   admitPlan(candidates: readonly Candidate[], extra: readonly TargetRef[]): { keys: string[]; args: (string | number)[] } {
-    const all = [...candidates, ...extra.map((t) => ({ ...t, limit: 0, deep: false, coolingOk: true }))];
+    const all: Candidate[] = [...candidates, ...extra.map((t) => ({ ...t, limit: 0, deep: false, coolingOk: true }))];
     const keys = all.flatMap((c) => [
       this.key('inflight', c.upstream),
       this.key('deep', c.upstream),
@@ -201,7 +201,7 @@ export class RedisStore implements SharedStore {
       this.key('capall', c.upstream),
       this.key('cool', c.key),
     ]);
-    const args = all.flatMap((c) => [c.limit, c.deep ? 1 : 0, ...boundsArgs(c.capacity), ...boundsArgs(c.calls), c.coolingOk ? 1 : 0]);
+    const args = all.flatMap((c) => [c.limit, c.deep ? 1 : 0, ...boundsArgs(c.capacity), ...boundsArgs(c.calls), c.coolingOk ? 1 : 0, c.spread ?? 0]);
     return { keys, args };
   }
 

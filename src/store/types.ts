@@ -72,6 +72,12 @@ export interface Candidate extends SlotRequest {
    * in cooldown since the router's view is refused `cooling`.
    */
   readonly coolingOk: boolean;
+  /**
+   * Its weight when the admission spreads (router `balanced`): the candidates with one are
+   * tried least loaded first among themselves, on the calls every replica holds when the
+   * admission runs (store/spread.ts); absent or 0: tried in its place.
+   */
+  readonly spread?: number;
 }
 
 /** Why a candidate took no slot: `full` and `hot` as for `acquire`, or `cooling`. */

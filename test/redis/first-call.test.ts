@@ -122,6 +122,22 @@ describe('StateStore.first on Redis: the session pin', () => {
   });
 });
 
+describe('StateStore.first on Redis: spread', () => {
+  test('candidates with a spread weight are tried least loaded first as the call runs; the pinned one stays first', async () => {
+    await onRedis(async (s, p) => {
+      const wide = (u: string): Candidate => ({ ...cand(u), limit: 4, spread: 1 });
+      // a holds 2 calls another replica took: b, the least loaded, is tried first.
+      await base.zadd(`${p}:inflight:a`, Date.now() + 60_000, 'x1', Date.now() + 60_000, 'x2');
+      assert.equal((await s.first(call({ candidates: [wide('a'), wide('b')] }))).admit?.taken?.index, 1);
+      // Pinned on a (sticky: it goes first, not spread), a is taken though b is less loaded.
+      await base.set(`${p}:pin:s3`, 'a/m');
+      const pinned = await s.first(call({ pin: { session: 's3', mode: 'sticky' }, candidates: [wide('b'), wide('a')] }));
+      assert.equal(pinned.admit?.taken?.index, 1);
+      assert.equal(await base.zcard(`${p}:inflight:a`), 3);
+    });
+  });
+});
+
 describe('RedisFirst: a call that runs past its deadline', () => {
   test('takes nothing (its caller, which gave up on it, counts the request elsewhere): no key point, no slot', async () => {
     const prefix = `late-${randomUUID()}`;

@@ -67,4 +67,29 @@ forEachStore((flavour, store) => {
     const [va, vb] = await s.view([ref(a), ref(b)]);
     assert.deepEqual([va!.inFlight, vb!.inFlight], [5, 5]);
   });
+
+  test('candidates with a spread weight are tried least loaded first on the calls in flight now, weighted, the others in their places', async () => {
+    const s = await store();
+    const [a, b, c, w] = [up('spr-a'), up('spr-b'), up('spr-c'), up('spr-w')];
+    // Another replica's calls, not in the order the router made (it ordered on old views).
+    for (let i = 0; i < 3; i++) leaseOf(await s.acquire(req(a, { limit: 8 })));
+    leaseOf(await s.acquire(req(b, { limit: 8 })));
+    const spread = (u: string, weight = 1) => cand(u, { limit: 8, spread: weight });
+    // Loads (in flight + 1) / 8: a 4/8, b 2/8, c 1/8 → c; the same tries without weights take a (the first).
+    const got = await s.admit([spread(a), spread(b), spread(c)]);
+    assert.equal(got.taken?.index, 2, `${flavour}: the least loaded`);
+    assert.deepEqual(got.refused, [null, null, null]);
+    const plain = await s.admit([cand(a, { limit: 8 }), cand(b, { limit: 8 }), cand(c, { limit: 8 })]);
+    assert.equal(plain.taken?.index, 0, 'without weights, the given order');
+    // Now a 4, b 1, c 1 in flight. Weight 3 on a: (4+1)/24 beats b's (1+1)/8.
+    const weighted = await s.admit([spread(b), spread(a, 3)]);
+    assert.equal(weighted.taken?.index, 1, 'weight divides the load');
+    // A candidate without a weight (the session's warm account) keeps its place, first.
+    const warm = await s.admit([cand(a, { limit: 8 }), spread(w), spread(b)]);
+    assert.equal(warm.taken?.index, 0);
+    // The least loaded but full (c: 1 in flight, limit 1, load 2/100) is passed over for the next by load: w (2/8), not a (7/8).
+    leaseOf(await s.acquire(req(w, { limit: 8 })));
+    const full = await s.admit([spread(a), cand(c, { limit: 1, spread: 100 }), spread(w)]);
+    assert.deepEqual([full.taken?.index, full.refused[1]], [2, 'full']);
+  });
 });
