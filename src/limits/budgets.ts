@@ -113,9 +113,22 @@ function utcDay(ms: number): { readonly from: number; readonly id: string } {
   return day;
 }
 
+/** Most names whose daily counters are kept built (keys and models are configured: far fewer). */
+const MAX_COUNTERS = 1024;
+/** The daily counters built for the day `id`, by kind and name: one string per name a day, not one per request. */
+let counters = { id: '', key: new Map<string, string>(), model: new Map<string, string>() };
+
 /** The store counter of a key's or a model's spend on the UTC day of `ms` (epoch ms). */
 function dailyCounter(kind: 'key' | 'model', name: string, ms: number): string {
-  return `day:${utcDay(ms).id}:${kind}:${name}`;
+  const { id } = utcDay(ms);
+  if (counters.id !== id) counters = { id, key: new Map(), model: new Map() };
+  const built = counters[kind];
+  let counter = built.get(name);
+  if (counter === undefined) {
+    counter = `day:${id}:${kind}:${name}`;
+    if (built.size < MAX_COUNTERS) built.set(name, counter);
+  }
+  return counter;
 }
 
 export class Budgets {
@@ -155,8 +168,10 @@ export class Budgets {
    */
   evaluate(plan: BudgetPlan, spent: readonly number[]): BudgetCheck {
     const { lines, accountLines } = plan;
+    if (lines.length + accountLines.length === 0) {
+      return { alerts: plan.alerts, keyName: plan.keyName, lines, accounts: lines === NO_LINES ? NO_ACCOUNTS : new Map(), spent: null };
+    }
     const base = { alerts: plan.alerts, keyName: plan.keyName };
-    if (lines.length + accountLines.length === 0) return { ...base, lines, accounts: lines === NO_LINES ? NO_ACCOUNTS : new Map(), spent: null };
     lines.forEach((l, i) => {
       const s = spent[i]!;
       if ('key' in l.scope) recordBudgetRemaining(this.metrics, l.scope.key, Math.max(0, l.amountUsd - s));
@@ -202,7 +217,8 @@ export class Budgets {
    */
   async charge(check: BudgetCheck, costUsd: number, served: Served): Promise<void> {
     if (!(costUsd > 0)) return;
-    const lines = [...check.lines, ...((served.upstream !== null && check.accounts.get(served.upstream)) || [])];
+    const accountLines = served.upstream !== null ? check.accounts.get(served.upstream) : undefined;
+    const lines = accountLines ? [...check.lines, ...accountLines] : check.lines;
     const adds: SpendAdd[] = lines.map((l) => ({ key: l.counter, amount: costUsd, expireAtMs: l.endMs }));
     const now = Date.now();
     const expire = utcDay(now).from + DAILY_KEEP_DAYS * DAY_MS;
