@@ -65,8 +65,12 @@ export interface BudgetPlan {
   readonly keyName: string | null;
 }
 
+/** The reads of a plan with no budget line (the common case): shared, nothing built per request. */
+const NO_READS: readonly BudgetRead[] = Object.freeze([]);
+
 /** The counters of `plan` to read, in the order `Budgets.evaluate` takes their spend. */
-export function budgetReads(plan: BudgetPlan): BudgetRead[] {
+export function budgetReads(plan: BudgetPlan): readonly BudgetRead[] {
+  if (plan.lines.length === 0 && plan.accountLines.length === 0) return NO_READS;
   const read = (l: BudgetLine, upstream: string | null): BudgetRead => ({ counter: l.counter, amountUsd: l.amountUsd, upstream });
   return [...plan.lines.map((l) => read(l, null)), ...plan.accountLines.map((l) => read(l, (l.scope as { upstream: string }).upstream))];
 }
@@ -147,9 +151,10 @@ export class Budgets {
    */
   plan(caller: Caller | null, ctx: BudgetContext | null): BudgetPlan {
     const own = caller?.limits?.budget_usd;
-    const base = { alerts: ctx?.alerts ?? null, keyName: caller?.name ?? null };
+    const alerts = ctx?.alerts ?? null;
+    const keyName = caller?.name ?? null;
     // No budget anywhere (the common case): nothing to read, no line built (bench:alloc).
-    if (!own && (ctx?.budgets.length ?? 0) === 0) return { ...base, lines: NO_LINES, accountLines: NO_LINES };
+    if (!own && (ctx?.budgets.length ?? 0) === 0) return { alerts, keyName, lines: NO_LINES, accountLines: NO_LINES };
     const now = new Date();
     const lines: BudgetLine[] = [];
     if (caller && own) lines.push(keyLine(caller.name, own, now));
@@ -158,7 +163,7 @@ export class Budgets {
       if (b.upstream !== undefined) accountLines.push(configuredLine(b, now));
       else if (b.tag && tagsMatch(b.tag, ctx!.tags)) lines.push(configuredLine(b, now));
     }
-    return { ...base, lines, accountLines };
+    return { alerts, keyName, lines, accountLines };
   }
 
   /**
