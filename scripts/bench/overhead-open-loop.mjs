@@ -4,7 +4,8 @@
 import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { targetFlags } from './overhead-arms.mjs';
-import { CHUNKS, runHarness, sleep } from './overhead-setup.mjs';
+import { watchGateway } from './gateway-timeline.mjs';
+import { CHUNKS, runHarness, runHarnessAsync, sleep } from './overhead-setup.mjs';
 
 /**
  * The current build's memory-mode capacity (req/s, nonstream, 16 clients) from the
@@ -43,7 +44,9 @@ export function measureCapacity(harness, work, arm, { duration = 5 } = {}) {
  * 256 in-flight slots so a stall shows as latency, not as a lower rate).
  * Returns { rate, idle_s, round_s, rounds, arms: { name: { idle_s_before, rounds: [{ p50_ms,
  * p99_ms, rps, errors }], worst_round_p99_ms, worst_round, errors, status } } }.
- * Per-round errors are not in the harness's rounds; the total is per arm.
+ * Per-round errors are not in the harness's rounds; the total is per arm. A Switchyard arm
+ * also has `gateway_timeline`: per second, its GC pause ms and longest event-loop delay ms
+ * (scripts/bench/gateway-timeline.mjs).
  */
 export async function openLoop(harness, work, arms, { rate, idleS, roundS, rounds, log = () => {} }) {
   log(`open loop: all targets idle for ${idleS} s, then ${rounds} x ${roundS} s at ${rate} req/s per target`);
@@ -72,7 +75,16 @@ export async function openLoop(harness, work, arms, { rate, idleS, roundS, round
       '--warmup',
       '1',
     ];
-    const r = runHarness(harness, args, join(work, `open-loop-${arm.name.replace(/[^\w.+-]/g, '_')}.json`));
+    // A Switchyard arm is watched from its own /metrics meanwhile: GC pauses and event-loop
+    // delay per second (the driver's warm-up second first), to explain a slow round.
+    const watch = arm.kind === 'switchyard' ? watchGateway(arm.url) : null;
+    let r;
+    let timeline = null;
+    try {
+      r = await runHarnessAsync(harness, args, join(work, `open-loop-${arm.name.replace(/[^\w.+-]/g, '_')}.json`));
+    } finally {
+      timeline = watch ? await watch.stop() : null;
+    }
     const res = r.scenarios[0].results[arm.name];
     const perRound = res.rounds.p99_ms.map((p99, i) => ({ p50_ms: res.rounds.p50_ms[i], p99_ms: p99, rps: res.rounds.rps[i] }));
     const worst = perRound.reduce((w, x, i) => (x.p99_ms > perRound[w].p99_ms ? i : w), 0);
@@ -84,8 +96,13 @@ export async function openLoop(harness, work, arms, { rate, idleS, roundS, round
       latency_ms: res.latency_ms,
       errors: res.errors,
       status: res.status,
+      ...(timeline ? { gateway_timeline: timeline } : {}),
     };
     log(`  ${arm.name}: idle ${Math.round(idleBefore)} s before, round p99 ${perRound.map((x) => x.p99_ms).join(' / ')} ms, errors ${res.errors}`);
+    if (timeline) {
+      const first = timeline.slice(0, 4).map((x) => `gc ${x.gc_ms} ms, lag ${x.lag_max_ms} ms`);
+      log(`    first seconds: ${first.join(' | ')}`);
+    }
   }
   return out;
 }

@@ -174,3 +174,13 @@ export function runHarness(harness, args, out) {
   execFileSync(c, a, { stdio: ['ignore', 'ignore', 'inherit'] });
   return JSON.parse(readFileSync(out, 'utf8'));
 }
+
+/** runHarness, without blocking this process (so it can watch the target meanwhile); rejects when the harness fails. */
+export function runHarnessAsync(harness, args, out) {
+  const [c, a] = pinned(0, process.execPath, [join(harness, 'run.mjs'), ...args, '--out', out]);
+  return new Promise((resolveRun, reject) => {
+    const child = spawn(c, a, { stdio: ['ignore', 'ignore', 'inherit'] });
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolveRun(JSON.parse(readFileSync(out, 'utf8'))) : reject(new Error(`harness exited ${code}`))));
+  });
+}
