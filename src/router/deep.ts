@@ -38,12 +38,15 @@ const MIN_SAMPLES = 5;
 
 /**
  * How long a served deep call of each model typically takes, send to last byte (an EWMA per
- * model, per replica), for the shed ladder's wait rung: with a model left to move to, a place
+ * model, per replica; until a replica has its own, the fleet's, router/fleet-timings.ts), for
+ * the shed ladder's wait rung: with a model left to move to, a place
  * is waited for at most 3/4 of a typical call (router/shed.ts), so a wait never costs more
  * than most of the call it saves.
  */
 export class DeepTimes {
   private readonly est = new Map<string, { ms: number; n: number }>();
+  /** model -> the fleet's typical time (router/fleet-timings.ts), used until this replica's own is known. */
+  private readonly fleet = new Map<string, number>();
   /** model -> callbacks waiting for its typical time to become known. */
   private readonly waiting = new Map<string, Set<() => void>>();
 
@@ -55,6 +58,22 @@ export class DeepTimes {
       e.ms += (ms - e.ms) * ALPHA;
       e.n++;
     }
+    this.known(model);
+  }
+
+  /** The fleet's typical time for `model`, ms (another replica's, from the store): used while this replica's own is unknown. */
+  seed(model: string, ms: number): void {
+    this.fleet.set(model, ms);
+    this.known(model);
+  }
+
+  /** The typical times this replica learned itself, model -> ms (for the fleet). */
+  own(): [string, number][] {
+    return [...this.est].filter(([, e]) => e.n >= MIN_SAMPLES).map(([m, e]) => [m, Math.round(e.ms)]);
+  }
+
+  /** Runs the callbacks waiting for `model`'s typical time once it is known. */
+  private known(model: string): void {
     if (this.typicalMs(model) === null) return;
     const calls = this.waiting.get(model);
     this.waiting.delete(model);
@@ -72,9 +91,9 @@ export class DeepTimes {
     return () => this.waiting.get(model)?.delete(f);
   }
 
-  /** The typical time, ms; null until MIN_SAMPLES calls were served. */
+  /** The typical time, ms: this replica's own after MIN_SAMPLES served calls, before that the fleet's; null when neither is known. */
   typicalMs(model: string): number | null {
     const e = this.est.get(model);
-    return e && e.n >= MIN_SAMPLES ? e.ms : null;
+    return e && e.n >= MIN_SAMPLES ? e.ms : (this.fleet.get(model) ?? null);
   }
 }

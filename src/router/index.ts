@@ -9,7 +9,8 @@ import { SlotQueue } from './concurrency.js';
 import { HealthBoard } from './health.js';
 import { HoldTimes, LatencyBoard } from './latency.js';
 import { StallDetector } from './stalls.js';
-import { DeepTimes } from './deep.js';
+import { DeepTimes, isDeep } from './deep.js';
+import { FleetTimings } from './fleet-timings.js';
 import { RetryBudget } from './retry-budget.js';
 import { RouteRun, type RouteOptions } from './run.js';
 import type { RouterState } from './state.js';
@@ -22,6 +23,8 @@ export class Router implements RouterState {
   readonly holds: HoldTimes;
   readonly stalls = new StallDetector();
   readonly deepTimes = new DeepTimes();
+  /** The fleet's learned timings, shared through the store (router/fleet-timings.ts). */
+  readonly fleet: FleetTimings;
   /** The retry budget of each model (by its name), so one broken model cannot spend the others' retries. */
   private readonly budgets = new Map<string, RetryBudget>();
   readonly queue: SlotQueue;
@@ -40,6 +43,7 @@ export class Router implements RouterState {
     this.latency = new LatencyBoard(cfg.latency_decay_ms);
     this.holds = new HoldTimes();
     this.queue = new SlotQueue(store, cfg.queue.max, cfg.queue.timeout_ms);
+    this.fleet = new FleetTimings(store, this.deepTimes, this.stalls);
   }
 
   nextTick(): number {
@@ -56,6 +60,8 @@ export class Router implements RouterState {
   /** Starts routing one request; counts it for its model's retry budget. */
   begin(opts: RouteOptions): RouteRun {
     this.budgetOf(opts.model.name).onRequest();
+    // Only deep calls use the learned timing (the stall watch, the wait rung).
+    if (isDeep(opts.model, opts.effort)) this.fleet.maybeSync();
     return new RouteRun(this, this.cfg, opts);
   }
 }

@@ -13,7 +13,9 @@
  * calls of a burst may stall before the account is watched at all (measured: two such
  * stalls among a replica's first three samples raised the median to the stall time, no
  * later stall was seen, and the learned limit ran from 4 to 9 on an account that takes 4).
- * Per replica: each replica measures its own calls (no store round trip).
+ * Per replica: each replica measures its own calls (no store round trip); until it has
+ * MIN_SAMPLES of an account, the fleet's baseline stands in (router/fleet-timings.ts), so a
+ * replica that starts in a running fleet sees its first stall at once.
  */
 
 /** Samples before an account's threshold is trusted. */
@@ -34,22 +36,37 @@ function quantile(xs: readonly number[], q: number): number {
 
 export class StallDetector {
   /** upstream -> ring of recent first-event times (ms) and the next slot to write. */
-  private readonly recent = new Map<string, { ms: number[]; next: number; threshold: number | null }>();
+  private readonly recent = new Map<string, { ms: number[]; next: number; threshold: number | null; base: number }>();
+  /** upstream -> the fleet's baseline first-event time, ms (another replica's). */
+  private readonly fleet = new Map<string, number>();
 
   /** A deep call's first event came `ms` after it was sent, without a stall. */
   observe(upstream: string, ms: number): void {
     let r = this.recent.get(upstream);
-    if (!r) this.recent.set(upstream, (r = { ms: [], next: 0, threshold: null }));
+    if (!r) this.recent.set(upstream, (r = { ms: [], next: 0, threshold: null, base: 0 }));
     if (r.ms.length < WINDOW) r.ms.push(ms);
     else r.ms[r.next] = ms;
     r.next = (r.next + 1) % WINDOW;
-    const base = r.ms.length >= SETTLED ? quantile(r.ms, 0.5) : Math.min(...r.ms);
-    r.threshold = r.ms.length >= MIN_SAMPLES ? Math.max(FLOOR_MS, Math.ceil(FACTOR * base)) : null;
+    r.base = r.ms.length >= SETTLED ? quantile(r.ms, 0.5) : Math.min(...r.ms);
+    r.threshold = r.ms.length >= MIN_SAMPLES ? Math.max(FLOOR_MS, Math.ceil(FACTOR * r.base)) : null;
   }
 
-  /** Time after sending past which a call with no first event has stalled, ms; null while too few samples are known. */
+  /** The fleet's baseline first-event time of `upstream`, ms: stands in while this replica has too few samples. */
+  seed(upstream: string, ms: number): void {
+    this.fleet.set(upstream, ms);
+  }
+
+  /** The baselines this replica measured itself (MIN_SAMPLES or more), upstream -> ms (for the fleet). */
+  own(): [string, number][] {
+    return [...this.recent].filter(([, r]) => r.threshold !== null).map(([u, r]) => [u, Math.round(r.base)]);
+  }
+
+  /** Time after sending past which a call with no first event has stalled, ms; null while neither this replica nor the fleet knows the account. */
   thresholdMs(upstream: string): number | null {
-    return this.recent.get(upstream)?.threshold ?? null;
+    const own = this.recent.get(upstream)?.threshold;
+    if (own != null) return own;
+    const fleet = this.fleet.get(upstream);
+    return fleet === undefined ? null : Math.max(FLOOR_MS, Math.ceil(FACTOR * fleet));
   }
 
   /** The account's median first-event time, ms (null: too few samples), for the admin view. */

@@ -274,6 +274,21 @@ export class StateStore implements RouterSlots, SpendStore, ResponseJournal {
     );
   }
 
+  /** The fleet's learned timings (SharedStore.readTimings): Redis, else this replica's own. */
+  readTimings(): Promise<Record<string, number>> {
+    return this.attempt(
+      (r) => r.readTimings(),
+      () => this.local.readTimings(),
+    );
+  }
+
+  writeTimings(timings: Readonly<Record<string, number>>): Promise<void> {
+    return this.attempt(
+      (r) => r.writeTimings(timings),
+      () => this.local.writeTimings(timings),
+    );
+  }
+
   async close(): Promise<void> {
     this.link.close();
     this.leases.stop();

@@ -42,6 +42,8 @@ export class MemoryStore implements SharedStore, KeyWindows {
   private readonly pins: SessionPins;
   /** The journal, at most JOURNAL_MAX_BYTES of JSON text. */
   private readonly journal: BlobMap;
+  /** The learned call timings (router/fleet-timings.ts): a reload's new router starts from them. */
+  private readonly timings = new Map<string, number>();
   /** The client keys' rate windows. */
   private readonly windows: MemoryWindows;
 
@@ -232,6 +234,14 @@ export class MemoryStore implements SharedStore, KeyWindows {
 
   async getJournal(id: string): Promise<string | undefined> {
     return this.journal.get(id);
+  }
+
+  async readTimings(): Promise<Record<string, number>> {
+    return Object.fromEntries(this.timings);
+  }
+
+  async writeTimings(timings: Readonly<Record<string, number>>): Promise<void> {
+    for (const [name, ms] of Object.entries(timings)) this.timings.set(name, ms);
   }
 
   async putJournal(id: string, value: string, ttlMs: number): Promise<void> {

@@ -51,6 +51,8 @@ interface Scripts {
 
 /** A script's bounds arguments. */
 const boundsArgs = (b: CapacityBounds): number[] => [b.start, b.min, b.ceiling];
+/** How long the fleet's learned timings outlive their last write, ms: a day, as the learned capacity (store/redis-capacity.ts). */
+const TIMINGS_TTL_MS = 86_400_000;
 
 export interface RedisStoreOptions {
   readonly url?: string;
@@ -241,6 +243,17 @@ export class RedisStore implements SharedStore {
 
   async getJournal(id: string): Promise<string | undefined> {
     return (await this.r.get(this.key('journal', id))) ?? undefined;
+  }
+
+  async readTimings(): Promise<Record<string, number>> {
+    const raw = await this.r.hgetall(this.key('timings', 'fleet'));
+    return Object.fromEntries(Object.entries(raw).map(([name, v]) => [name, Number(v)]));
+  }
+
+  async writeTimings(timings: Readonly<Record<string, number>>): Promise<void> {
+    if (Object.keys(timings).length === 0) return;
+    const key = this.key('timings', 'fleet');
+    await this.r.multi().hset(key, timings).pexpire(key, TIMINGS_TTL_MS).exec();
   }
 
   async putJournal(id: string, value: string, ttlMs: number): Promise<void> {

@@ -36,6 +36,10 @@ export interface RouterSlots {
   setCooldown(targetKey: string, untilMs: number): Promise<void>;
   getPin(session: string): Promise<string | undefined>;
   setPin(session: string, target: string, ttlMs: number): Promise<void>;
+  /** The fleet's learned call timings, name -> ms (router/fleet-timings.ts). */
+  readTimings(): Promise<Record<string, number>>;
+  /** Writes this replica's learned timings. */
+  writeTimings(timings: Readonly<Record<string, number>>): Promise<void>;
 }
 
 /** Spend counters (USD) and once-claims, shared across replicas and kept through Redis outages (store/spend.ts, store/claims.ts). */

@@ -216,6 +216,10 @@ export interface SharedStore extends ResponseJournal {
   feedback(upstream: string, feedback: CapacityFeedback, bounds: CapacityBounds): Promise<void>;
   /** Records that a target cools until `untilMs` (epoch ms); replicas see it in `view`. */
   setCooldown(targetKey: string, untilMs: number): Promise<void>;
+  /** The fleet's learned call timings (router/fleet-timings.ts): name -> ms, as any replica last wrote them. */
+  readTimings(): Promise<Record<string, number>>;
+  /** Writes this replica's learned timings (name -> ms); Redis keeps them a day after the last write. */
+  writeTimings(timings: Readonly<Record<string, number>>): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -261,11 +261,15 @@ describe('admin API and hot reload', () => {
         call_limit: number;
         capacity: { deep_in_flight: number; limit: number };
         latency_ms: number;
+        stall_after_ms: number | null;
+        typical_deep_ms: number | null;
       };
       const rows = (JSON.parse(text) as { data: Row[] }).data;
       const row = (target: string) => rows.find((x) => x.target === target)!;
       assert.deepEqual(rows.map((x) => x.target).sort(), ['a/fail-a', 'a/m-a', 'c/slow-c']);
       assert.equal(row('a/m-a').state, 'healthy');
+      // No deep call served: nothing learned about timing yet (never a made-up number).
+      assert.deepEqual([row('a/m-a').stall_after_ms, row('a/m-a').typical_deep_ms], [null, null]);
       assert.ok(row('a/m-a').latency_ms > 0, 'a latency estimate after a served request');
       assert.equal(row('a/fail-a').state, 'cooling');
       assert.equal(row('a/fail-a').model, 'flaky');

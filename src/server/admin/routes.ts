@@ -1,7 +1,8 @@
 /**
  * The admin API's own routes (the spend report is spend.ts, the console console/routes.ts):
  *
- *   GET  /admin/upstreams   every target: state, in-flight, window occupancy, latency estimate
+ *   GET  /admin/upstreams   every target: state, in-flight, window occupancy, latency estimate,
+ *                           learned timing (stall threshold, typical deep call)
  *   GET  /admin/keys        every client key by name with its allowed models, metadata, limits,
  *                           spend in the current period, remaining budget and current rate
  *                           usage (never the key or hash)
@@ -39,6 +40,10 @@ export const adminRoutes = fp<AdminPluginOptions>(
           // Deep calls in flight on the account, against its learned capacity (shared by the replicas).
           capacity: { deep_in_flight: v.deep, limit: v.limit, start: t.upstream.bounds.start, min: t.upstream.bounds.min, ceiling: t.upstream.bounds.ceiling },
           latency_ms: Math.round(router.latency.estimate(t.key)),
+          // Learned timing (this replica's own, else the fleet's: router/fleet-timings.ts), ms; null: not known yet.
+          // A deep call with no first event by `stall_after_ms` counts as a stall; `typical_deep_ms`: a served deep call of the model, send to last byte.
+          stall_after_ms: router.stalls.thresholdMs(t.upstream.id),
+          typical_deep_ms: ((ms) => (ms === null ? null : Math.round(ms)))(router.deepTimes.typicalMs(model)),
           // This replica's attempts to the target over the last minute (caller faults excluded).
           recent: (({ requests, errorRate }) => ({ attempts: requests, error_rate: Number(errorRate.toFixed(4)) }))(router.health.recentOutcomes(t.key)),
           // A cooldown set by any replica (shared store); `state` is this replica's circuit.
