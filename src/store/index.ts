@@ -24,13 +24,13 @@ import { OnceClaims, type Claim } from './claims.js';
 import type { ResponseJournal, RouterSlots, SpendStore } from './roles.js';
 import { SpendCounters, type SpendAdd, type ViaStore } from './spend.js';
 import type { AdmitResult, Candidate, KeyWindows, Lease, SharedStore, SlotRequest, SlotResult, TargetRef, TargetView } from './types.js';
+import type { FirstCall, FirstResult } from './types.js';
 import { StoreKeyWindows, type KeyWindowsHost } from './key-windows.js';
 import { RedisKeyWindows } from './redis-windows.js';
 import { ViewCache } from './view-cache.js';
 import { RedisLink, type StoreLog, type StoreMode } from './link.js';
 import { RedisFirst } from './redis-first.js';
 import { firstCall, type FirstHost } from './first.js';
-import type { FirstCall, FirstResult } from './types.js';
 
 export type { StoreLog, StoreMode } from './link.js';
 
@@ -128,6 +128,11 @@ export class StateStore implements RouterSlots, SpendStore, ResponseJournal {
 
   private degrade(err: NodeJS.ErrnoException | null): void {
     this.link.degrade(err);
+  }
+
+  /** See RouterSlots.peers. */
+  get peers(): number {
+    return this.mode === 'redis' ? this.cfg.replicas : 1;
   }
 
   /** Resolves once the store is on Redis, or after `ms` (store/link.ts). */
@@ -261,32 +266,25 @@ export class StateStore implements RouterSlots, SpendStore, ResponseJournal {
 
   /** A journal entry (see SharedStore.getJournal): Redis, else this replica's own. */
   getJournal(id: string): Promise<string | undefined> {
-    return this.attempt(
-      (r) => r.getJournal(id),
-      () => this.local.getJournal(id),
-    );
+    return this.either((s) => s.getJournal(id));
   }
 
   putJournal(id: string, value: string, ttlMs: number): Promise<void> {
-    return this.attempt(
-      (r) => r.putJournal(id, value, ttlMs),
-      () => this.local.putJournal(id, value, ttlMs),
-    );
+    return this.either((s) => s.putJournal(id, value, ttlMs));
   }
 
   /** The fleet's learned timings (SharedStore.readTimings): Redis, else this replica's own. */
   readTimings(): Promise<Record<string, number>> {
-    return this.attempt(
-      (r) => r.readTimings(),
-      () => this.local.readTimings(),
-    );
+    return this.either((s) => s.readTimings());
   }
 
   writeTimings(timings: Readonly<Record<string, number>>): Promise<void> {
-    return this.attempt(
-      (r) => r.writeTimings(timings),
-      () => this.local.writeTimings(timings),
-    );
+    return this.either((s) => s.writeTimings(timings));
+  }
+
+  /** `call` on Redis while it answers, else on the local store. */
+  private either<T>(call: (s: SharedStore) => Promise<T>): Promise<T> {
+    return this.attempt(call, () => call(this.local));
   }
 
   async close(): Promise<void> {

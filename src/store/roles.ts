@@ -18,6 +18,12 @@ export type { KeyWindows, ResponseJournal } from './types.js';
 
 /** What the router asks of the store (the rules of each call: store/types.ts SharedStore). */
 export interface RouterSlots {
+  /**
+   * The processes that share the store's places: `store.replicas` × `server.workers` while on
+   * Redis, else 1. Waiters are seen only by their own process: a wait is weighed as if each
+   * process had as many (router/take.ts expectedPlaceWaitMs).
+   */
+  readonly peers: number;
   /** One view per target, read now. */
   view(targets: readonly TargetRef[]): Promise<TargetView[]>;
   /** The views last read from Redis when at most `maxAgeMs` old, else null (store/view-cache.ts). */
