@@ -18,17 +18,10 @@ import { RedisServer } from '../helpers/redis-server.js';
 import { storeOn } from '../helpers/shared-store.js';
 
 let redis: RedisServer;
-let base: Redis;
-
 before(async () => {
   redis = await RedisServer.start();
-  base = redis.client();
 });
-
-after(async () => {
-  base?.disconnect();
-  await redis?.stop();
-});
+after(() => redis?.stop());
 
 /** One replica's learned timing and its sync. */
 function replica(store: ConstructorParameters<typeof FleetTimings>[0], now: () => number = Date.now) {
@@ -40,6 +33,7 @@ function replica(store: ConstructorParameters<typeof FleetTimings>[0], now: () =
 test('a replica that served nothing uses the typical deep time and stall threshold another replica learned, until it has its own', async () => {
   const prefix = `fleet-${randomUUID()}`;
   const [sa, sb] = [await storeOn(redis.url, prefix), await storeOn(redis.url, prefix)];
+  const base: Redis = redis.client();
   try {
     const a = replica(sa);
     const b = replica(sb);
@@ -70,6 +64,7 @@ test('a replica that served nothing uses the typical deep time and stall thresho
     assert.deepEqual([c.deep.typicalMs('other'), c.stalls.thresholdMs('x'), c.deep.typicalMs('huge')], [null, null, null]);
     assert.equal(c.deep.typicalMs('deep'), 400, "the last writer's value (b's own)");
   } finally {
+    base.disconnect();
     await sa.close();
     await sb.close();
   }
