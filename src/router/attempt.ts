@@ -137,9 +137,12 @@ export function slotRequest(t: Target, deep: boolean): SlotRequest {
   return { upstream: t.upstream.id, limit: t.upstream.max_concurrency, deep, capacity: t.upstream.bounds, calls: t.upstream.callBounds };
 }
 
-/** The store's admission candidate for `t` (`coolingOk`: its cooldown does not refuse it: store/types.ts Candidate). */
-export function candidate(t: Target, deep: boolean, coolingOk: boolean): Candidate {
-  return { ...slotRequest(t, deep), key: t.key, coolingOk };
+/**
+ * The store's admission candidate for `t` (`coolingOk`: its cooldown does not refuse it;
+ * `spread`: its weight when the admission spreads: store/types.ts Candidate).
+ */
+export function candidate(t: Target, deep: boolean, coolingOk: boolean, spread?: number): Candidate {
+  return spread === undefined ? { ...slotRequest(t, deep), key: t.key, coolingOk } : { ...slotRequest(t, deep), key: t.key, coolingOk, spread };
 }
 
 /** The store's view reference of `t` (router/run.ts, the admin API). */

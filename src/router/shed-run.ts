@@ -30,8 +30,10 @@ export class ShedRun {
   /** Rungs already counted for this request. */
   private readonly counted = new Set<string>();
 
-  /** @param capMs the longest wait a stop names (routing.retry_after_cap_ms), ms. */
-  /** @param spent the accounts whose budget the route found spent (router/run.ts: its first store call reads them). */
+  /**
+   * @param capMs the longest wait a stop names (routing.retry_after_cap_ms), ms.
+   * @param spent the accounts whose budget the route found spent (router/run.ts: its first store call reads them).
+   */
   constructor(
     private readonly state: RouterState,
     private readonly opts: RouteOptions,

@@ -73,9 +73,8 @@ export function candidatesFor(
 ): Candidate[] {
   const spread = route.strategy === 'balanced';
   return ordered.map((t, i) => {
-    const c = candidate(t, deep, coolingOk(t));
     const warm = i === 0 && route.affinity === true && t.key === route.pinned;
-    return spread && !warm ? { ...c, spread: t.weight } : c;
+    return candidate(t, deep, coolingOk(t), spread && !warm ? t.weight : undefined);
   });
 }
 

@@ -232,25 +232,16 @@ export class StateStore implements RouterSlots, SpendStore, ResponseJournal {
 
   /** An account's capacity feedback now (see SharedStore.feedback). */
   feedback(upstream: string, feedback: CapacityFeedback, bounds: CapacityBounds): Promise<void> {
-    return this.attempt(
-      (r) => r.feedback(upstream, feedback, bounds),
-      () => this.local.feedback(upstream, feedback, bounds),
-    );
+    return this.either((s) => s.feedback(upstream, feedback, bounds));
   }
 
   setCooldown(targetKey: string, untilMs: number): Promise<void> {
     this.views.cooled(targetKey, untilMs);
-    return this.attempt(
-      (r) => r.setCooldown(targetKey, untilMs),
-      () => this.local.setCooldown(targetKey, untilMs),
-    );
+    return this.either((s) => s.setCooldown(targetKey, untilMs));
   }
 
   getPin(session: string): Promise<string | undefined> {
-    return this.attempt(
-      (r) => r.getPin(session),
-      () => this.local.getPin(session),
-    );
+    return this.either((s) => s.getPin(session));
   }
 
   setPin(session: string, target: string, ttlMs: number): Promise<void> {

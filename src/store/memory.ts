@@ -113,11 +113,8 @@ export class MemoryStore implements SharedStore, KeyWindows {
     let taken: AdmitResult['taken'] = null;
     const order = spreadOrder(
       candidates.map((c) => c.spread ?? 0),
-      (i) => {
-        const c = candidates[i]!;
-        const limit = Math.min(c.limit, this.limitOf(c.upstream, c.calls, this.callCapacity));
-        return (this.live(this.inflight, c.upstream).size + 1) / (c.spread! * Math.max(1, limit));
-      },
+      (i) => this.live(this.inflight, candidates[i]!.upstream).size,
+      (i) => Math.min(candidates[i]!.limit, this.limitOf(candidates[i]!.upstream, candidates[i]!.calls, this.callCapacity)),
     );
     for (const i of order) {
       if (taken) break;
@@ -236,16 +233,16 @@ export class MemoryStore implements SharedStore, KeyWindows {
     return this.journal.get(id);
   }
 
+  async putJournal(id: string, value: string, ttlMs: number): Promise<void> {
+    this.journal.set(id, value, ttlMs);
+  }
+
   async readTimings(): Promise<Record<string, number>> {
     return Object.fromEntries(this.timings);
   }
 
   async writeTimings(timings: Readonly<Record<string, number>>): Promise<void> {
     for (const [name, ms] of Object.entries(timings)) this.timings.set(name, ms);
-  }
-
-  async putJournal(id: string, value: string, ttlMs: number): Promise<void> {
-    this.journal.set(id, value, ttlMs);
   }
 
   async close(): Promise<void> {}

@@ -8,14 +8,15 @@
 
 /**
  * @param weights per candidate, its spread weight (0: tried in its place).
- * @param load the candidate's load now, (in flight + 1) / (weight × call limit), read only for those with a weight.
+ * @param inFlight the calls in flight on the candidate's account now (read only for those with a weight).
+ * @param callLimit the candidate's call limit: its learned limit for every call, at most `max_concurrency`.
  * @returns the 0-based candidate indexes in the order to try them.
  */
-export function spreadOrder(weights: readonly number[], load: (i: number) => number): number[] {
+export function spreadOrder(weights: readonly number[], inFlight: (i: number) => number, callLimit: (i: number) => number): number[] {
   const order = weights.map((_w, i) => i);
   const spread = order.filter((i) => weights[i]! > 0);
   if (spread.length < 2) return order;
-  const loads = new Map(spread.map((i) => [i, load(i)]));
+  const loads = new Map(spread.map((i) => [i, (inFlight(i) + 1) / (weights[i]! * Math.max(1, callLimit(i)))]));
   const ranked = [...spread].sort((x, y) => loads.get(x)! - loads.get(y)! || x - y);
   spread.forEach((place, j) => (order[place] = ranked[j]!));
   return order;
