@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { Redis } from 'ioredis';
+import { Redis, type Cluster } from 'ioredis';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -48,6 +48,8 @@ export function ping(port: number, timeoutMs = 300): Promise<boolean> {
 
 export class RedisServer {
   private proc: ChildProcess | null = null;
+  /** The clients `client()` handed out: `stop()` disconnects any a test left open. */
+  private readonly clients = new Set<Redis | Cluster>();
 
   private constructor(
     readonly port: number,
@@ -113,12 +115,27 @@ export class RedisServer {
     this.proc?.kill('SIGCONT');
   }
 
-  /** A fresh ioredis client to this server (for reading keys); quit it when done. */
+  /**
+   * A fresh ioredis client to this server (for reading keys); disconnect it when done.
+   * Its connection errors are expected in outage tests and are not reported; `stop()`
+   * disconnects it if the test did not (a test that failed half way), so a client left
+   * reconnecting to a dead port never keeps the test process alive.
+   */
   client(): Redis {
-    return new Redis({ host: '127.0.0.1', port: this.port, ...(this.password ? { password: this.password } : {}), maxRetriesPerRequest: 1 });
+    return this.adopt(new Redis({ host: '127.0.0.1', port: this.port, ...(this.password ? { password: this.password } : {}), maxRetriesPerRequest: 1 }));
+  }
+
+  /** Takes a client made elsewhere (`createRedisClient`) under `client()`'s rules. */
+  adopt<C extends Redis | Cluster>(c: C): C {
+    c.on('error', () => {});
+    c.once('end', () => this.clients.delete(c));
+    this.clients.add(c);
+    return c;
   }
 
   async stop(): Promise<void> {
+    for (const c of this.clients) c.disconnect();
+    this.clients.clear();
     await this.kill();
   }
 }

@@ -63,7 +63,7 @@ const FLAVOURS: Flavour[] = [
     name: 'RedisStore',
     make: async (leaseMs) => {
       const prefix = `contract-redis-${randomUUID()}`;
-      const client = createRedisClient({ url: redis.url, clusterNodes: [], options: {}, prefix, commandTimeoutMs: 250, leaseMs });
+      const client = redis.adopt(createRedisClient({ url: redis.url, clusterNodes: [], options: {}, prefix, commandTimeoutMs: 250, leaseMs }));
       await new Promise<void>((resolve, reject) => {
         client.once('ready', () => resolve());
         setTimeout(() => reject(new Error('ioredis client not ready within 3 s')), 3_000);

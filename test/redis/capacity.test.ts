@@ -212,7 +212,7 @@ describe('a replica killed with SIGKILL mid-burst frees its places within the le
       if (ready.includes('"mode":"redis"')) break;
       await sleep(100);
     }
-    const client = createRedisClient({ url: redis.url, clusterNodes: [], options: {}, prefix, commandTimeoutMs: 500, leaseMs: 3_000 });
+    const client = redis.adopt(createRedisClient({ url: redis.url, clusterNodes: [], options: {}, prefix, commandTimeoutMs: 500, leaseMs: 3_000 }));
     await new Promise<void>((resolve, reject) => {
       client.once('ready', () => resolve());
       setTimeout(() => reject(new Error('ioredis client not ready within 3 s')), 3_000);

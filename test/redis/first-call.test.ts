@@ -142,7 +142,7 @@ describe('RedisFirst: a call that runs past its deadline', () => {
   test('takes nothing (its caller, which gave up on it, counts the request elsewhere): no key point, no slot', async () => {
     const prefix = `late-${randomUUID()}`;
     const p = `{${prefix}}`;
-    const client = createRedisClient({ url: redis.url, clusterNodes: [], options: {}, prefix, commandTimeoutMs: 500, leaseMs: 30_000 });
+    const client = redis.adopt(createRedisClient({ url: redis.url, clusterNodes: [], options: {}, prefix, commandTimeoutMs: 500, leaseMs: 30_000 }));
     await new Promise<void>((resolve) => client.once('ready', () => resolve()));
     const batch = new TurnBatch(client);
     const slots = new RedisStore(client, { prefix, leaseMs: 30_000 }, batch);

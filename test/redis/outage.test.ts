@@ -334,7 +334,7 @@ describe('a replica that dies mid-request', () => {
     dying = await startGateway(configText({ ...store, redis_url: proxy.url }, acc));
     survivor = await startGateway(configText({ ...store, redis_url: redis.url }, acc));
     await Promise.all([waitMode(dying, 'redis', 5_000), waitMode(survivor, 'redis', 5_000)]);
-    const client = createRedisClient({ url: redis.url, clusterNodes: [], options: {}, prefix, commandTimeoutMs: 250, leaseMs: 1_000 });
+    const client = redis.adopt(createRedisClient({ url: redis.url, clusterNodes: [], options: {}, prefix, commandTimeoutMs: 250, leaseMs: 1_000 }));
     view = new RedisStore(client, { prefix, leaseMs: 1_000 });
   });
   after(async () => {

@@ -48,7 +48,7 @@ const FLAVOURS: Flavour[] = [
     onRedis: true,
     make: async () => {
       const prefix = `kw-redis-${randomUUID()}`;
-      const client = createRedisClient({ url: redis.url, clusterNodes: [], options: {}, prefix, commandTimeoutMs: 500, leaseMs: 30_000 });
+      const client = redis.adopt(createRedisClient({ url: redis.url, clusterNodes: [], options: {}, prefix, commandTimeoutMs: 500, leaseMs: 30_000 }));
       await ready(client);
       const batch = new TurnBatch(client);
       const slots = new RedisStore(client, { prefix, leaseMs: 30_000 }, batch);
