@@ -49,6 +49,10 @@ export class DeepTimes {
   private readonly fleet = new Map<string, number>();
   /** model -> callbacks waiting for its typical time to become known. */
   private readonly waiting = new Map<string, Set<() => void>>();
+  /** Told when this replica's own typical time of a model first becomes known (router/fleet-timings.ts shares it at once). */
+  onLearned: (() => void) | null = null;
+  /** Told when a wait for a model's typical time opens (router/fleet-timings.ts asks the fleet while it is open). */
+  onWanted: (() => void) | null = null;
 
   /** One served deep call of `model` took `ms`. */
   observe(model: string, ms: number): void {
@@ -58,7 +62,14 @@ export class DeepTimes {
       e.ms += (ms - e.ms) * ALPHA;
       e.n++;
     }
+    if ((e?.n ?? 1) === MIN_SAMPLES) this.onLearned?.();
     this.known(model);
+  }
+
+  /** Whether a wait for some model's typical time is open. */
+  get wanted(): boolean {
+    for (const set of this.waiting.values()) if (set.size > 0) return true;
+    return false;
   }
 
   /** The fleet's typical time for `model`, ms (another replica's, from the store): used while this replica's own is unknown. */
@@ -88,6 +99,7 @@ export class DeepTimes {
     let set = this.waiting.get(model);
     if (!set) this.waiting.set(model, (set = new Set()));
     set.add(f);
+    this.onWanted?.();
     return () => this.waiting.get(model)?.delete(f);
   }
 

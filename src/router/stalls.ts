@@ -39,6 +39,8 @@ export class StallDetector {
   private readonly recent = new Map<string, { ms: number[]; next: number; threshold: number | null; base: number }>();
   /** upstream -> the fleet's baseline first-event time, ms (another replica's). */
   private readonly fleet = new Map<string, number>();
+  /** Told when this replica's own baseline of an account first becomes known (router/fleet-timings.ts shares it at once). */
+  onLearned: (() => void) | null = null;
 
   /** A deep call's first event came `ms` after it was sent, without a stall. */
   observe(upstream: string, ms: number): void {
@@ -49,6 +51,7 @@ export class StallDetector {
     r.next = (r.next + 1) % WINDOW;
     r.base = r.ms.length >= SETTLED ? quantile(r.ms, 0.5) : Math.min(...r.ms);
     r.threshold = r.ms.length >= MIN_SAMPLES ? Math.max(FLOOR_MS, Math.ceil(FACTOR * r.base)) : null;
+    if (r.ms.length === MIN_SAMPLES) this.onLearned?.();
   }
 
   /** The fleet's baseline first-event time of `upstream`, ms: stands in while this replica has too few samples. */

@@ -11,11 +11,13 @@ import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import type { Redis } from 'ioredis';
 import { DeepTimes } from '../../src/router/deep.js';
-import { FleetTimings, SYNC_MS } from '../../src/router/fleet-timings.js';
+import { FleetTimings, POLL_MS, SYNC_MS } from '../../src/router/fleet-timings.js';
 import { StallDetector } from '../../src/router/stalls.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { RedisServer } from '../helpers/redis-server.js';
 import { storeOn } from '../helpers/shared-store.js';
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 let redis: RedisServer;
 before(async () => {
@@ -65,6 +67,36 @@ test('a replica that served nothing uses the typical deep time and stall thresho
     assert.equal(c.deep.typicalMs('deep'), 400, "the last writer's value (b's own)");
   } finally {
     base.disconnect();
+    await sa.close();
+    await sb.close();
+  }
+});
+
+test('a fleet starting cold: a replica shares what it first learns at once, and one with a call waiting for the typical time hears it within a poll', async () => {
+  const prefix = `fleet-${randomUUID()}`;
+  const [sa, sb] = [await storeOn(redis.url, prefix), await storeOn(redis.url, prefix)];
+  let reads = 0;
+  const counted = { readTimings: () => (reads++, sb.readTimings()), writeTimings: (t: Record<string, number>) => sb.writeTimings(t) };
+  try {
+    const a = replica(sa);
+    const b = replica(counted);
+    // Both synced as their first deep calls began: SYNC_MS alone would hold the next for 5 s.
+    a.fleet.maybeSync();
+    b.fleet.maybeSync();
+    await sleep(50);
+    const t0 = Date.now();
+    const heard = new Promise<number>((resolve) => b.deep.onKnown('deep', () => resolve(Date.now() - t0)));
+    for (let i = 0; i < 3; i++) a.stalls.observe('acct', 400);
+    for (let i = 0; i < 5; i++) a.deep.observe('deep', 1_100);
+    const ms = await Promise.race([heard, sleep(3_000).then(() => -1)]);
+    assert.ok(ms >= 0 && ms <= 3 * POLL_MS, `heard within a poll or two, not after SYNC_MS: ${ms} ms`);
+    assert.deepEqual(await sa.readTimings(), { 'deep:deep': 1_100, 'first:acct': 400 }, 'both written as each became known');
+    assert.equal(b.deep.typicalMs('deep'), 1_100);
+    assert.equal(b.stalls.thresholdMs('acct'), 1_200);
+    const before = reads;
+    await sleep(4 * POLL_MS);
+    assert.ok(reads - before <= 1, `no more polls once no call waits (${reads - before} reads)`);
+  } finally {
     await sa.close();
     await sb.close();
   }
