@@ -71,10 +71,4 @@ export class StallDetector {
     const fleet = this.fleet.get(upstream);
     return fleet === undefined ? null : Math.max(FLOOR_MS, Math.ceil(FACTOR * fleet));
   }
-
-  /** The account's median first-event time, ms (null: too few samples), for the admin view. */
-  baselineMs(upstream: string): number | null {
-    const r = this.recent.get(upstream);
-    return r && r.ms.length >= MIN_SAMPLES ? Math.round(quantile(r.ms, 0.5)) : null;
-  }
 }
