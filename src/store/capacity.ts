@@ -35,9 +35,14 @@
  *   refused calls, not dropped packets), so an account far larger than the starting guess is
  *   found in a few probes. A raise that a throttle at its new place follows
  *   doubles `probeMs` (up to PROBE_MAX_MS): a saturated account is probed ever more rarely,
- *   so a provider that stalls instead of refusing is rarely made to stall; a call that
- *   succeeds at a raised limit resets it to PROBE_BASE_MS, so a provider that grew its
- *   capacity is followed within seconds.
+ *   so a provider that stalls instead of refusing is rarely made to stall; each call that
+ *   succeeds at a raised limit halves it (not below PROBE_BASE_MS), so a provider that grew
+ *   its capacity, serving call after call at the raised place, is followed within seconds,
+ *   while one call that found the account a moment below its cap (counts lag the provider's
+ *   by a release in flight, more so across replicas) does not undo the backoff: measured
+ *   with `node scripts/bench-clustering.mjs --shapes stall --loads 32 --arms one,two`,
+ *   a reset to PROBE_BASE_MS let such lucky calls probe a saturated account every 5–10 s
+ *   (32 stalls on two replicas); halving, 20, and the waits grow as they should.
  *
  * The same law, with its own state, learns how many calls of every kind the account takes
  * (bounds: start and ceiling `max_concurrency`, min 1): only calls that are not deep feed it
@@ -158,7 +163,7 @@ export function applyFeedback(s: CapacityState, f: CapacityFeedback, b: Capacity
     return s;
   }
   if (f.inFlight < s.limit) return s;
-  if (s.raisedFrom > 0) s.probeMs = PROBE_BASE_MS; // a call at the raised limit was served
+  if (s.raisedFrom > 0) s.probeMs = Math.max(PROBE_BASE_MS, s.probeMs / 2); // a call at the raised limit was served
   if (s.limit < b.ceiling && now - s.changedAt >= s.probeMs) {
     s.raisedFrom = s.limit;
     s.limit = s.slowStart ? Math.min(b.ceiling, s.limit + Math.max(1, Math.floor(s.limit / 2))) : s.limit + 1;

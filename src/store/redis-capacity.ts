@@ -59,7 +59,7 @@ local function cap_feedback(key, start, mn, ceiling, signal, inflight, now, live
     if s.changedAt == 0 then
       s.changedAt = now
     elseif inflight >= s.limit then
-      if s.raised > 0 then s.probeMs = ${PROBE_BASE_MS} end
+      if s.raised > 0 then s.probeMs = math.max(${PROBE_BASE_MS}, s.probeMs / 2) end
       if s.limit < ceiling and now - s.changedAt >= s.probeMs then
         s.raised = s.limit
         if s.slowStart == 1 then s.limit = math.min(ceiling, s.limit + math.max(1, math.floor(s.limit / 2))) else s.limit = s.limit + 1 end

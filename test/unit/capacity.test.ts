@@ -1,8 +1,8 @@
 /**
  * The learned-capacity law (store/capacity.ts) on a fake clock: no raise before the first
  * calm, slow start (growth by half) until the first throttle, cuts to what a throttled call saw, one additive raise per probe wait, the probe
- * wait doubling after a raise that was throttled (up to its maximum) and back to its base
- * once a call is served at a raised limit, bounds always held.
+ * wait doubling after a raise that was throttled (up to its maximum) and halving (down to its
+ * base) with each call served at a raised limit, bounds always held.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -93,6 +93,29 @@ describe('learned capacity', () => {
     assert.deepEqual(
       waits,
       [4_000, 8_000, 16_000, 16_000, 16_000, 16_000, 16_000, 16_000].map((w) => Math.min(w, PROBE_MAX_MS)),
+    );
+  });
+
+  test('a call served at a raised limit halves the probe wait, not below its base: one lucky call does not undo the backoff', () => {
+    const s = initialCapacity(B);
+    applyFeedback(s, { signal: 'throttled', inFlight: 5 }, B, T0);
+    for (let i = 0; i < 3; i++) {
+      const now = s.changedAt + s.probeMs;
+      applyFeedback(s, { signal: 'ok', inFlight: s.limit }, B, now); // a raise
+      applyFeedback(s, { signal: 'throttled', inFlight: 5 }, B, now + 10); // throttled at its new place
+    }
+    assert.equal(s.probeMs, 16_000, 'three raises throttled: 2 s doubled three times');
+    const now = s.changedAt + s.probeMs;
+    applyFeedback(s, { signal: 'ok', inFlight: 4 }, B, now);
+    assert.equal(s.limit, 5, 'raised again');
+    const waits: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      applyFeedback(s, { signal: 'ok', inFlight: 5 }, B, now + 100 + i);
+      waits.push(s.probeMs);
+    }
+    assert.deepEqual(
+      waits,
+      [8_000, 4_000, 2_000, 2_000, 2_000].map((w) => Math.max(w, PROBE_BASE_MS)),
     );
   });
 
