@@ -19,7 +19,8 @@
 //     200 sequential JSON and 200 streaming requests go through; top-level commands only.
 //  3. idle, then open loop (~6-8 min): all targets idle --idle-s, then each in turn at 60 % of the
 //     current build's memory-mode req/s (nonstream, 16 clients), --open-rounds of --open-round-s.
-//  4. streams memory (~1 min per arm): per Switchyard arm (memory, Redis, compare memory), RSS idle, while
+//  4. streams memory (~1 min per arm): per Switchyard arm (memory, Redis, compare memory; with
+//     --only streams compare Redis too), RSS idle, while
 //     --streams streams are open at once (two batches), and for --after-s s after.
 //  5. workers (~1 min): one worker vs --workers N, both on Redis, nonstream 16 and 64 clients,
 //     gateway processes on CPUs 0-1; only when the build accepts server.workers.
@@ -36,6 +37,9 @@
 // --streams 1000 (0 = skip), --after-s 60
 // --workers 2 (0 = skip)
 // --rounds N, --concurrency 1,16,64, --mode stream|nonstream|both, --delays 0,5   (closed loop)
+// --only streams    phase 4 alone (streams memory; no nginx or node-floor started): a few
+//                   minutes instead of ~20, for work on memory. Each arm starts fresh, so its
+//                   idle RSS is lower than after the closed and open loops of a full run.
 // --out FILE        the combined JSON report (default .bench/overhead.json; nothing tracked is
 //                   written unless FILE is under docs/)
 import { execFileSync } from 'node:child_process';
@@ -80,20 +84,26 @@ const { values: o } = parseArgs({
     rounds: { type: 'string', default: '3' },
     mode: { type: 'string', default: 'both' },
     delays: { type: 'string', default: '0,5' },
+    only: { type: 'string' },
   },
 });
+if (o.only !== undefined && o.only !== 'streams') {
+  console.error(`bench:overhead: --only ${o.only}: only "streams" is supported`);
+  process.exit(2);
+}
+const onlyStreams = o.only === 'streams';
 const num = (v, full, quick) => Number(v ?? (o.quick ? quick : full));
 const opt = {
   redis: !o['no-redis'],
-  nginx: !o['no-nginx'],
-  nodeFloor: !o['no-node-floor'],
-  openLoop: !o['no-open-loop'],
+  nginx: !o['no-nginx'] && !onlyStreams,
+  nodeFloor: !o['no-node-floor'] && !onlyStreams,
+  openLoop: !o['no-open-loop'] && !onlyStreams,
   idleS: num(o['idle-s'], 90, 5),
   openRounds: num(o['open-rounds'], 6, 2),
   openRoundS: num(o['open-round-s'], 10, 3),
   streams: num(o.streams, 1000, 200),
   afterS: num(o['after-s'], 60, 5),
-  workers: Number(o.workers),
+  workers: onlyStreams ? 0 : Number(o.workers),
   commands: o.quick ? 20 : 200,
 };
 const log = (s) => process.stderr.write(`bench:overhead: ${s}\n`);
@@ -156,15 +166,17 @@ if (o.aa) {
   report.aa = runHarness(harness, [...targetFlags([direct, { ...direct, name: 'direct-again' }]), ...closedArgs], aaOut);
   tables.push(aaOut);
 }
-log(`closed loop: ${allArms.map((a) => a.name).join(', ')}`);
-const closedOut = join(work, 'closed-loop.json');
-report.closed_loop = runHarness(harness, [...targetFlags(allArms), ...closedArgs], closedOut);
-tables.push(closedOut);
+if (!onlyStreams) {
+  log(`closed loop: ${allArms.map((a) => a.name).join(', ')}`);
+  const closedOut = join(work, 'closed-loop.json');
+  report.closed_loop = runHarness(harness, [...targetFlags(allArms), ...closedArgs], closedOut);
+  tables.push(closedOut);
+}
 if (sink) report.tracing_sink = await sinkCounters(sink.url);
 
 // 2. Redis commands per request.
 report.commands_per_request = {};
-for (const arm of present(swRedis, cmpRedis)) {
+for (const arm of onlyStreams ? [] : present(swRedis, cmpRedis)) {
   log(`commands per request: ${arm.name}, ${opt.commands} JSON + ${opt.commands} streaming requests`);
   report.commands_per_request[arm.name] = await commandsPerRequest(arm, `gpt-mock-chunks${CHUNKS}-delay0-ttft0-latency0`, opt.commands);
 }
@@ -187,7 +199,8 @@ if (opt.openLoop) {
 // 4. Streams memory.
 if (opt.streams > 0) {
   report.streams_memory = {};
-  for (const arm of present(sw, swRedis, cmp)) {
+  // --only streams also measures the earlier build's Redis arm (cheap then: no other phase).
+  for (const arm of present(sw, swRedis, cmp, onlyStreams && cmpRedis)) {
     log(`streams memory: ${arm.name}, ${opt.streams} streams x 2 batches, then ${opt.afterS} s`);
     report.streams_memory[arm.name] = await streamsMemory(harness, work, arm, { streams: opt.streams, afterS: opt.afterS, mockUrl });
   }
@@ -210,5 +223,5 @@ if (report.tracing_sink) {
   const s = report.tracing_sink;
   process.stdout.write(`tracing sink: ${s.exports} OTLP exports, ${s.spans} spans, ${(s.bytes / 1e6).toFixed(1)} MB\n`);
 }
-const table = execFileSync(process.execPath, [join(harness, 'report.mjs'), ...tables], { encoding: 'utf8' });
+const table = tables.length ? execFileSync(process.execPath, [join(harness, 'report.mjs'), ...tables], { encoding: 'utf8' }) : '';
 process.stdout.write(`${report.pinning}\n\n${table}\n${render(report)}\nreport: ${outPath}\n`);
