@@ -281,7 +281,13 @@ describe('cache affinity (default strategy)', () => {
           headers: { 'content-type': 'application/json', authorization: `Bearer ${CLIENT_KEY}`, 'x-session-id': 'breaking' },
           body: JSON.stringify({ model: 'gpt-test', stream: true, ...LONG }),
         });
-        return { upstream: res.headers.get('x-switchyard-upstream'), cache: res.headers.get('x-switchyard-cache'), text: await res.text() };
+        const text = await res.text();
+        // The turn settles before the next is sent: its upstream body ended and the gateway
+        // gave its slot back (a delivered stream's slot, and the pin riding on it, goes back
+        // when the upstream ends its body, which may come after the client's end).
+        while (c.ids.some((id) => c.fakes[id]!.inFlight > 0)) await sleep(5);
+        await sleep(20);
+        return { upstream: res.headers.get('x-switchyard-upstream'), cache: res.headers.get('x-switchyard-cache'), text };
       };
       const first = await stream();
       const home = first.upstream!;
