@@ -9,6 +9,7 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { Redis, type Cluster } from 'ioredis';
+import { createRedisClient } from '../../src/store/redis.js';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -125,8 +126,21 @@ export class RedisServer {
     return this.adopt(new Redis({ host: '127.0.0.1', port: this.port, ...(this.password ? { password: this.password } : {}), maxRetriesPerRequest: 1 }));
   }
 
-  /** Takes a client made elsewhere (`createRedisClient`) under `client()`'s rules. */
-  adopt<C extends Redis | Cluster>(c: C): C {
+  /**
+   * The gateway's own store client (store/redis.ts createRedisClient: no offline queue,
+   * `commandTimeoutMs` per command) on this server, under `client()`'s rules, once it is ready.
+   * @throws when it is not ready within 3 s.
+   */
+  async storeClient(prefix: string, commandTimeoutMs: number, leaseMs: number): Promise<Redis | Cluster> {
+    const c = this.adopt(createRedisClient({ url: this.url, clusterNodes: [], options: {}, prefix, commandTimeoutMs, leaseMs }));
+    await new Promise<void>((resolve, reject) => {
+      const late = setTimeout(() => reject(new Error('ioredis client not ready within 3 s')), 3_000);
+      c.once('ready', () => (clearTimeout(late), resolve()));
+    });
+    return c;
+  }
+
+  private adopt<C extends Redis | Cluster>(c: C): C {
     c.on('error', () => {});
     c.once('end', () => this.clients.delete(c));
     this.clients.add(c);

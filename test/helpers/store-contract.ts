@@ -12,7 +12,7 @@ import { after, before, describe } from 'node:test';
 import type { Redis } from 'ioredis';
 import { StateStore } from '../../src/store/index.js';
 import { MemoryStore } from '../../src/store/memory.js';
-import { RedisStore, createRedisClient } from '../../src/store/redis.js';
+import { RedisStore } from '../../src/store/redis.js';
 import type { CapacityBounds, CapacityFeedback } from '../../src/store/capacity.js';
 import type { AdmitResult, Candidate, Lease, SlotRequest, SlotResult, TargetRef, TargetView } from '../../src/store/types.js';
 import { RedisServer } from './redis-server.js';
@@ -63,11 +63,7 @@ const FLAVOURS: Flavour[] = [
     name: 'RedisStore',
     make: async (leaseMs) => {
       const prefix = `contract-redis-${randomUUID()}`;
-      const client = redis.adopt(createRedisClient({ url: redis.url, clusterNodes: [], options: {}, prefix, commandTimeoutMs: 250, leaseMs }));
-      await new Promise<void>((resolve, reject) => {
-        client.once('ready', () => resolve());
-        setTimeout(() => reject(new Error('ioredis client not ready within 3 s')), 3_000);
-      });
+      const client = await redis.storeClient(prefix, 250, leaseMs);
       return new RedisStore(client, { prefix, leaseMs });
     },
   },

@@ -15,7 +15,7 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { hashKey } from '../../src/auth/keys.js';
-import { RedisStore, createRedisClient } from '../../src/store/redis.js';
+import { RedisStore } from '../../src/store/redis.js';
 import { CLIENT_KEY, postChat, startGateway, UPSTREAM_KEY, type TestGateway } from '../helpers/gateway.js';
 import { metricValue } from '../helpers/metrics-text.js';
 import { freePort, RedisServer } from '../helpers/redis-server.js';
@@ -212,11 +212,7 @@ describe('a replica killed with SIGKILL mid-burst frees its places within the le
       if (ready.includes('"mode":"redis"')) break;
       await sleep(100);
     }
-    const client = redis.adopt(createRedisClient({ url: redis.url, clusterNodes: [], options: {}, prefix, commandTimeoutMs: 500, leaseMs: 3_000 }));
-    await new Promise<void>((resolve, reject) => {
-      client.once('ready', () => resolve());
-      setTimeout(() => reject(new Error('ioredis client not ready within 3 s')), 3_000);
-    });
+    const client = await redis.storeClient(prefix, 500, 3_000);
     const view = new RedisStore(client, { prefix, leaseMs: 3_000 });
     const deep = async () =>
       (

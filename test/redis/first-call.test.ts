@@ -13,7 +13,7 @@ import type { Redis } from 'ioredis';
 import { TurnBatch } from '../../src/store/batch.js';
 import { StateStore } from '../../src/store/index.js';
 import { RedisFirst } from '../../src/store/redis-first.js';
-import { RedisStore, createRedisClient } from '../../src/store/redis.js';
+import { RedisStore } from '../../src/store/redis.js';
 import { RedisKeyWindows } from '../../src/store/redis-windows.js';
 import { SpendCounters } from '../../src/store/spend.js';
 import type { Candidate, FirstCall, FirstGate, KeyAdmission } from '../../src/store/types.js';
@@ -142,8 +142,7 @@ describe('RedisFirst: a call that runs past its deadline', () => {
   test('takes nothing (its caller, which gave up on it, counts the request elsewhere): no key point, no slot', async () => {
     const prefix = `late-${randomUUID()}`;
     const p = `{${prefix}}`;
-    const client = redis.adopt(createRedisClient({ url: redis.url, clusterNodes: [], options: {}, prefix, commandTimeoutMs: 500, leaseMs: 30_000 }));
-    await new Promise<void>((resolve) => client.once('ready', () => resolve()));
+    const client = await redis.storeClient(prefix, 500, 30_000);
     const batch = new TurnBatch(client);
     const slots = new RedisStore(client, { prefix, leaseMs: 30_000 }, batch);
     const counters = new SpendCounters((viaRedis) => viaRedis(), { online: () => true, failed: () => {} }, client, p, batch);

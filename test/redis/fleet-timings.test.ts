@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { DeepTimes } from '../../src/router/deep.js';
 import { FleetTimings, POLL_MS, SYNC_MS } from '../../src/router/fleet-timings.js';
@@ -16,8 +17,6 @@ import { StallDetector } from '../../src/router/stalls.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { RedisServer } from '../helpers/redis-server.js';
 import { storeOn } from '../helpers/shared-store.js';
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 let redis: RedisServer;
 before(async () => {

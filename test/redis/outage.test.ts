@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { Redis } from 'ioredis';
-import { RedisStore, createRedisClient } from '../../src/store/redis.js';
+import { RedisStore } from '../../src/store/redis.js';
 import { Account } from '../helpers/accounts.js';
 import { startGateway, waitFor, type TestGateway } from '../helpers/gateway.js';
 import { metricSum } from '../helpers/metrics-text.js';
@@ -334,7 +334,7 @@ describe('a replica that dies mid-request', () => {
     dying = await startGateway(configText({ ...store, redis_url: proxy.url }, acc));
     survivor = await startGateway(configText({ ...store, redis_url: redis.url }, acc));
     await Promise.all([waitMode(dying, 'redis', 5_000), waitMode(survivor, 'redis', 5_000)]);
-    const client = redis.adopt(createRedisClient({ url: redis.url, clusterNodes: [], options: {}, prefix, commandTimeoutMs: 250, leaseMs: 1_000 }));
+    const client = await redis.storeClient(prefix, 250, 1_000);
     view = new RedisStore(client, { prefix, leaseMs: 1_000 });
   });
   after(async () => {

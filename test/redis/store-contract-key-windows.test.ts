@@ -13,7 +13,7 @@ import type { Redis } from 'ioredis';
 import { TurnBatch } from '../../src/store/batch.js';
 import { StateStore } from '../../src/store/index.js';
 import { MemoryStore } from '../../src/store/memory.js';
-import { RedisStore, createRedisClient } from '../../src/store/redis.js';
+import { RedisStore } from '../../src/store/redis.js';
 import { RedisKeyWindows } from '../../src/store/redis-windows.js';
 import { SpendCounters } from '../../src/store/spend.js';
 import type { KeyAdmission, KeyWindow, KeyWindows } from '../../src/store/types.js';
@@ -34,13 +34,6 @@ let reader: Redis;
 const closers: (() => Promise<void>)[] = [];
 const silentLog = { info: () => {}, warn: () => {} };
 
-async function ready(client: ReturnType<typeof createRedisClient>): Promise<void> {
-  await new Promise<void>((resolve, reject) => {
-    client.once('ready', () => resolve());
-    setTimeout(() => reject(new Error('ioredis client not ready within 3 s')), 3_000);
-  });
-}
-
 const FLAVOURS: Flavour[] = [
   { name: 'MemoryStore', onRedis: false, make: async () => ({ store: new MemoryStore(30_000), prefix: null, close: async () => {} }) },
   {
@@ -48,8 +41,7 @@ const FLAVOURS: Flavour[] = [
     onRedis: true,
     make: async () => {
       const prefix = `kw-redis-${randomUUID()}`;
-      const client = redis.adopt(createRedisClient({ url: redis.url, clusterNodes: [], options: {}, prefix, commandTimeoutMs: 500, leaseMs: 30_000 }));
-      await ready(client);
+      const client = await redis.storeClient(prefix, 500, 30_000);
       const batch = new TurnBatch(client);
       const slots = new RedisStore(client, { prefix, leaseMs: 30_000 }, batch);
       const counters = new SpendCounters((viaRedis) => viaRedis(), { online: () => true, failed: () => {} }, client, `{${prefix}}`, batch);
