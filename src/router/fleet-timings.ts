@@ -31,7 +31,7 @@ import type { StallDetector } from './stalls.js';
 export const SYNC_MS = 5_000;
 /** How often the fleet is read while a call waits for a typical time, ms. */
 export const POLL_MS = 250;
-/** A timing outside (0, MAX_MS] is not taken from the store (a hostile or broken value). */
+/** A timing outside [1, MAX_MS] ms is not taken from the store (a hostile or broken value: no call is answered within a millisecond). */
 const MAX_MS = 30 * 60_000;
 const DEEP = 'deep:';
 const FIRST = 'first:';
@@ -98,7 +98,7 @@ export class FleetTimings {
     await this.store.writeTimings(mine);
     const fleet = await this.store.readTimings();
     for (const [name, ms] of Object.entries(fleet)) {
-      if (!(ms > 0 && ms <= MAX_MS)) continue;
+      if (!(ms >= 1 && ms <= MAX_MS)) continue;
       if (name.startsWith(DEEP)) this.deep.seed(name.slice(DEEP.length), ms);
       else if (name.startsWith(FIRST)) this.stalls.seed(name.slice(FIRST.length), ms);
     }

@@ -140,12 +140,12 @@ export class StateStore implements RouterSlots, SpendStore, ResponseJournal {
     return this.link.ready(ms);
   }
 
-  private async attempt<T>(viaRedis: (r: SharedStore) => Promise<T>, viaLocal: () => Promise<T>): Promise<T> {
+  private async attempt<T>(viaRedis: (r: SharedStore) => Promise<T>, viaLocal: () => Promise<T>, degrades = true): Promise<T> {
     if (this.mode === 'redis' && this.redis) {
       try {
         return await viaRedis(this.redis);
       } catch (err) {
-        this.degrade(err as NodeJS.ErrnoException);
+        if (degrades) this.degrade(err as NodeJS.ErrnoException);
       }
     }
     return viaLocal();
@@ -264,18 +264,23 @@ export class StateStore implements RouterSlots, SpendStore, ResponseJournal {
     return this.either((s) => s.putJournal(id, value, ttlMs));
   }
 
-  /** The fleet's learned timings (SharedStore.readTimings): Redis, else this replica's own. */
+  /**
+   * The fleet's learned timings (SharedStore.readTimings): Redis, else this replica's own.
+   * Best effort: a failed call (a slow read, the key written as another type by something
+   * else) goes to the local store and leaves the store on Redis: the timings are no sign
+   * that Redis is down, and the limits and places must not go local for them.
+   */
   readTimings(): Promise<Record<string, number>> {
-    return this.either((s) => s.readTimings());
+    return this.either((s) => s.readTimings(), false);
   }
 
   writeTimings(timings: Readonly<Record<string, number>>): Promise<void> {
-    return this.either((s) => s.writeTimings(timings));
+    return this.either((s) => s.writeTimings(timings), false);
   }
 
-  /** `call` on Redis while it answers, else on the local store. */
-  private either<T>(call: (s: SharedStore) => Promise<T>): Promise<T> {
-    return this.attempt(call, () => call(this.local));
+  /** `call` on Redis while it answers, else on the local store; a failure on Redis takes the store off it unless `degrades` is false. */
+  private either<T>(call: (s: SharedStore) => Promise<T>, degrades = true): Promise<T> {
+    return this.attempt(call, () => call(this.local), degrades);
   }
 
   async close(): Promise<void> {

@@ -59,10 +59,10 @@ test('a replica that served nothing uses the typical deep time and stall thresho
     assert.equal(b.stalls.thresholdMs('acct'), 1_000, 'its own: 3 × 100 ms, at least the 1 s floor');
     await b.fleet.sync();
     // Hostile or broken values in the hash are not taken.
-    await base.hset(`{${prefix}}:timings:fleet`, 'deep:other', 'NaN', 'first:x', '-5', 'deep:huge', String(1e12), 'nonsense', '7');
+    await base.hset(`{${prefix}}:timings:fleet`, 'deep:other', 'NaN', 'first:x', '-5', 'deep:huge', String(1e12), 'deep:tiny', '0.4', 'nonsense', '7');
     const c = replica(sb);
     await c.fleet.sync();
-    assert.deepEqual([c.deep.typicalMs('other'), c.stalls.thresholdMs('x'), c.deep.typicalMs('huge')], [null, null, null]);
+    assert.deepEqual([c.deep.typicalMs('other'), c.stalls.thresholdMs('x'), c.deep.typicalMs('huge'), c.deep.typicalMs('tiny')], [null, null, null, null]);
     assert.equal(c.deep.typicalMs('deep'), 400, "the last writer's value (b's own)");
   } finally {
     base.disconnect();
@@ -98,6 +98,25 @@ test('a fleet starting cold: a replica shares what it first learns at once, and 
   } finally {
     await sa.close();
     await sb.close();
+  }
+});
+
+test('the timings key written as another type by something else: the sync fails alone, the store stays on Redis', async () => {
+  const prefix = `fleet-${randomUUID()}`;
+  const store = await storeOn(redis.url, prefix);
+  const base: Redis = redis.client();
+  try {
+    await base.set(`{${prefix}}:timings:fleet`, 'not a hash');
+    const a = replica(store);
+    for (let i = 0; i < 5; i++) a.deep.observe('deep', 900);
+    await a.fleet.sync();
+    assert.equal(store.mode, 'redis', 'a WRONGTYPE reply on the timings is no outage: limits and places stay shared');
+    assert.deepEqual(await store.readTimings(), {}, 'read on Redis again, it fails again and answers from the local store');
+    assert.equal(store.mode, 'redis');
+    assert.equal(await base.get(`{${prefix}}:timings:fleet`), 'not a hash', 'nothing of ours overwrote it');
+  } finally {
+    base.disconnect();
+    await store.close();
   }
 });
 
