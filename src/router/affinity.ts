@@ -24,7 +24,7 @@
 import type { RoutingConfig } from '../config/schema.js';
 import type { Target } from '../config/types.js';
 import type { TargetView } from '../store/types.js';
-import { candidate, type Taken } from './attempt.js';
+import { waiterCandidate, type Taken } from './attempt.js';
 import { QueueFullError } from './concurrency.js';
 import type { RouteOptions, RouterState } from './state.js';
 
@@ -98,7 +98,7 @@ export async function waitForWarm(
   const ms = Math.min(leftMs, warmWaitMs(cfg, view, state.queue.queued(warm.upstream.id), state.holds.estimate(warm.upstream.id), opts.promptBytes));
   if (ms <= 0) return null;
   try {
-    const got = await state.queue.wait(candidate(warm, deep, true), signal, ms);
+    const got = await state.queue.wait(waiterCandidate(warm, deep), signal, ms);
     return { target: warm, lease: got.lease, queuedMs: got.waitedMs };
   } catch (err) {
     if (err instanceof QueueFullError) return null;

@@ -115,7 +115,7 @@ export function makeAttempt(
       const bounds = attempt.deep ? target.upstream.bounds : target.upstream.callBounds;
       const give = (): Promise<void> => {
         if (pin) void state.store.setPin(pin.session, target.key, pin.ttlMs);
-        return state.store.release(lease, feedback, bounds).then(() => state.queue.notify(target.upstream.id));
+        return state.store.release(lease, feedback, bounds, lingerMs).then(() => state.queue.notify(target.upstream.id));
       };
       if (lingerMs === 0) return give();
       setTimeout(() => void give(), lingerMs);
@@ -139,10 +139,17 @@ export function slotRequest(t: Target, deep: boolean): SlotRequest {
 
 /**
  * The store's admission candidate for `t` (`coolingOk`: its cooldown does not refuse it;
- * `spread`: its weight when the admission spreads: store/types.ts Candidate).
+ * `spread`: its weight when the admission spreads; `only`: the deep places it may take:
+ * store/types.ts Candidate).
  */
-export function candidate(t: Target, deep: boolean, coolingOk: boolean, spread?: number): Candidate {
-  return spread === undefined ? { ...slotRequest(t, deep), key: t.key, coolingOk } : { ...slotRequest(t, deep), key: t.key, coolingOk, spread };
+export function candidate(t: Target, deep: boolean, coolingOk: boolean, spread?: number, only?: Candidate['only']): Candidate {
+  const c: Candidate = spread === undefined ? { ...slotRequest(t, deep), key: t.key, coolingOk } : { ...slotRequest(t, deep), key: t.key, coolingOk, spread };
+  return only === undefined ? c : { ...c, only };
+}
+
+/** A waiter's candidate for `t`: a request that already waited is never a deep probe (store/types.ts Candidate `only`). */
+export function waiterCandidate(t: Target, deep: boolean): Candidate {
+  return candidate(t, deep, true, undefined, deep ? 'trusted' : undefined);
 }
 
 /** The store's view reference of `t` (router/run.ts, the admin API). */

@@ -17,7 +17,7 @@ import type { SpentAccounts } from '../limits/index.js';
 import type { FirstCall, FirstResult } from '../store/types.js';
 import { targetRef, type Taken } from './attempt.js';
 import type { RouteOptions, RouterState } from './state.js';
-import { admissible, candidatesFor, orderPool } from './take.js';
+import { admissible, candidatesFor, orderPool, withProbes } from './take.js';
 import type { Views } from './views.js';
 
 /** What the first pass found: the slot taken (or null), the session's pin, the spent accounts, the views it read (null: none). */
@@ -54,6 +54,7 @@ export async function firstPass(
   const remaining = model.targets.filter((t) => !spent?.has(t.upstream.id));
   const cached = remaining.length > 0 ? state.store.cachedView(remaining.map(targetRef), Number.POSITIVE_INFINITY) : null;
   let ordered: Target[] = [];
+  let probes: Target[] = [];
   let extra: Target[] = [];
   if (cached) {
     const views = new Map(remaining.map((t, i) => [t, cached[i]!]));
@@ -62,25 +63,24 @@ export async function firstPass(
     if (pool.length > 0) {
       const got = orderPool(state, { strategy: opts.strategy, pinned: opts.pinned, affinity }, pool, views, deep);
       ordered = got.ordered;
-      extra = [...got.waiting, ...remaining.filter((t) => !pool.includes(t))];
+      // A deep call may still be the probe of an account whose trusted places are this replica's waiters' (take.ts withProbes).
+      if (deep) probes = got.waiting;
+      extra = [...(deep ? [] : got.waiting), ...remaining.filter((t) => !pool.includes(t))];
     }
   }
+  const tried = probes.length === 0 ? ordered : [...ordered, ...probes];
+  const coolingOk = (t: Target): boolean => cached![remaining.indexOf(t)]!.coolingUntil > 0;
   const readPin = opts.pinned === undefined && opts.session !== undefined && (opts.strategy === 'sticky' || affinity);
   const call: FirstCall = {
     gate: opts.gate?.request ?? null,
     pin: readPin ? { session: opts.session!, mode: opts.strategy === 'sticky' ? 'sticky' : 'affinity' } : null,
-    candidates: candidatesFor(
-      { strategy: opts.strategy, pinned: opts.pinned, affinity },
-      ordered,
-      deep,
-      (t) => cached![remaining.indexOf(t)]!.coolingUntil > 0,
-    ),
-    extra: ordered.length > 0 ? extra.map(targetRef) : [],
+    candidates: withProbes(candidatesFor({ strategy: opts.strategy, pinned: opts.pinned, affinity }, ordered, deep, coolingOk), probes, coolingOk),
+    extra: tried.length > 0 ? extra.map(targetRef) : [],
   };
   // Never read: the views are read in the same turn as the call (one command on Redis), for the route.
   const reading = cached || remaining.length === 0 ? null : state.store.view(remaining.map(targetRef));
   const empty = { spent: [], key: null };
-  const got = call.gate || call.pin || ordered.length > 0 ? await state.store.first(call) : { gate: empty, pin: undefined, admit: null, redo: true };
+  const got = call.gate || call.pin || tried.length > 0 ? await state.store.first(call) : { gate: empty, pin: undefined, admit: null, redo: true };
   const fresh = reading ? await reading : null;
   const found = accepted(state, opts, got);
   // Counted as the route's own pass over them counts them (limits/budgets.ts).
@@ -88,9 +88,9 @@ export async function firstPass(
   const pinned = opts.pinned ?? got.pin;
   const admit = got.admit;
   if (fresh) return { taken: null, pinned, spent: found, views: new Map(remaining.map((t, i) => [t, fresh[i]!])) };
-  if (!admit || ordered.length === 0) return { taken: null, pinned, spent: found, views: null };
-  const read = [...ordered, ...extra];
+  if (!admit || tried.length === 0) return { taken: null, pinned, spent: found, views: null };
+  const read = [...tried, ...extra];
   const views = new Map(read.map((t, i) => [t, admit.views[i]!]));
-  const taken = admit.taken ? { target: ordered[admit.taken.index]!, lease: admit.taken.lease, queuedMs: 0 } : null;
+  const taken = admit.taken ? { target: tried[admit.taken.index]!, lease: admit.taken.lease, queuedMs: 0 } : null;
   return { taken, pinned, spent: found, views };
 }

@@ -8,7 +8,7 @@ import type { Strategy } from '../config/schema.js';
 import type { Target } from '../config/types.js';
 import type { Candidate, TargetView } from '../store/types.js';
 import { warmFirst } from './affinity.js';
-import { candidate, targetRef, type Taken } from './attempt.js';
+import { candidate, targetRef, waiterCandidate, type Taken } from './attempt.js';
 import { QueueFullError } from './concurrency.js';
 import type { HealthBoard } from './health.js';
 import type { RouterState } from './state.js';
@@ -45,18 +45,31 @@ export async function takeSlot(
   front = false,
 ): Promise<Taken | 'hot' | QueueFullError | Recheck> {
   const { ordered, waiting, best } = orderPool(state, route, pool, views, deep);
-  if (ordered.length === 0) return deep ? 'hot' : queued(state, best, deep, signal, front);
+  // A deep call may still be the probe of an account whose trusted places are the waiters'.
+  const probes = deep ? waiting : [];
+  if (ordered.length === 0 && probes.length === 0) return deep ? 'hot' : queued(state, best, deep, signal, front);
   // The views of the places left to waiters are read too, for a recheck.
-  const extra = [...waiting, ...look.extra];
-  const tries = candidatesFor(route, ordered, deep, (t) => look.fresh || views.get(t)!.coolingUntil > 0);
-  const got = await state.store.admit(tries, extra.map(targetRef));
-  if (got.taken) return { target: ordered[got.taken.index]!, lease: got.taken.lease, queuedMs: 0 };
+  const extra = deep ? look.extra : [...waiting, ...look.extra];
+  const tried = probes.length === 0 ? ordered : [...ordered, ...probes];
+  const coolingOk = (t: Target): boolean => look.fresh || views.get(t)!.coolingUntil > 0;
+  const got = await state.store.admit(withProbes(candidatesFor(route, ordered, deep, coolingOk), probes, coolingOk), extra.map(targetRef));
+  if (got.taken) return { target: tried[got.taken.index]!, lease: got.taken.lease, queuedMs: 0 };
   if (!look.fresh) {
-    const read = [...ordered, ...extra];
+    const read = [...tried, ...extra];
     return { recheck: new Map(read.map((t, i) => [t, got.views[i]!])) };
   }
-  if (deep && got.refused.every((r) => r === 'hot')) return 'hot';
+  if (deep && got.refused.every((r, i) => r === 'hot' || i >= ordered.length)) return 'hot';
   return queued(state, ordered[0]!, deep, signal, front);
+}
+
+/**
+ * `tries` and, after them, a deep probe-only candidate (store/types.ts Candidate `only`) for
+ * each of `probes`: the accounts this replica's waiters are in line for, whose probe of a
+ * raised limit a new request carries rather than a waiter (orderPool's `waiting`).
+ */
+export function withProbes(tries: Candidate[], probes: readonly Target[], coolingOk: (t: Target) => boolean): Candidate[] {
+  for (const t of probes) tries.push(candidate(t, true, coolingOk(t), undefined, 'probe'));
+  return tries;
 }
 
 /**
@@ -110,7 +123,7 @@ export function orderPool(
 /** Waits in `best`'s line for a slot (the bounded queue); its QueueFullError when full or timed out. */
 async function queued(state: RouterState, best: Target, deep: boolean, signal: AbortSignal, front: boolean): Promise<Taken | QueueFullError> {
   try {
-    const waited = await state.queue.wait(candidate(best, deep, true), signal, undefined, front);
+    const waited = await state.queue.wait(waiterCandidate(best, deep), signal, undefined, front);
     return { target: best, lease: waited.lease, queuedMs: waited.waitedMs };
   } catch (err) {
     if (err instanceof QueueFullError) return err;
@@ -167,7 +180,7 @@ export async function waitForPlace(
   try {
     const got = await state.queue.waitAny(
       line,
-      hot.map((t) => candidate(t, deep, true)),
+      hot.map((t) => waiterCandidate(t, deep)),
       signal,
       ms,
       front,

@@ -114,6 +114,7 @@ export function initialCapacity(b: CapacityBounds): CapacityState {
     servedMs: 0,
     trusted: 0,
     probe: '',
+    lucky: '',
     probeAt: 0,
   };
 }

@@ -211,8 +211,8 @@ export class StateStore implements RouterSlots, SpendStore, ResponseJournal {
    * Returns a slot to the store that issued it, with its capacity feedback; a Redis release
    * that fails is re-sent (without the feedback) on reconnect (store/leases.ts).
    */
-  release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds): Promise<void> {
-    return this.leases.release(lease, feedback, bounds);
+  release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds, endedMs = 0): Promise<void> {
+    return this.leases.release(lease, feedback, bounds, endedMs);
   }
 
   /** A probe answered on time (see SharedStore.answered), in the store that issued its lease. */

@@ -43,14 +43,14 @@ export class Leases {
    * Returns a slot to the store that issued it, with its capacity feedback; a Redis release
    * that fails is re-sent (without the feedback) on reconnect.
    */
-  async release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds): Promise<void> {
+  async release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds, endedMs = 0): Promise<void> {
     this.heartbeat.delete(lease);
-    if (lease.from === 'memory') return this.local.release(lease, feedback, bounds);
+    if (lease.from === 'memory') return this.local.release(lease, feedback, bounds, endedMs);
     this.views.released(lease.upstream, lease.deep);
     const redis = this.link.online();
     if (redis) {
       try {
-        return await redis.release(lease, feedback, bounds);
+        return await redis.release(lease, feedback, bounds, endedMs);
       } catch (err) {
         this.link.failed(err as NodeJS.ErrnoException);
       }

@@ -127,7 +127,7 @@ export class MemoryStore implements SharedStore, KeyWindows {
     return { taken, refused, views: await this.view([...candidates, ...extra]) };
   }
 
-  private take(req: SlotRequest): SlotResult {
+  private take(req: SlotRequest & { readonly only?: Candidate['only'] }): SlotResult {
     const all = this.live(this.inflight, req.upstream);
     const deep = this.live(this.deep, req.upstream);
     const limit = req.deep ? this.limitOf(req.upstream, req.capacity) : 0;
@@ -135,7 +135,8 @@ export class MemoryStore implements SharedStore, KeyWindows {
     if (all.size >= req.limit) return { ok: false, reason: 'full' };
     if (all.size >= this.limitOf(req.upstream, req.calls, this.callCapacity)) return { ok: false, reason: req.deep ? 'hot' : 'full' };
     const id = randomUUID();
-    const gate = req.deep ? admitProbe(this.state(req.upstream, req.capacity), id, deep.size + 1, limit, this.now(), (l) => deep.has(l)) : 'ok';
+    if (!req.deep && req.only === 'probe') return { ok: false, reason: 'full' };
+    const gate = req.deep ? admitProbe(this.state(req.upstream, req.capacity), id, deep.size + 1, limit, this.now(), (l) => deep.has(l), req.only) : 'ok';
     if (gate === 'hot') return { ok: false, reason: 'hot' };
     const expires = this.now() + this.leaseMs;
     all.set(id, expires);
@@ -197,7 +198,7 @@ export class MemoryStore implements SharedStore, KeyWindows {
     if (s) probeAnswered(s, lease.id);
   }
 
-  async release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds): Promise<void> {
+  async release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds, endedMs = 0): Promise<void> {
     const all = this.live(this.inflight, lease.upstream);
     const liveAll = all.size;
     const heldAll = all.delete(lease.id);
@@ -206,11 +207,13 @@ export class MemoryStore implements SharedStore, KeyWindows {
       return;
     }
     const s = this.capacity.get(lease.upstream);
-    if (s) probeEnded(s, lease.id);
+    // A lucky probe's success proves one call fewer (store/probe-gate.ts).
+    const lucky = s ? probeEnded(s, lease.id, this.now() - endedMs) : false;
     const deep = this.live(this.deep, lease.upstream);
     const liveNow = deep.size;
     const held = deep.delete(lease.id);
-    if (held && feedback && bounds) applyFeedback(this.state(lease.upstream, bounds), feedback, bounds, this.now(), liveNow);
+    const f = lucky && feedback?.signal === 'ok' ? { ...feedback, inFlight: feedback.inFlight - 1 } : feedback;
+    if (held && f && bounds) applyFeedback(this.state(lease.upstream, bounds), f, bounds, this.now(), liveNow);
   }
 
   async feedback(upstream: string, feedback: CapacityFeedback, bounds: CapacityBounds): Promise<void> {

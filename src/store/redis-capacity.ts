@@ -6,10 +6,10 @@
  * on both.
  */
 import { PROBE_BASE_MS, PROBE_MAX_MS, SERVED_MS, SERVED_REFRESH_MS } from './capacity.js';
-import { PROBE_HOLD_MS } from './probe-gate.js';
+import { PROBE_HOLD_MS, PROBE_LUCK_MS } from './probe-gate.js';
 
 /**
- * Defines `cap_probe_admit`, `cap_probe_answered` and `cap_probe_end` (the probe gate),
+ * Defines `cap_probe_admit` (`only`: 't', 'p' or '', store/types.ts Candidate), `cap_probe_answered` and `cap_probe_end` (the probe gate),
  * `cap_limit(key, start, min, ceiling)` (the learned limit, within the bounds) and
  * `cap_feedback(key, start, min, ceiling, signal, inflight, now, live)` (`live`: the deep
  * calls in flight as the feedback arrives; a throttle is read against the larger of it and
@@ -72,8 +72,8 @@ local function cap_feedback(key, start, mn, ceiling, signal, inflight, now, live
   redis.call('HSET', key, 'limit', s.limit, 'changedAt', s.changedAt, 'raised', s.raised, 'probeMs', s.probeMs, 'slowStart', s.slowStart, 'servedAt', s.servedAt, 'servedMs', s.servedMs)
   redis.call('PEXPIRE', key, 86400000)
 end
--- The probe gate (store/probe-gate.ts): fields trusted, probe, probeAt of the same HASH.
-local function cap_probe_admit(key, deepkey, id, n, limit, now)
+-- The probe gate (store/probe-gate.ts): fields trusted, probe, probeAt, lucky of the same HASH.
+local function cap_probe_admit(key, deepkey, id, n, limit, now, only)
   local g = redis.call('HMGET', key, 'trusted', 'probe', 'probeAt')
   local trusted = tonumber(g[1] or '0')
   if trusted <= 0 or trusted > limit then
@@ -81,7 +81,11 @@ local function cap_probe_admit(key, deepkey, id, n, limit, now)
     redis.call('HSET', key, 'trusted', trusted)
     redis.call('PEXPIRE', key, 86400000)
   end
-  if n <= trusted then return 'ok' end
+  if n <= trusted then
+    if only == 'p' then return 'hot' end
+    return 'ok'
+  end
+  if only == 't' then return 'hot' end
   local probe = g[2] or ''
   if probe ~= '' and now - tonumber(g[3] or '0') < ${PROBE_HOLD_MS} and redis.call('ZSCORE', deepkey, probe) then return 'hot' end
   redis.call('HSET', key, 'probe', id, 'probeAt', now)
@@ -89,11 +93,23 @@ local function cap_probe_admit(key, deepkey, id, n, limit, now)
   return 'probe'
 end
 local function cap_probe_answered(key, id)
-  local g = redis.call('HMGET', key, 'trusted', 'probe')
+  local g = redis.call('HMGET', key, 'trusted', 'probe', 'lucky')
   if g[2] ~= id then return end
-  redis.call('HSET', key, 'trusted', tonumber(g[1] or '0') + 1, 'probe', '')
+  if g[3] == id then redis.call('HSET', key, 'probe', '') else redis.call('HSET', key, 'trusted', tonumber(g[1] or '0') + 1, 'probe', '') end
 end
-local function cap_probe_end(key, id)
-  if redis.call('HGET', key, 'probe') == id then redis.call('HSET', key, 'probe', '') end
+local function cap_probe_end(key, id, endedAt)
+  local g = redis.call('HMGET', key, 'probe', 'probeAt', 'lucky')
+  local probe = g[1] or ''
+  if g[3] == id then
+    redis.call('HSET', key, 'lucky', '')
+    if probe == id then redis.call('HSET', key, 'probe', '') end
+    return true
+  end
+  if probe == id then
+    redis.call('HSET', key, 'probe', '')
+  elseif probe ~= '' and endedAt <= tonumber(g[2] or '0') + ${PROBE_LUCK_MS} then
+    redis.call('HSET', key, 'lucky', probe)
+  end
+  return false
 end
 `;

@@ -38,8 +38,9 @@ return out`;
  * ordered on old views (router/first.ts) still spreads on what every replica holds now.
  * KEYS: per target (inflight, deep, cap, capall, cool); the first `tries` are candidates, the
  * rest are read only. ARGV: lease ms, lease id, tries, then per target (max_concurrency, deep
- * (0/1), start, min, ceiling of cap, then of capall, cooling allowed (0/1), spread weight (0:
- * tried in its place)).
+ * (0/1), start, min, ceiling of cap, then of capall, flags (cooling allowed: '1' or '0', then
+ * `only` (store/types.ts Candidate): 't' trusted, 'p' probe, nothing for either), spread
+ * weight (0: tried in its place)).
  * Returns {taken index (0: none), deep in flight, probe (0/1), in flight}, then per target
  * {reason ('ok', 'hot', 'full', 'cooling', '' not tried), in flight, deep, limit, cooling
  * until, call limit}, then now.
@@ -49,7 +50,10 @@ local lease, id, tries = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
 local function take(k, a)
   local inflight, deepset, cap, capall = KEYS[k+1], KEYS[k+2], KEYS[k+3], KEYS[k+4]
   local limit, deep = tonumber(ARGV[a+1]), ARGV[a+2] == '1'
-  if ARGV[a+9] ~= '1' and tonumber(redis.call('GET', KEYS[k+5]) or '0') > now then return 'cooling' end
+  local flags = ARGV[a+9]
+  local only = string.sub(flags, 2, 2)
+  if string.sub(flags, 1, 1) ~= '1' and tonumber(redis.call('GET', KEYS[k+5]) or '0') > now then return 'cooling' end
+  if not deep and only == 'p' then return 'full' end
   redis.call('ZREMRANGEBYSCORE', inflight, '-inf', now)
   local n, c = 0, 0
   if deep then
@@ -66,7 +70,7 @@ local function take(k, a)
   end
   local probe = 0
   if deep then
-    local gate = cap_probe_admit(cap, deepset, id, n + 1, c, now)
+    local gate = cap_probe_admit(cap, deepset, id, n + 1, c, now, only)
     if gate == 'hot' then return 'hot' end
     if gate == 'probe' then probe = 1 end
     redis.call('ZADD', deepset, now + lease, id)
@@ -141,8 +145,9 @@ return 1`;
 
 /**
  * A slot's release (TURN's `release` op). KEYS: inflight, deep, cap, capall; ARGV: id,
- * signal ('' for none), in flight (of its kind), start, min, ceiling, deep (0/1). A deep
- * lease's signal feeds cap, another's capall.
+ * signal ('' for none), in flight (of its kind), start, min, ceiling, deep (0/1), ms since
+ * the call ended (absent: 0). A deep lease's signal feeds cap (a lucky probe's success one
+ * call fewer: store/probe-gate.ts), another's capall.
  */
 const RELEASE_BODY = `
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
@@ -154,12 +159,14 @@ if ARGV[7] ~= '1' then
   end
   return 1
 end
-cap_probe_end(KEYS[3], ARGV[1])
+local lucky = cap_probe_end(KEYS[3], ARGV[1], now - tonumber(ARGV[8] or '0'))
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 local live = redis.call('ZCARD', KEYS[2])
 local held = redis.call('ZREM', KEYS[2], ARGV[1])
 if held == 1 and ARGV[2] ~= '' then
-  cap_feedback(KEYS[3], tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[2], tonumber(ARGV[3]), now, live)
+  local inflight = tonumber(ARGV[3])
+  if lucky and ARGV[2] == 'ok' then inflight = inflight - 1 end
+  cap_feedback(KEYS[3], tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[2], inflight, now, live)
 end
 return 1`;
 

@@ -126,6 +126,10 @@ export function decodeAdmit(out: readonly (number | string)[], candidates: reado
   return { taken: { index, lease }, refused, views };
 }
 
+/** ADMIT_BODY's flags argument of a candidate (store/redis-scripts.ts): cooling allowed, then `only`; no string built per call. */
+const FLAGS = { coolingOk: { any: '1', trusted: '1t', probe: '1p' }, notCoolingOk: { any: '0', trusted: '0t', probe: '0p' } } as const;
+const flagsOf = (c: Candidate): string => FLAGS[c.coolingOk ? 'coolingOk' : 'notCoolingOk'][c.only ?? 'any'];
+
 export class RedisStore implements SharedStore {
   readonly kind = 'redis' as const;
   private readonly r: Client & Scripts;
@@ -203,7 +207,7 @@ export class RedisStore implements SharedStore {
       this.key('capall', c.upstream),
       this.key('cool', c.key),
     ]);
-    const args = all.flatMap((c) => [c.limit, c.deep ? 1 : 0, ...boundsArgs(c.capacity), ...boundsArgs(c.calls), c.coolingOk ? 1 : 0, c.spread ?? 0]);
+    const args = all.flatMap((c) => [c.limit, c.deep ? 1 : 0, ...boundsArgs(c.capacity), ...boundsArgs(c.calls), flagsOf(c), c.spread ?? 0]);
     return { keys, args };
   }
 
@@ -217,11 +221,11 @@ export class RedisStore implements SharedStore {
     await this.r.syAnswered(this.key('cap', lease.upstream), lease.id);
   }
 
-  async release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds): Promise<void> {
+  async release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds, endedMs = 0): Promise<void> {
     const f = feedback && bounds ? [feedback.signal, feedback.inFlight, ...boundsArgs(bounds)] : ['', 0, 0, 0, 0];
     const keys = [this.key('inflight', lease.upstream), this.key('deep', lease.upstream), this.key('cap', lease.upstream), this.key('capall', lease.upstream)];
     // Sent with the other settlement calls of this turn (the request's spend add): one command.
-    await this.batch.send('release', keys, [lease.id, ...f, lease.deep ? '1' : '0']);
+    await this.batch.send('release', keys, [lease.id, ...f, lease.deep ? '1' : '0', Math.max(0, Math.round(endedMs))]);
   }
 
   async feedback(upstream: string, feedback: CapacityFeedback, bounds: CapacityBounds): Promise<void> {

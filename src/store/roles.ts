@@ -32,8 +32,8 @@ export interface RouterSlots {
   first(call: FirstCall): Promise<FirstResult>;
   /** Takes a slot on the first candidate that admits, and reads the views, in one step. */
   admit(candidates: readonly Candidate[], extra?: readonly TargetRef[]): Promise<AdmitResult>;
-  /** Returns a slot, with its call's capacity feedback. Idempotent. */
-  release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds): Promise<void>;
+  /** Returns a slot, with its call's capacity feedback; `endedMs`: how long ago the call ended at the provider (a stalled call's cancel lingers). Idempotent. */
+  release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds, endedMs?: number): Promise<void>;
   /** A probe's first event came on time (store/probe-gate.ts). */
   answered(lease: Lease): Promise<void>;
   /** An account's capacity feedback while its call still runs. */

@@ -78,6 +78,15 @@ export interface Candidate extends SlotRequest {
    * admission runs (store/spread.ts); absent or 0: tried in its place.
    */
   readonly spread?: number;
+  /**
+   * Which deep place it may take (store/probe-gate.ts): `trusted`, only one within the
+   * account's trusted count (a request that already waited in line is never the probe: a
+   * stalled probe costs its caller the stall threshold on top of the wait); `probe`, only the
+   * place of the account's probe (a new request on an account this replica's waiters are in
+   * line for: the trusted places are theirs). Absent: either. A place it may not take is
+   * refused `hot`.
+   */
+  readonly only?: 'trusted' | 'probe';
 }
 
 /** Why a candidate took no slot: `full` and `hot` as for `acquire`, or `cooling`. */
@@ -205,9 +214,11 @@ export interface SharedStore extends ResponseJournal {
    * the capacity for deep calls; another lease's call bounds, updating the capacity for calls
    * of every kind), read against the larger of `feedback.inFlight` and the calls of its kind
    * holding places as it arrives (a refusal answered at once: calls that took their places
-   * after it may have reached the provider before it).
+   * after it may have reached the provider before it). `endedMs`: how long ago the call
+   * ended at the provider, ms (0: now; a stalled call's cancel lingers), for the probe gate's
+   * luck (store/probe-gate.ts).
    */
-  release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds): Promise<void>;
+  release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds, endedMs?: number): Promise<void>;
   /**
    * Updates an account's learned capacity now, read against `feedback.inFlight` alone (a
    * stall seen while the call still runs: the calls that took places since say nothing of

@@ -25,7 +25,7 @@ export interface StoreUnderTest {
   acquire(req: SlotRequest): Promise<SlotResult>;
   admit(candidates: readonly Candidate[], extra?: readonly TargetRef[]): Promise<AdmitResult>;
   renew(leases: readonly Lease[]): Promise<void>;
-  release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds): Promise<void>;
+  release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds, endedMs?: number): Promise<void>;
   answered(lease: Lease): Promise<void>;
   feedback(upstream: string, feedback: CapacityFeedback, bounds: CapacityBounds): Promise<void>;
   setCooldown(targetKey: string, untilMs: number): Promise<void>;

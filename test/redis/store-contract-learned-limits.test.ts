@@ -8,8 +8,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { PROBE_BASE_MS, type CapacityFeedback } from '../../src/store/capacity.js';
+import { PROBE_LUCK_MS } from '../../src/store/probe-gate.js';
 import type { Lease } from '../../src/store/types.js';
-import { WIDE, callsOf, cap, forEachStore, leaseOf, ref, req, sleep, up } from '../helpers/store-contract.js';
+import { WIDE, callsOf, cand, cap, forEachStore, leaseOf, ref, req, sleep, up } from '../helpers/store-contract.js';
 
 forEachStore((flavour, store) => {
   test('the learned limit for every call: a non-deep refusal cuts it, a call at it is refused (full, or hot for a deep one), a served call at it raises it after the probe wait', async () => {
@@ -160,5 +161,83 @@ forEachStore((flavour, store) => {
     assert.equal(ok.probe, false, 'within the trusted count (the fifth of 5): no probe');
     // A bound moved by a reload applies at once.
     assert.equal((await s.view([ref(a, { capacity: cap(4, 2) })]))[0]!.limit, 2);
+  });
+
+  test('a waiter (only trusted places) never carries the probe; a new request on an account waited for (only the probe place) never takes a trusted place', async () => {
+    const s = await store();
+    const c = up('only');
+    const wide = cap(4, 40);
+    const deep = req(c, { deep: true, capacity: wide });
+    const held: Lease[] = [];
+    for (let i = 0; i < 4; i++) held.push(leaseOf(await s.acquire(deep)));
+    await s.feedback(c, { signal: 'ok', inFlight: 4 }, wide);
+    await sleep(PROBE_BASE_MS + 100);
+    await s.feedback(c, { signal: 'ok', inFlight: 4 }, wide);
+    const one = (only: 'trusted' | 'probe') => s.admit([cand(c, { deep: true, capacity: wide, only })]);
+    const waiter = await one('trusted');
+    assert.equal(waiter.taken, null);
+    assert.deepEqual(waiter.refused, ['hot'], 'the fifth place (a probe of the raised limit, 6) is refused to a waiter');
+    const fresh = await one('probe');
+    assert.equal(fresh.taken?.lease.probe, true, 'a new request takes it, as the probe');
+    await s.release(held.shift()!, undefined, undefined, 1_000);
+    await s.release(held.shift()!, undefined, undefined, 1_000);
+    const again = await one('probe');
+    assert.deepEqual(again.refused, ['hot'], "a trusted place (the fourth) is the waiters': refused to a probe-only request");
+    const turn = await one('trusted');
+    assert.equal(turn.taken?.lease.probe, false, 'the waiter takes it');
+  });
+
+  test(`a lucky probe (another call ended within ${PROBE_LUCK_MS} ms of it going) trusts no place, and its success counts one call fewer`, async () => {
+    const s = await store();
+    const c = up('lucky');
+    const wide = cap(4, 40);
+    const deep = req(c, { deep: true, capacity: wide });
+    const held: Lease[] = [];
+    for (let i = 0; i < 4; i++) held.push(leaseOf(await s.acquire(deep)));
+    await s.feedback(c, { signal: 'ok', inFlight: 4 }, wide);
+    await sleep(PROBE_BASE_MS + 100);
+    await s.feedback(c, { signal: 'ok', inFlight: 4 }, wide);
+    const limit = async () => (await s.view([ref(c, { capacity: wide })]))[0]!.limit;
+    assert.equal(await limit(), 6, 'slow start: 4 + 2');
+
+    const p1 = leaseOf(await s.acquire(deep));
+    assert.equal(p1.probe, true);
+    // A call the provider had finished before the probe reached it gives its place back.
+    await s.release(held.shift()!);
+    await s.answered(p1);
+    const p2 = leaseOf(await s.acquire(deep));
+    assert.equal(p2.probe, true, 'the lucky answer trusted nothing: the fifth place is still a probe');
+    // Its success reports 4 in flight, not 5: no evidence that 5 are served, so a throttle at 5 cuts.
+    await s.release(p1, { signal: 'ok', inFlight: 5 }, wide);
+    await s.release(p2);
+    await s.feedback(c, { signal: 'throttled', inFlight: 5 }, wide);
+    assert.equal(await limit(), 4, 'a throttle at 5 after the lucky success cuts to 4');
+
+    // A call ended long before (a stalled call's cancel that lingered) makes a probe lucky too.
+    await sleep(PROBE_BASE_MS * 2 + 100);
+    await s.feedback(c, { signal: 'ok', inFlight: 4 }, wide);
+    assert.equal(await limit(), 5, 'after the doubled wait, one more place');
+    held.push(leaseOf(await s.acquire(deep)));
+    const p3 = leaseOf(await s.acquire(deep));
+    assert.equal(p3.probe, true);
+    await sleep(PROBE_LUCK_MS + 30);
+    await s.release(held.shift()!, undefined, undefined, 1_000);
+    await s.answered(p3);
+    await s.release(p3);
+    const p4 = leaseOf(await s.acquire(deep));
+    held.push(leaseOf(await s.acquire(deep)));
+    assert.equal(p4.probe || held.at(-1)!.probe, true, 'a lingered end before the probe: lucky, nothing trusted');
+    await s.release(held.pop()!);
+    await s.release(p4);
+
+    // An end after the probe's luck window says nothing of it: the answer trusts one place.
+    held.push(leaseOf(await s.acquire(deep)));
+    const p5 = leaseOf(await s.acquire(deep));
+    assert.equal(p5.probe, true);
+    await sleep(PROBE_LUCK_MS + 30);
+    await s.release(held.shift()!);
+    await s.answered(p5);
+    held.push(leaseOf(await s.acquire(deep)));
+    assert.equal(held.at(-1)!.probe, false, 'trusted 5: the fifth place is no probe');
   });
 });
