@@ -39,6 +39,11 @@ export interface Attempt {
   /** Its first event is late past the account's stall threshold (router/feedback.ts). */
   stalled: boolean;
   /**
+   * A probe's report of its on-time success (router/feedback.ts `answered`): true when the
+   * probe was lucky (store/probe-gate.ts), and its release then counts one deep call fewer.
+   */
+  answering?: Promise<boolean>;
+  /**
    * Returns the slot (with the capacity signal, if any), after `lingerMs` when given; safe to
    * call more than once. Resolves once the slot is back and the upstream's queue woken (at
    * once when lingering or already released); never needs awaiting.
@@ -106,17 +111,21 @@ export function makeAttempt(
       if (released) return Promise.resolve();
       released = true;
       // A deep call's outcome feeds its account's capacity for deep calls, another's the capacity for every call.
-      const feedback = attempt.signal ? { signal: attempt.signal, inFlight: attempt.deep ? lease.deepInFlight : lease.inFlight } : undefined;
+      const signal = attempt.signal;
+      const inFlight = attempt.deep ? lease.deepInFlight : lease.inFlight;
       if (attempt.signal === 'ok') {
         const held = Date.now() - attempt.startedAt;
         if (attempt.deep) state.deepTimes?.observe(attempt.model.name, held);
         state.holds?.observe(target.upstream.id, held);
       }
       const bounds = attempt.deep ? target.upstream.bounds : target.upstream.callBounds;
-      const give = (): Promise<void> => {
+      const send = (lucky: boolean): Promise<void> => {
         if (pin) void state.store.setPin(pin.session, target.key, pin.ttlMs);
+        const feedback = signal ? { signal, inFlight: lucky ? inFlight - 1 : inFlight } : undefined;
         return state.store.release(lease, feedback, bounds, lingerMs).then(() => state.queue.notify(target.upstream.id));
       };
+      // A probe's release waits for its report (one store call, made just before): a lucky one proves one call fewer.
+      const give = (): Promise<void> => (attempt.answering ? attempt.answering.then(send) : send(false));
       if (lingerMs === 0) return give();
       setTimeout(() => void give(), lingerMs);
       return Promise.resolve();

@@ -57,7 +57,7 @@ export function answered(state: RouterState, attempt: Attempt, firstEventMs: num
   if (attempt.stalled) return;
   attempt.signal = 'ok';
   if (!attempt.deep) return;
-  if (attempt.lease.probe) void state.store.answered(attempt.lease).catch(() => {});
+  if (attempt.lease.probe) attempt.answering = state.store.answered(attempt.lease).catch(() => false);
   if (firstEventMs !== null) state.stalls.observe(attempt.target.upstream.id, firstEventMs);
 }
 

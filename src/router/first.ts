@@ -64,8 +64,8 @@ export async function firstPass(
       const got = orderPool(state, { strategy: opts.strategy, pinned: opts.pinned, affinity }, pool, views, deep);
       ordered = got.ordered;
       // A deep call may still be the probe of an account whose trusted places are this replica's waiters' (take.ts withProbes).
-      if (deep) probes = got.waiting;
-      extra = [...(deep ? [] : got.waiting), ...remaining.filter((t) => !pool.includes(t))];
+      probes = got.probes;
+      extra = [...got.waiting.filter((t) => !probes.includes(t)), ...remaining.filter((t) => !pool.includes(t))];
     }
   }
   const tried = probes.length === 0 ? ordered : [...ordered, ...probes];

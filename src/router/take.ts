@@ -44,12 +44,10 @@ export async function takeSlot(
   look: Look = { fresh: true, extra: [] },
   front = false,
 ): Promise<Taken | 'hot' | QueueFullError | Recheck> {
-  const { ordered, waiting, best } = orderPool(state, route, pool, views, deep);
-  // A deep call may still be the probe of an account whose trusted places are the waiters'.
-  const probes = deep ? waiting : [];
+  const { ordered, waiting, probes, best } = orderPool(state, route, pool, views, deep);
   if (ordered.length === 0 && probes.length === 0) return deep ? 'hot' : queued(state, best, deep, signal, front);
   // The views of the places left to waiters are read too, for a recheck.
-  const extra = deep ? look.extra : [...waiting, ...look.extra];
+  const extra = probes.length === 0 ? [...waiting, ...look.extra] : [...waiting.filter((t) => !probes.includes(t)), ...look.extra];
   const tried = probes.length === 0 ? ordered : [...ordered, ...probes];
   const coolingOk = (t: Target): boolean => look.fresh || views.get(t)!.coolingUntil > 0;
   const got = await state.store.admit(withProbes(candidatesFor(route, ordered, deep, coolingOk), probes, coolingOk), extra.map(targetRef));
@@ -97,7 +95,9 @@ export function candidatesFor(
  * for (a new request takes only the others, and joins the line when none is left: first come,
  * first served; the waiters are this replica's own, a fact whether the views are cached or
  * not; a plain call leaves only plain waiters' places alone: a deep waiter waits for a deep
- * place); `best`: the first in order, waiters' places included (whose line to join).
+ * place); `probes`: for a deep call, those of `waiting` whose waiters wait for a deep place
+ * (the wait rung's lines): the call may still carry their probe (withProbes); `best`: the
+ * first in order, waiters' places included (whose line to join).
  */
 export function orderPool(
   state: RouterState,
@@ -105,7 +105,7 @@ export function orderPool(
   pool: readonly Target[],
   views: ReadonlyMap<Target, TargetView>,
   deep: boolean,
-): { ordered: Target[]; waiting: Target[]; best: Target } {
+): { ordered: Target[]; waiting: Target[]; probes: Target[]; best: Target } {
   const candidates = pool.map((t) => ({
     target: t,
     inFlight: views.get(t)!.inFlight,
@@ -117,7 +117,10 @@ export function orderPool(
   const all = (route.affinity ? warmFirst(ranked, route.pinned) : ranked).map((c) => c.target);
   const counts = deep ? undefined : (line: string) => !line.startsWith(DEEP_LINE);
   const ordered = all.filter((t) => !state.queue.contended(t.upstream.id, counts));
-  return { ordered, waiting: all.filter((t) => !ordered.includes(t)), best: all[0]! };
+  if (ordered.length === all.length) return { ordered, waiting: [], probes: [], best: all[0]! };
+  const waiting = all.filter((t) => !ordered.includes(t));
+  const probes = deep ? waiting.filter((t) => state.queue.contended(t.upstream.id, isDeepLine)) : [];
+  return { ordered, waiting, probes, best: all[0]! };
 }
 
 /** Waits in `best`'s line for a slot (the bounded queue); its QueueFullError when full or timed out. */
@@ -132,6 +135,7 @@ async function queued(state: RouterState, best: Target, deep: boolean, signal: A
 }
 
 const DEEP_LINE = '\u0000deep:';
+const isDeepLine = (line: string): boolean => line.startsWith(DEEP_LINE);
 /** The line of a wait for a place (deep) or a slot (any call) on any of `targets`. */
 const placeLine = (targets: readonly Target[], deep = true): string => `${deep ? DEEP_LINE : '\u0000calls:'}${targets.map((t) => t.key).join('\u0000')}`;
 

@@ -216,12 +216,12 @@ export class StateStore implements RouterSlots, SpendStore, ResponseJournal {
   }
 
   /** A probe answered on time (see SharedStore.answered), in the store that issued its lease. */
-  answered(lease: Lease): Promise<void> {
+  answered(lease: Lease): Promise<boolean> {
     return lease.from === 'memory'
       ? this.local.answered(lease)
       : this.attempt(
           (r) => r.answered(lease),
-          async () => {},
+          async () => false,
         );
   }
 

@@ -21,7 +21,8 @@ export interface LeaseLink {
 }
 
 export class Leases {
-  private readonly pending: Lease[] = [];
+  /** Releases Redis did not take, with when their calls ended (epoch ms): re-sent on reconnect. */
+  private readonly pending: { lease: Lease; endedAt: number }[] = [];
   /** Renews the leases of calls still running. */
   private readonly heartbeat: LeaseHeartbeat;
 
@@ -55,13 +56,13 @@ export class Leases {
         this.link.failed(err as NodeJS.ErrnoException);
       }
     }
-    if (this.pending.length < MAX_PENDING_RELEASES) this.pending.push(lease);
+    if (this.pending.length < MAX_PENDING_RELEASES) this.pending.push({ lease, endedAt: Date.now() - endedMs });
   }
 
   /** Back on Redis: re-sends the releases that failed meanwhile. */
   resend(): void {
     const again = this.pending.splice(0);
-    for (const lease of again) void this.release(lease);
+    for (const p of again) void this.release(p.lease, undefined, undefined, Math.max(0, Date.now() - p.endedAt));
   }
 
   /** Renews leases now (the heartbeat does it on its own; see SharedStore.renew). */

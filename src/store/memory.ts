@@ -193,9 +193,9 @@ export class MemoryStore implements SharedStore, KeyWindows {
     }
   }
 
-  async answered(lease: Lease): Promise<void> {
+  async answered(lease: Lease): Promise<boolean> {
     const s = this.capacity.get(lease.upstream);
-    if (s) probeAnswered(s, lease.id);
+    return s ? probeAnswered(s, lease.id) : false;
   }
 
   async release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds, endedMs = 0): Promise<void> {
@@ -206,14 +206,12 @@ export class MemoryStore implements SharedStore, KeyWindows {
       if (heldAll && feedback && bounds) applyFeedback(this.state(lease.upstream, bounds, this.callCapacity), feedback, bounds, this.now(), liveAll);
       return;
     }
-    const s = this.capacity.get(lease.upstream);
-    // A lucky probe's success proves one call fewer (store/probe-gate.ts).
-    const lucky = s ? probeEnded(s, lease.id, this.now() - endedMs) : false;
     const deep = this.live(this.deep, lease.upstream);
     const liveNow = deep.size;
     const held = deep.delete(lease.id);
-    const f = lucky && feedback?.signal === 'ok' ? { ...feedback, inFlight: feedback.inFlight - 1 } : feedback;
-    if (held && f && bounds) applyFeedback(this.state(lease.upstream, bounds), f, bounds, this.now(), liveNow);
+    const s = this.capacity.get(lease.upstream);
+    if (s) probeEnded(s, lease.id, this.now() - endedMs, held);
+    if (held && feedback && bounds) applyFeedback(this.state(lease.upstream, bounds), feedback, bounds, this.now(), liveNow);
   }
 
   async feedback(upstream: string, feedback: CapacityFeedback, bounds: CapacityBounds): Promise<void> {

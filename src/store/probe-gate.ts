@@ -17,8 +17,8 @@
  * way to the store, a stalled call's cancel while its place lingers). When another deep call
  * of the account gives its place back having ended no later than PROBE_LUCK_MS after the
  * probe went, the probe may have found that place free at the provider: its on-time answer
- * trusts no more places, and its own release reports one call fewer in flight than it was
- * counted with (so it is no evidence of the raised level either). Measured with
+ * trusts no more places, and its release reports one call fewer in flight than it was
+ * counted with (router/attempt.ts; so it is no evidence of the raised level either). Measured with
  * `node scripts/bench-clustering.mjs --shapes stall --loads 16 --arms one`: a probe of an
  * account taking 3, sent 2 ms before another call's release, was answered on time; the next
  * calls at the raised place stalled, three on each of two accounts raised that way.
@@ -80,26 +80,28 @@ export function admitProbe(
   return 'probe';
 }
 
-/** The probe `id` got its first event on time: one more place is trusted (unless it was lucky), and the gate opens. */
-export function probeAnswered(s: ProbeState, id: string): void {
-  if (s.probe !== id) return;
-  if (s.lucky !== id) s.trusted += 1;
+/**
+ * The probe `id` was served on time: one more place is trusted (unless it was lucky), and the gate opens.
+ * @returns whether it was lucky: its success then proves one call fewer than it was counted with (router/attempt.ts).
+ */
+export function probeAnswered(s: ProbeState, id: string): boolean {
+  if (s.probe !== id) return false;
+  const lucky = s.lucky === id;
+  if (!lucky) s.trusted += 1;
   s.probe = '';
+  s.lucky = '';
+  return lucky;
 }
 
 /**
  * The deep call `id` gave its place back, having ended at `endedAt` (epoch ms, the store's
- * clock): if it was the probe, the gate opens; another call's end no later than
- * PROBE_LUCK_MS after the probe went makes the probe lucky.
- * @returns whether `id` was a lucky probe (its success proves one call fewer than it was counted with).
+ * clock): if it was the probe, the gate opens; another call that still `held` its place and
+ * ended no later than PROBE_LUCK_MS after the probe went makes the probe lucky (a release
+ * sent again, or of a lapsed lease, says nothing).
  */
-export function probeEnded(s: ProbeState, id: string, endedAt: number): boolean {
-  if (s.lucky === id) {
+export function probeEnded(s: ProbeState, id: string, endedAt: number, held: boolean): void {
+  if (s.probe === id) {
+    s.probe = '';
     s.lucky = '';
-    if (s.probe === id) s.probe = '';
-    return true;
-  }
-  if (s.probe === id) s.probe = '';
-  else if (s.probe !== '' && endedAt <= s.probeAt + PROBE_LUCK_MS) s.lucky = s.probe;
-  return false;
+  } else if (held && s.probe !== '' && endedAt <= s.probeAt + PROBE_LUCK_MS) s.lucky = s.probe;
 }

@@ -94,22 +94,21 @@ local function cap_probe_admit(key, deepkey, id, n, limit, now, only)
 end
 local function cap_probe_answered(key, id)
   local g = redis.call('HMGET', key, 'trusted', 'probe', 'lucky')
-  if g[2] ~= id then return end
-  if g[3] == id then redis.call('HSET', key, 'probe', '') else redis.call('HSET', key, 'trusted', tonumber(g[1] or '0') + 1, 'probe', '') end
-end
-local function cap_probe_end(key, id, endedAt)
-  local g = redis.call('HMGET', key, 'probe', 'probeAt', 'lucky')
-  local probe = g[1] or ''
+  if g[2] ~= id then return 0 end
   if g[3] == id then
-    redis.call('HSET', key, 'lucky', '')
-    if probe == id then redis.call('HSET', key, 'probe', '') end
-    return true
+    redis.call('HSET', key, 'probe', '', 'lucky', '')
+    return 1
   end
+  redis.call('HSET', key, 'trusted', tonumber(g[1] or '0') + 1, 'probe', '', 'lucky', '')
+  return 0
+end
+local function cap_probe_end(key, id, endedAt, held)
+  local g = redis.call('HMGET', key, 'probe', 'probeAt')
+  local probe = g[1] or ''
   if probe == id then
-    redis.call('HSET', key, 'probe', '')
-  elseif probe ~= '' and endedAt <= tonumber(g[2] or '0') + ${PROBE_LUCK_MS} then
+    redis.call('HSET', key, 'probe', '', 'lucky', '')
+  elseif held and probe ~= '' and endedAt <= tonumber(g[2] or '0') + ${PROBE_LUCK_MS} then
     redis.call('HSET', key, 'lucky', probe)
   end
-  return false
 end
 `;

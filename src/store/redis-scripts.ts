@@ -138,16 +138,15 @@ for i = 2, #ARGV do
 end
 return 1`;
 
-/** KEYS: cap; ARGV: the probe's lease id. */
+/** KEYS: cap; ARGV: the probe's lease id. Returns 1 when the probe was lucky (store/probe-gate.ts), else 0. */
 export const ANSWERED = `${CAPACITY_LUA}
-cap_probe_answered(KEYS[1], ARGV[1])
-return 1`;
+return cap_probe_answered(KEYS[1], ARGV[1])`;
 
 /**
  * A slot's release (TURN's `release` op). KEYS: inflight, deep, cap, capall; ARGV: id,
  * signal ('' for none), in flight (of its kind), start, min, ceiling, deep (0/1), ms since
- * the call ended (absent: 0). A deep lease's signal feeds cap (a lucky probe's success one
- * call fewer: store/probe-gate.ts), another's capall.
+ * the call ended (absent: 0; store/probe-gate.ts luck). A deep lease's signal feeds cap,
+ * another's capall.
  */
 const RELEASE_BODY = `
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
@@ -159,14 +158,12 @@ if ARGV[7] ~= '1' then
   end
   return 1
 end
-local lucky = cap_probe_end(KEYS[3], ARGV[1], now - tonumber(ARGV[8] or '0'))
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 local live = redis.call('ZCARD', KEYS[2])
 local held = redis.call('ZREM', KEYS[2], ARGV[1])
+cap_probe_end(KEYS[3], ARGV[1], now - tonumber(ARGV[8] or '0'), held == 1)
 if held == 1 and ARGV[2] ~= '' then
-  local inflight = tonumber(ARGV[3])
-  if lucky and ARGV[2] == 'ok' then inflight = inflight - 1 end
-  cap_feedback(KEYS[3], tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[2], inflight, now, live)
+  cap_feedback(KEYS[3], tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[2], tonumber(ARGV[3]), now, live)
 end
 return 1`;
 

@@ -217,8 +217,8 @@ export class RedisStore implements SharedStore {
     await this.r.syRenew(keys.length, ...keys, this.o.leaseMs, ...leases.map((l) => l.id));
   }
 
-  async answered(lease: Lease): Promise<void> {
-    await this.r.syAnswered(this.key('cap', lease.upstream), lease.id);
+  async answered(lease: Lease): Promise<boolean> {
+    return (await this.r.syAnswered(this.key('cap', lease.upstream), lease.id)) === 1;
   }
 
   async release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds, endedMs = 0): Promise<void> {

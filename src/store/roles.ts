@@ -35,7 +35,7 @@ export interface RouterSlots {
   /** Returns a slot, with its call's capacity feedback; `endedMs`: how long ago the call ended at the provider (a stalled call's cancel lingers). Idempotent. */
   release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds, endedMs?: number): Promise<void>;
   /** A probe's first event came on time (store/probe-gate.ts). */
-  answered(lease: Lease): Promise<void>;
+  answered(lease: Lease): Promise<boolean>;
   /** An account's capacity feedback while its call still runs. */
   feedback(upstream: string, feedback: CapacityFeedback, bounds: CapacityBounds): Promise<void>;
   /** A target cools until `untilMs` (epoch ms), for every replica. */

@@ -56,7 +56,7 @@ export interface Lease {
   readonly inFlight: number;
   /** Deep calls in flight on the account when this one took its place, itself included (0 for other calls). */
   readonly deepInFlight: number;
-  /** This deep call is its account's probe of a raised limit (store/probe-gate.ts): report its on-time first event with `answered`. */
+  /** This deep call is its account's probe of a raised limit (store/probe-gate.ts): report its on-time success with `answered`. */
   readonly probe: boolean;
 }
 
@@ -204,8 +204,12 @@ export interface SharedStore extends ResponseJournal {
    * not to try, read in the same step so the caller's picture of them stays fresh).
    */
   admit(candidates: readonly Candidate[], extra?: readonly TargetRef[]): Promise<AdmitResult>;
-  /** A probe's first event came on time: its account trusts one more place (store/probe-gate.ts). */
-  answered(lease: Lease): Promise<void>;
+  /**
+   * A probe was served on time: its account trusts one more place (store/probe-gate.ts).
+   * @returns whether the probe was lucky (another call freed a place as it went): then it
+   *   trusts nothing, and its success proves one call fewer than it was counted with.
+   */
+  answered(lease: Lease): Promise<boolean>;
   /** Keeps the given leases alive for another lease time (called while their calls run). */
   renew(leases: readonly Lease[]): Promise<void>;
   /**

@@ -26,7 +26,7 @@ export interface StoreUnderTest {
   admit(candidates: readonly Candidate[], extra?: readonly TargetRef[]): Promise<AdmitResult>;
   renew(leases: readonly Lease[]): Promise<void>;
   release(lease: Lease, feedback?: CapacityFeedback, bounds?: CapacityBounds, endedMs?: number): Promise<void>;
-  answered(lease: Lease): Promise<void>;
+  answered(lease: Lease): Promise<boolean>;
   feedback(upstream: string, feedback: CapacityFeedback, bounds: CapacityBounds): Promise<void>;
   setCooldown(targetKey: string, untilMs: number): Promise<void>;
   getPin(session: string): Promise<string | undefined>;
