@@ -128,9 +128,9 @@ export class RouteRun {
       const seen = await this.views.of(remaining, this.attempts === 0);
       const views = seen.views;
       const admitted = admissible(this.state.health, remaining, views, this.tried.size > 0);
-      // Deep calls spread over accounts with headroom first; when every account is hot, shed.
+      // Deep calls spread over accounts with headroom first; when every account is hot (or the call waited past the wait rung's bound), shed.
       const deep = isDeep(model, this.effort);
-      let pool = deep ? admitted.filter((t) => views.get(t)!.deep < views.get(t)!.limit) : admitted;
+      let pool = deep ? this.shedRun.roomFor(model, this.chain.slice(this.chainIdx + 1), admitted, views) : admitted;
       if (pool.length === 0 && this.views.reread(seen)) continue;
       if (admitted.length === 0) {
         // The rest of this model is cooling: treat it as exhausted.

@@ -9,7 +9,7 @@ import type { GatewayError } from '../errors/codes.js';
 import type { SpentAccounts } from '../limits/index.js';
 import type { TargetView } from '../store/types.js';
 import type { Taken } from './attempt.js';
-import { shedDecision } from './shed.js';
+import { pastWaitBound, shedDecision } from './shed.js';
 import type { RouteOptions, RouterState } from './state.js';
 import { overloadedStop, shedStop } from './stops.js';
 import { expectedPlaceWaitMs, waitForPlace } from './take.js';
@@ -40,6 +40,25 @@ export class ShedRun {
     private readonly capMs: number,
     private readonly spent: () => SpentAccounts | undefined,
   ) {}
+
+  /**
+   * The targets of `admitted` with a deep place for this request now (below their learned
+   * limits on `views`); none when it waited on the wait rung past the rung's bound with a rung
+   * below (shed.ts pastWaitBound): the route then sheds rather than take a place that freed.
+   * @param later the models after `model` in the route's chain.
+   */
+  roomFor(model: Model, later: readonly Model[], admitted: Target[], views: ReadonlyMap<Target, TargetView>): Target[] {
+    const overdue =
+      this.queueSince > 0 &&
+      pastWaitBound(model, {
+        lookup: this.opts.lookup,
+        later,
+        priority: this.opts.priority ?? 'interactive',
+        waitedMs: Date.now() - this.began,
+        typicalMs: this.state.deepTimes.boundMs(model.name),
+      });
+    return overdue ? [] : admitted.filter((t) => views.get(t)!.deep < views.get(t)!.limit);
+  }
 
   /** An attempt opens: one that took a place on the wait rung is marked `queued:<ms>ms`. */
   opened(): void {
@@ -102,7 +121,7 @@ export class ShedRun {
     throttled = false,
   ): Promise<ShedStep> {
     const waitedMs = model.shed.policy === 'queue' ? this.waitedMs : Math.max(this.waitedMs, Date.now() - this.began);
-    const typicalMs = this.state.deepTimes.typicalMs(model.name);
+    const typicalMs = this.state.deepTimes.boundMs(model.name);
     const expectedWaitMs = expectedPlaceWaitMs(this.state, hot, views, typicalMs, this.queueSince > 0);
     const d = shedDecision(model, {
       lookup: this.opts.lookup,

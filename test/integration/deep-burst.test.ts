@@ -150,8 +150,8 @@ async function burst(gw: TestGateway): Promise<{ outcomes: Outcome[]; lines: Rec
   return { outcomes, lines, summary };
 }
 
-/** Every call completed, none with a 429, and no account ever had more than PLACES calls open. */
-function assertAllServed(outcomes: Outcome[], accounts: Account[], summary: string, text: RegExp): void {
+/** Every call completed, none with a 429, and no account ever had more than `places` calls open. */
+function assertAllServed(outcomes: Outcome[], accounts: Account[], places: number, summary: string, text: RegExp): void {
   assert.equal(outcomes.filter((o) => o.status === 429).length, 0, `no call got a 429: ${summary}`);
   assert.deepEqual(
     outcomes.map((o) => o.status),
@@ -159,7 +159,7 @@ function assertAllServed(outcomes: Outcome[], accounts: Account[], summary: stri
     `every call completed: ${summary}`,
   );
   for (const o of outcomes) assert.match(o.text, text, summary);
-  for (const a of accounts) assert.ok(a.max <= PLACES, `${a.id} never had more than ${PLACES} calls open: ${a.max}`);
+  for (const a of accounts) assert.ok(a.max <= places, `${a.id} never had more than ${places} calls open: ${a.max}`);
 }
 
 describe('a deep-reasoning burst over accounts that are full', () => {
@@ -177,7 +177,7 @@ describe('a deep-reasoning burst over accounts that are full', () => {
     gw = await startGateway(yaml(accounts[0]!.fake.url, accounts[1]!.fake.url));
     try {
       const { outcomes, lines, summary } = await burst(gw);
-      assertAllServed(outcomes, accounts, summary, /^from acct-[ab], done\.$/);
+      assertAllServed(outcomes, accounts, PLACES, summary, /^from acct-[ab], done\.$/);
       for (const l of lines) assert.equal(l['status'], 200);
       const shed = lines.filter((l) => l['shed'] !== undefined);
       assert.ok(shed.length > 0, `some calls found every account hot: ${summary}`);
@@ -187,22 +187,46 @@ describe('a deep-reasoning burst over accounts that are full', () => {
     }
   });
 
-  test('with a cheap fallback and a short wait (shed.wait_ms 1500): the calls wait first, the rest are shed to the cheap model, all complete', async () => {
+  test('with a cheap fallback and a short wait (shed.wait_ms 1500): the calls wait first, then are shed to the cheap model, all complete', async () => {
     gw = await startGateway(yaml(accounts[0]!.fake.url, accounts[1]!.fake.url, { line: '{ wait_ms: 1500, fallback: cheap }', cheap: cheap.fake.url }));
     try {
       const { outcomes, lines, summary } = await burst(gw);
-      assertAllServed(outcomes, accounts, summary, /^from acct-[abc], done\.$/);
-      const marks = lines.map((l) => String(l['shed'] ?? ''));
-      assert.ok(
-        marks.some((m) => /^queued:\d+ms$/.test(m)),
-        `some calls waited for a place before any rung below: ${summary}`,
-      );
+      assertAllServed(outcomes, accounts, PLACES, summary, /^from acct-[abc], done\.$/);
+      // From cold the wait's bound is known once the first calls end (a typical call, CALL_MS); the
+      // calls still without a place then go down: each waited about one call, then ran the cheap one.
+      const waitedFirst = lines.filter((l) => l['shed'] === 'house->cheap' && Number(l['duration_ms']) >= 1.5 * CALL_MS);
+      assert.ok(waitedFirst.length > 0, `some calls waited for a place before any rung below: ${summary}`);
       const toCheap = lines.filter((l) => l['shed'] === 'house->cheap');
       assert.ok(toCheap.length > 0, `the calls still without a place after the wait were shed to the cheap model: ${summary}`);
       for (const l of toCheap) assert.equal(l['upstream'], 'acct-c');
       assert.equal(cheap.fake.requests.length, toCheap.length, 'only the shed calls reached the cheap account');
     } finally {
       await gw.close();
+    }
+  });
+
+  test('from cold, with a cheap fallback (default wait): a call that waited for the first answers is shed when they come, not handed a place after waiting a whole call', async () => {
+    // Accounts that refuse nothing, whose places the gateway holds to 2 each (capacity typed in): the wait rung alone decides.
+    const roomy = [new Account('acct-a', Number.POSITIVE_INFINITY), new Account('acct-b', Number.POSITIVE_INFINITY)];
+    for (const a of roomy) await a.fake.start();
+    const text = yaml(roomy[0]!.fake.url, roomy[1]!.fake.url, { line: '{ fallback: cheap }', cheap: cheap.fake.url }).replace(
+      /(id: acct-[ab], .*?) \}/g,
+      '$1, capacity: { start: 2, ceiling: 2 } }',
+    );
+    gw = await startGateway(text);
+    try {
+      const { outcomes, lines, summary } = await burst(gw);
+      assertAllServed(outcomes, roomy, Infinity, summary, /^from acct-[abc], done\.$/);
+      assert.ok(
+        lines.some((l) => l['shed'] === 'house->cheap'),
+        `the calls that waited for the first answers went to the cheap model: ${summary}`,
+      );
+      // The wait rung's bound is 3/4 of a typical call (CALL_MS): nothing waits a whole call and then runs one.
+      const waits = lines.map((l) => /^queued:(\d+)ms$/.exec(String(l['shed'] ?? ''))?.[1]).filter((w) => w !== undefined);
+      for (const w of waits) assert.ok(Number(w) < 0.9 * CALL_MS, `a wait for a place stays under a typical call: queued ${w} ms: ${summary}`);
+    } finally {
+      await gw.close();
+      for (const a of roomy) await a.fake.close();
     }
   });
 });
