@@ -9,7 +9,7 @@ import type { GatewayError } from '../errors/codes.js';
 import type { SpentAccounts } from '../limits/index.js';
 import type { TargetView } from '../store/types.js';
 import type { Taken } from './attempt.js';
-import { pastWaitBound, shedDecision } from './shed.js';
+import { shedDecision, waitBoundMs } from './shed.js';
 import type { RouteOptions, RouterState } from './state.js';
 import { overloadedStop, shedStop } from './stops.js';
 import { expectedPlaceWaitMs, waitForPlace } from './take.js';
@@ -29,6 +29,8 @@ export class ShedRun {
   private waitedMs = 0;
   /** Rungs already counted for this request. */
   private readonly counted = new Set<string>();
+  /** The route went below the wait once on its accounts' refusals ({@link below}). */
+  private wentBelow = false;
 
   /**
    * @param capMs the longest wait a stop names (routing.retry_after_cap_ms), ms.
@@ -44,37 +46,78 @@ export class ShedRun {
   /**
    * The targets of `admitted` with a deep place for this request now (below their learned
    * limits on `views`); none when it waited on the wait rung past the rung's bound with a rung
-   * below (shed.ts pastWaitBound): the route then sheds rather than take a place that freed.
+   * below (shed.ts waitBoundMs): the route then sheds rather than take a place that freed.
    * @param later the models after `model` in the route's chain.
    */
   roomFor(model: Model, later: readonly Model[], admitted: Target[], views: ReadonlyMap<Target, TargetView>): Target[] {
-    const overdue =
-      this.queueSince > 0 &&
-      pastWaitBound(model, {
-        lookup: this.opts.lookup,
-        later,
-        priority: this.opts.priority ?? 'interactive',
-        waitedMs: Date.now() - this.began,
-        typicalMs: this.state.deepTimes.boundMs(model.name),
-      });
+    const bound = this.queueSince > 0 ? this.boundMs(model, later) : null;
+    const overdue = bound !== null && Date.now() - this.began > bound;
     return overdue ? [] : admitted.filter((t) => views.get(t)!.deep < views.get(t)!.limit);
   }
 
-  /** An attempt opens: one that took a place on the wait rung is marked `queued:<ms>ms`. */
+  /** An attempt opens: one that took a place after waiting for one is marked `queued:<ms>ms`, from its first wait. */
   opened(): void {
-    if (this.queueSince > 0 && this.mark === null) this.mark = `queued:${Date.now() - this.queueSince}ms`;
+    if (this.queueSince > 0 && (this.mark === null || this.mark.startsWith('queued:'))) this.mark = `queued:${Date.now() - this.queueSince}ms`;
+  }
+
+  /** The bound of the wait rung for `model` (shed.ts waitBoundMs), ms from the route's start; null when unbounded. */
+  private boundMs(model: Model, later: readonly Model[]): number | null {
+    const priority = this.opts.priority ?? 'interactive';
+    return waitBoundMs(model, { lookup: this.opts.lookup, later, priority, typicalMs: this.state.deepTimes.boundMs(model.name) });
+  }
+
+  /**
+   * How long a deep call whose every account refused it for load may wait for a place there
+   * (router/run.ts endOfModel), ms: `ms` (the wait the refusals named), cut to what is left of
+   * the wait rung's bound when a rung lies below; 0 or less: go below instead of waiting.
+   */
+  waitAfterRefusals(model: Model, later: readonly Model[], ms: number): number {
+    const bound = this.boundMs(model, later);
+    return bound === null ? ms : Math.min(ms, bound - (Date.now() - this.began));
+  }
+
+  /**
+   * The rung below the wait for a deep call to `model` that its accounts refused for load or
+   * rate, when the route would otherwise stop on their refusal (a relayed 429, an exhausted
+   * retry budget, `upstream_overloaded`): another reasoning model of `later`, else the model's
+   * shed fallback (`ladder`; `downgrade`: else its first fallback). Marked and counted as the
+   * ladder's rungs are. Null when there is none, the policy has none (`queue`, `reject`), or the
+   * route went below once already.
+   */
+  below(model: Model, later: readonly Model[]): { readonly to: Model; readonly reasoning: boolean } | null {
+    const { shed } = model;
+    if (this.wentBelow || (shed.policy !== 'ladder' && shed.policy !== 'downgrade')) return null;
+    const name = shed.fallback ?? (shed.policy === 'downgrade' ? model.fallbacks[0] : undefined);
+    const fallback = name === undefined ? undefined : this.opts.lookup(name);
+    const reasoning = later.find((m) => m.reasoning && m !== model);
+    const to = reasoning ?? (fallback !== model ? fallback : undefined);
+    if (!to) return null;
+    this.wentBelow = true;
+    const notify = reasoning ? 'fallback' : 'downgrade';
+    if (!this.counted.has(notify)) this.state.onShed?.(model.name, notify);
+    this.counted.add(notify);
+    this.mark = `${model.name}->${to.name}`;
+    return { to, reasoning: reasoning !== undefined };
   }
 
   /**
    * After its accounts throttled it `max_attempts` times, a request tries again only once a
    * call on one of the model's admissible targets ended and a place is free, first come first served, within the
-   * ladder's longest wait (`wait_ms` + the cap, from the route's start): the limits just learned
+   * ladder's longest wait (`wait_ms` + the cap, from the route's start; a deep call with a rung
+   * below: the wait rung's bound, {@link waitAfterRefusals}): the limits just learned
    * hold the places, so this waits for the account to take one more instead of asking it again
    * at once. When that time is up: 503 upstream_overloaded, naming a short wait.
    * @throws the abort reason when `signal` fires while waiting.
    */
-  async afterThrottles(model: Model, deep: boolean, throttles: number, signal: AbortSignal): Promise<Taken | { readonly stop: GatewayError }> {
-    const left = model.shed.wait_ms + this.capMs - (Date.now() - this.began);
+  async afterThrottles(
+    model: Model,
+    deep: boolean,
+    throttles: number,
+    signal: AbortSignal,
+    later: readonly Model[],
+  ): Promise<Taken | { readonly stop: GatewayError }> {
+    const longest = model.shed.wait_ms + this.capMs - (Date.now() - this.began);
+    const left = deep ? this.waitAfterRefusals(model, later, longest) : longest;
     const got = left > 0 ? await this.placeWithin(model, deep, left, signal) : null;
     if (got) {
       if (this.mark === null) this.mark = `queued:${got.queuedMs}ms`;
@@ -95,6 +138,7 @@ export class ShedRun {
     const { health } = this.state;
     const targets = model.targets.filter((t) => !this.spent()?.has(t.upstream.id) && health.canAdmit(t.key, t.upstream.id));
     if (targets.length === 0) return null;
+    if (deep && this.queueSince === 0) this.queueSince = Date.now(); // a deep call's wait counts toward the wait rung's bound and its mark
     const until = Date.now() + ms;
     await this.state.queue.released(
       targets.map((t) => t.upstream.id),

@@ -107,19 +107,21 @@ export function shedDecision(model: Model, ctx: ShedContext): ShedDecision {
 }
 
 /**
- * Whether a deep call to `model` that already waited on the wait rung (`waitedMs` since its
- * route began) is past the rung's bound, min(`wait_ms`, WAIT_SHARE × the typical call), with
- * a rung below the wait (another reasoning model later in the route, or the shed fallback):
- * it goes down the ladder even when a place has freed meanwhile, so a step that waited still
- * ends within about 1 + WAIT_SHARE typical calls, as the wait rung promises. The case it is
- * for: at a cold start the bound becomes known only as the first calls end, freeing places
- * that went to requests which had waited a whole call (measured at stall/16: four 2.2 s steps
- * against 1.1 s uncongested). `ladder` policy, interactive calls only, as the wait rung.
+ * The wait rung's bound for a deep call to `model`, ms from its route's start: min(`wait_ms`,
+ * WAIT_SHARE × the typical call), when a rung lies below the wait (another reasoning model
+ * later in the route, or the shed fallback) and the typical call time is known; null when the
+ * wait is not bounded so (no rung below, the time not known yet, another policy, or a
+ * background call, which does not wait). `ladder` policy, interactive calls only, as the wait rung.
+ * A deep call that waited past it goes down the ladder even when a place has freed meanwhile
+ * (router/shed-run.ts roomFor), so a step that waited still ends within about 1 + WAIT_SHARE
+ * typical calls, as the wait rung promises. The case it is for: at a cold start the bound
+ * becomes known only as the first calls end, freeing places that went to requests which had
+ * waited a whole call (measured at stall/16: four 2.2 s steps against 1.1 s uncongested).
  */
-export function pastWaitBound(model: Model, ctx: Pick<ShedContext, 'lookup' | 'later' | 'priority' | 'waitedMs' | 'typicalMs'>): boolean {
+export function waitBoundMs(model: Model, ctx: Pick<ShedContext, 'lookup' | 'later' | 'priority' | 'typicalMs'>): number | null {
   const { shed } = model;
-  if (shed.policy !== 'ladder' || ctx.priority !== 'interactive' || ctx.typicalMs === null) return false;
+  if (shed.policy !== 'ladder' || ctx.priority !== 'interactive' || ctx.typicalMs === null) return null;
   const fallback = shed.fallback === undefined ? undefined : ctx.lookup(shed.fallback);
   const below = ctx.later.some((m) => m.reasoning && m !== model) || (fallback !== undefined && fallback !== model);
-  return below && ctx.waitedMs > Math.min(shed.wait_ms, ctx.typicalMs * WAIT_SHARE);
+  return below ? Math.min(shed.wait_ms, ctx.typicalMs * WAIT_SHARE) : null;
 }

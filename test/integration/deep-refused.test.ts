@@ -1,0 +1,145 @@
+/**
+ * Deep calls whose accounts refuse them, with a shed fallback that answers: the route takes the
+ * ladder's rung below instead of ending on the accounts' refusal. Found by a hostile pass
+ * (2026-12-07): with every account answering 429 + `Retry-After: 1` to every deep call, a third
+ * of a cold burst got the provider's 429 relayed and the rest 503 `retry_budget_exhausted`,
+ * though the cheap model was healthy; a call shed to the fallback could still be stopped by the
+ * spent retry budget before it reached it; and a warm call refused by every account waited the
+ * named second for a place, past the wait rung's bound.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import OpenAI from 'openai';
+import { hashKey } from '../../src/auth/keys.js';
+import { FakeUpstream, type ReceivedRequest, type ScriptedReply } from '../helpers/fake-upstream.js';
+import { CLIENT_KEY, startGateway, waitFor, type TestGateway } from '../helpers/gateway.js';
+import { fixtureJson } from '../helpers/recordings.js';
+
+/** How long an account takes to answer one deep call, ms. */
+const CALL_MS = 800;
+
+/** One chat-completions SSE chunk. */
+function chunk(delta: Record<string, unknown>, finish: string | null = null): string {
+  return `data: ${JSON.stringify({ id: 'chatcmpl-r', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+}
+
+/** An account: answers in `ms` while it has fewer than `places` calls open, else 429 with `Retry-After: 1` (the recorded OpenAI body). */
+class Account {
+  readonly fake: FakeUpstream;
+  places = 2;
+  constructor(
+    readonly id: string,
+    private readonly ms = CALL_MS,
+  ) {
+    this.fake = new FakeUpstream().on((req) => this.answer(req));
+  }
+  private answer(req: ReceivedRequest): ScriptedReply {
+    const open = this.fake.requests.filter((r) => !r.finished && r.abortedAt === null).length;
+    if (open > this.places) {
+      req.finished = true;
+      return { status: 429, headers: { 'retry-after': '1' }, body: fixtureJson('openai-error-429-rate-limit-exceeded.json') };
+    }
+    return {
+      status: 200,
+      steps: [chunk({ role: 'assistant', content: '' }), { delayMs: this.ms }, chunk({ content: `from ${this.id}` }), chunk({}, 'stop'), 'data: [DONE]\n\n'],
+    };
+  }
+}
+
+const yaml = (a: string, b: string, c: string): string => `
+server: { log_level: info }
+upstreams:
+  - { id: acct-a, provider: openai-compatible, base_url: "${a}/v1", api_key: "\${TEST_UPSTREAM_KEY}" }
+  - { id: acct-b, provider: openai-compatible, base_url: "${b}/v1", api_key: "\${TEST_UPSTREAM_KEY}" }
+  - { id: acct-c, provider: openai-compatible, base_url: "${c}/v1", api_key: "\${TEST_UPSTREAM_KEY}" }
+models:
+  - name: house
+    reasoning: true
+    price: { input: 1, output: 2 }
+    shed: { fallback: cheap }
+    targets: [{ upstream: acct-a, model: house-up }, { upstream: acct-b, model: house-up }]
+  - name: cheap
+    price: { input: 0.1, output: 0.2 }
+    targets: [{ upstream: acct-c, model: cheap-up }]
+keys:
+  - { name: agents, key_sha256: ${hashKey(CLIENT_KEY)} }
+`;
+
+/** `n` deep streaming chat calls at once (no SDK retries): each one's status, text and time, ms. */
+async function burst(gw: TestGateway, n: number): Promise<{ status: number; text: string; ms: number }[]> {
+  const openai = new OpenAI({ apiKey: CLIENT_KEY, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+  const one = async (i: number): Promise<{ status: number; text: string; ms: number }> => {
+    const t0 = Date.now();
+    try {
+      const stream = await openai.chat.completions.create({
+        model: 'house',
+        stream: true,
+        reasoning_effort: 'high',
+        messages: [{ role: 'user', content: `call ${i}` }],
+      });
+      let text = '';
+      for await (const c of stream) text += c.choices[0]?.delta.content ?? '';
+      return { status: 200, text, ms: Date.now() - t0 };
+    } catch (err) {
+      return { status: err instanceof OpenAI.APIError ? (err.status ?? -1) : -1, text: String(err), ms: Date.now() - t0 };
+    }
+  };
+  return Promise.all(Array.from({ length: n }, (_, i) => one(i)));
+}
+
+describe('deep calls whose every account refuses them, with a shed fallback', () => {
+  const [a, b, cheap] = [new Account('acct-a'), new Account('acct-b'), new Account('acct-c', 20)];
+  cheap.places = Number.POSITIVE_INFINITY;
+  let gw: TestGateway;
+  before(async () => {
+    for (const x of [a, b, cheap]) await x.fake.start();
+  });
+  after(async () => {
+    for (const x of [a, b, cheap]) await x.fake.close();
+  });
+
+  test('every account refuses every call (429, Retry-After: 1), from cold: each call is served by the fallback, none gets a 429 or a 503', async () => {
+    [a.places, b.places] = [0, 0];
+    gw = await startGateway(yaml(a.fake.url, b.fake.url, cheap.fake.url));
+    try {
+      const start = gw.finished().length;
+      const out = await burst(gw, 12);
+      const summary = JSON.stringify(out.map((o) => `${o.status}:${o.text.slice(0, 60)}`));
+      assert.deepEqual(
+        out.map((o) => o.status),
+        Array(12).fill(200),
+        `every call was served: ${summary}`,
+      );
+      for (const o of out) assert.equal(o.text, 'from acct-c', summary);
+      const lines = await waitFor(() => (gw.finished().length - start >= 12 ? gw.finished().slice(start) : undefined), 3_000, '12 lines');
+      for (const l of lines) assert.equal(l['shed'], 'house->cheap', JSON.stringify(l));
+      assert.ok(a.fake.requests.length + b.fake.requests.length >= 12, 'the accounts were asked first');
+    } finally {
+      await gw.close();
+    }
+  });
+
+  test('warm, then every account refuses every call: a refused call waits no longer than the wait rung allows (3/4 of a typical call), then goes below', async () => {
+    [a.places, b.places] = [2, 2];
+    gw = await startGateway(yaml(a.fake.url, b.fake.url, cheap.fake.url));
+    try {
+      // Learn the accounts and the typical deep call (CALL_MS).
+      for (const n of [8, 4, 4]) assert.ok((await burst(gw, n)).every((o) => o.status === 200));
+      [a.places, b.places] = [0, 0];
+      const start = gw.finished().length;
+      const out = await burst(gw, 8);
+      const lines = await waitFor(() => (gw.finished().length - start >= 8 ? gw.finished().slice(start) : undefined), 3_000, '8 lines');
+      const summary = JSON.stringify(
+        lines.map((l) => `${String(l['status'])}:${String(l['upstream'])}:${String(l['duration_ms'])}ms:${String(l['shed'] ?? '-')}`),
+      );
+      assert.ok(
+        out.every((o) => o.status === 200 && o.text === 'from acct-c'),
+        `every call was served by the fallback: ${summary}`,
+      );
+      // Not the named second (Retry-After: 1) and more: within the rung's bound, the call goes below.
+      for (const l of lines) assert.ok(Number(l['duration_ms']) < 0.75 * CALL_MS + 250, `no call waited past the rung's bound: ${summary}`);
+    } finally {
+      await gw.close();
+    }
+  });
+});
