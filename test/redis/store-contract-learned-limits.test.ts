@@ -13,6 +13,20 @@ import type { Lease } from '../../src/store/types.js';
 import { WIDE, callsOf, cand, cap, forEachStore, leaseOf, ref, req, sleep, up } from '../helpers/store-contract.js';
 
 forEachStore((flavour, store) => {
+  /** An account whose limit slow start raised from 4 to 6 (four deep calls held, served at the limit twice, the probe wait apart): the store, the account, its capacity, a deep request and the held leases. */
+  const raised = async (name: string) => {
+    const s = await store();
+    const c = up(name);
+    const wide = cap(4, 40);
+    const deep = req(c, { deep: true, capacity: wide });
+    const held: Lease[] = [];
+    for (let i = 0; i < 4; i++) held.push(leaseOf(await s.acquire(deep)));
+    await s.feedback(c, { signal: 'ok', inFlight: 4 }, wide);
+    await sleep(PROBE_BASE_MS + 100);
+    await s.feedback(c, { signal: 'ok', inFlight: 4 }, wide);
+    return { s, c, wide, deep, held };
+  };
+
   test('the learned limit for every call: a non-deep refusal cuts it, a call at it is refused (full, or hot for a deep one), a served call at it raises it after the probe wait', async () => {
     const s = await store();
     const a = up('calls');
@@ -164,15 +178,7 @@ forEachStore((flavour, store) => {
   });
 
   test('a waiter (only trusted places) never carries the probe; a new request on an account waited for (only the probe place) never takes a trusted place', async () => {
-    const s = await store();
-    const c = up('only');
-    const wide = cap(4, 40);
-    const deep = req(c, { deep: true, capacity: wide });
-    const held: Lease[] = [];
-    for (let i = 0; i < 4; i++) held.push(leaseOf(await s.acquire(deep)));
-    await s.feedback(c, { signal: 'ok', inFlight: 4 }, wide);
-    await sleep(PROBE_BASE_MS + 100);
-    await s.feedback(c, { signal: 'ok', inFlight: 4 }, wide);
+    const { s, c, wide, held } = await raised('only');
     const one = (only: 'trusted' | 'probe') => s.admit([cand(c, { deep: true, capacity: wide, only })]);
     const waiter = await one('trusted');
     assert.equal(waiter.taken, null);
@@ -188,15 +194,7 @@ forEachStore((flavour, store) => {
   });
 
   test(`a lucky probe (another call that held its place ended within ${PROBE_LUCK_MS} ms of it going) trusts no place`, async () => {
-    const s = await store();
-    const c = up('lucky');
-    const wide = cap(4, 40);
-    const deep = req(c, { deep: true, capacity: wide });
-    const held: Lease[] = [];
-    for (let i = 0; i < 4; i++) held.push(leaseOf(await s.acquire(deep)));
-    await s.feedback(c, { signal: 'ok', inFlight: 4 }, wide);
-    await sleep(PROBE_BASE_MS + 100);
-    await s.feedback(c, { signal: 'ok', inFlight: 4 }, wide);
+    const { s, c, wide, deep, held } = await raised('lucky');
     assert.equal((await s.view([ref(c, { capacity: wide })]))[0]!.limit, 6, 'slow start: 4 + 2');
 
     const p1 = leaseOf(await s.acquire(deep));
