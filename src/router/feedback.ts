@@ -37,9 +37,11 @@ export interface StallWatch {
  */
 export function stallWatch(state: RouterState, attempt: Attempt, route: { laterModels: boolean; moved: boolean }): StallWatch | null {
   if (!attempt.deep || attempt.deepInFlight <= 1) return null;
-  const { upstream } = attempt.target;
+  const { upstream, model } = attempt.target;
+  // The accounts whose first events tell this one's while it has too few of its own (router/stalls.ts).
+  const siblings = attempt.model.targets.filter((t) => t.model === model && t.upstream.provider === upstream.provider).map((t) => t.upstream.id);
   return {
-    thresholdMs: () => state.stalls.thresholdMs(upstream.id),
+    thresholdMs: () => state.stalls.thresholdMs(upstream.id, siblings),
     abandon:
       !route.moved && (route.laterModels || attempt.model.targets.length > 1 || (attempt.model.shed.fallback ?? attempt.model.name) !== attempt.model.name),
     onStall: () => {

@@ -15,7 +15,11 @@
  * later stall was seen, and the learned limit ran from 4 to 9 on an account that takes 4).
  * Per replica: each replica measures its own calls (no store round trip); until it has
  * MIN_SAMPLES of an account, the fleet's baseline stands in (router/fleet-timings.ts), so a
- * replica that starts in a running fleet sees its first stall at once.
+ * replica that starts in a running fleet sees its first stall at once; while neither knows the
+ * account, the samples of its siblings (accounts serving the same upstream model on the same
+ * kind of provider) are pooled: an account that takes two calls gives only two quick answers in
+ * a burst from cold, and its third call's stall was not seen (found by a hostile pass: limits
+ * learned at 3x the real cap of 2, stalled calls left running 4-5 s).
  */
 
 /** Samples before an account's threshold is trusted. */
@@ -64,11 +68,20 @@ export class StallDetector {
     return [...this.recent].filter(([, r]) => r.threshold !== null).map(([u, r]) => [u, Math.round(r.base)]);
   }
 
-  /** Time after sending past which a call with no first event has stalled, ms; null while neither this replica nor the fleet knows the account. */
-  thresholdMs(upstream: string): number | null {
+  /**
+   * Time after sending past which a call with no first event has stalled, ms: the account's
+   * own threshold, else the fleet's, else one from the pooled samples of `siblings` (ids of the
+   * accounts serving the same upstream model on the same kind of provider, this one's included)
+   * once they hold MIN_SAMPLES, their minimum standing in for the median as on a cold account;
+   * null while none of these knows enough.
+   */
+  thresholdMs(upstream: string, siblings: readonly string[] = []): number | null {
     const own = this.recent.get(upstream)?.threshold;
     if (own != null) return own;
     const fleet = this.fleet.get(upstream);
-    return fleet === undefined ? null : Math.max(FLOOR_MS, Math.ceil(FACTOR * fleet));
+    if (fleet !== undefined) return Math.max(FLOOR_MS, Math.ceil(FACTOR * fleet));
+    let [n, base] = [0, Number.POSITIVE_INFINITY];
+    for (const id of siblings) for (const ms of this.recent.get(id)?.ms ?? []) [n, base] = [n + 1, Math.min(base, ms)];
+    return n >= MIN_SAMPLES ? Math.max(FLOOR_MS, Math.ceil(FACTOR * base)) : null;
   }
 }

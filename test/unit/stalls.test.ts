@@ -36,4 +36,20 @@ describe('stall threshold', () => {
     for (let i = 0; i < 40; i++) d.observe('a', 3_000);
     assert.equal(d.thresholdMs('a'), 9_000, 'most of the last 64 answers are slower now');
   });
+
+  test("an account with too few samples of its own: its siblings' pooled samples set the bar (3x their minimum), the fleet's baseline first", () => {
+    const d = new StallDetector();
+    const siblings = ['a', 'b', 'c'];
+    d.observe('a', 400);
+    d.observe('b', 600);
+    assert.equal(d.thresholdMs('c', siblings), null, 'two samples in all: not yet');
+    d.observe('c', 900);
+    assert.equal(d.thresholdMs('c', siblings), 1_200, 'three in all: 3 x 400 ms');
+    assert.equal(d.thresholdMs('c'), null, 'no siblings named: the account alone, as before');
+    d.seed('c', 800);
+    assert.equal(d.thresholdMs('c', siblings), 2_400, "the fleet's baseline of the account comes before the pool");
+    d.observe('c', 500);
+    d.observe('c', 700);
+    assert.equal(d.thresholdMs('c', siblings), 1_500, "three of its own: the account's own bar (3 x its minimum, 500 ms)");
+  });
 });
