@@ -291,10 +291,10 @@ export class RouteRun {
     return below !== null;
   }
 
-  /** The shed ladder moved the route to another model: its first attempt is routing, not a retry, and it has max_attempts of its own. */
+  /** Moved down the shed ladder: the next attempt is routing, not a retry, with max_attempts of its own; a fallback left is unmarked (open() marks the one serving). */
   private moved(step: { readonly to: Model; readonly reasoning: boolean }): void {
     this.chain.moveTo(step.to, step.reasoning);
-    [this.throttled, this.base, this.throttles, this.roundStartAttempts] = [true, this.attempts, 0, this.attempts];
+    [this.throttled, this.base, this.throttles, this.roundStartAttempts, this.fallback] = [true, this.attempts, 0, this.attempts, null];
     this.failures.longWait = false;
   }
 }

@@ -110,8 +110,8 @@ export function shedDecision(model: Model, ctx: ShedContext): ShedDecision {
  * The wait rung's bound for a deep call to `model`, ms from its route's start: min(`wait_ms`,
  * WAIT_SHARE × the typical call), when a rung lies below the wait (another reasoning model
  * later in the route, or the shed fallback) and the typical call time is known; null when the
- * wait is not bounded so (no rung below, the time not known yet, another policy, or a
- * background call, which does not wait). `ladder` policy, interactive calls only, as the wait rung.
+ * wait is not bounded so (no rung below, the time not known yet, or another policy); 0 for a
+ * background call with a rung below (it skips the wait rung). `ladder` policy only.
  * A deep call that waited past it goes down the ladder even when a place has freed meanwhile
  * (router/shed-run.ts roomFor), so a step that waited still ends within about 1 + WAIT_SHARE
  * typical calls, as the wait rung promises. The case it is for: at a cold start the bound
@@ -120,8 +120,11 @@ export function shedDecision(model: Model, ctx: ShedContext): ShedDecision {
  */
 export function waitBoundMs(model: Model, ctx: Pick<ShedContext, 'lookup' | 'later' | 'priority' | 'typicalMs'>): number | null {
   const { shed } = model;
-  if (shed.policy !== 'ladder' || ctx.priority !== 'interactive' || ctx.typicalMs === null) return null;
+  if (shed.policy !== 'ladder') return null;
   const fallback = shed.fallback === undefined ? undefined : ctx.lookup(shed.fallback);
   const below = ctx.later.some((m) => m.reasoning && m !== model) || (fallback !== undefined && fallback !== model);
-  return below ? Math.min(shed.wait_ms, ctx.typicalMs * WAIT_SHARE) : null;
+  if (!below) return null;
+  // A background call skips the wait rung: with a rung below, it does not wait at all.
+  if (ctx.priority !== 'interactive') return 0;
+  return ctx.typicalMs === null ? null : Math.min(shed.wait_ms, ctx.typicalMs * WAIT_SHARE);
 }

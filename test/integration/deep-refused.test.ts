@@ -46,7 +46,11 @@ class Account {
   }
 }
 
-const yaml = (a: string, b: string, c: string): string => `
+/** A key of `priority: background` (it skips the wait rung). */
+const BG_KEY = 'sk-test-background-0123456789';
+
+/** `house` on accounts a and b with the shed fallback `cheap` on c; with `deep2`, house is on a alone and falls back to the reasoning model `deep2` on b. */
+const yaml = (a: string, b: string, c: string, deep2 = false): string => `
 server: { log_level: info }
 upstreams:
   - { id: acct-a, provider: openai-compatible, base_url: "${a}/v1", api_key: "\${TEST_UPSTREAM_KEY}" }
@@ -56,18 +60,28 @@ models:
   - name: house
     reasoning: true
     price: { input: 1, output: 2 }
+    shed: { fallback: cheap }${deep2 ? '\n    fallbacks: [deep2]' : ''}
+    targets: [{ upstream: acct-a, model: house-up }${deep2 ? '' : ', { upstream: acct-b, model: house-up }'}]${
+      deep2
+        ? `
+  - name: deep2
+    reasoning: true
+    price: { input: 1, output: 2 }
     shed: { fallback: cheap }
-    targets: [{ upstream: acct-a, model: house-up }, { upstream: acct-b, model: house-up }]
+    targets: [{ upstream: acct-b, model: deep2-up }]`
+        : ''
+    }
   - name: cheap
     price: { input: 0.1, output: 0.2 }
     targets: [{ upstream: acct-c, model: cheap-up }]
 keys:
   - { name: agents, key_sha256: ${hashKey(CLIENT_KEY)} }
+  - { name: batch, key_sha256: ${hashKey(BG_KEY)}, priority: background }
 `;
 
 /** `n` deep streaming chat calls at once (no SDK retries): each one's status, text and time, ms. */
-async function burst(gw: TestGateway, n: number): Promise<{ status: number; text: string; ms: number }[]> {
-  const openai = new OpenAI({ apiKey: CLIENT_KEY, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+async function burst(gw: TestGateway, n: number, key = CLIENT_KEY): Promise<{ status: number; text: string; ms: number }[]> {
+  const openai = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
   const one = async (i: number): Promise<{ status: number; text: string; ms: number }> => {
     const t0 = Date.now();
     try {
@@ -138,6 +152,45 @@ describe('deep calls whose every account refuses them, with a shed fallback', ()
       );
       // Not the named second (Retry-After: 1) and more: within the rung's bound, the call goes below.
       for (const l of lines) assert.ok(Number(l['duration_ms']) < 0.75 * CALL_MS + 250, `no call waited past the rung's bound: ${summary}`);
+    } finally {
+      await gw.close();
+    }
+  });
+
+  test('a chain of reasoning fallbacks, every one refusing: the call goes below to the shed fallback, and the marks name the model that served', async () => {
+    [a.places, b.places] = [0, 0];
+    gw = await startGateway(yaml(a.fake.url, b.fake.url, cheap.fake.url, true));
+    try {
+      const start = gw.finished().length;
+      const out = await burst(gw, 6);
+      const lines = await waitFor(() => (gw.finished().length - start >= 6 ? gw.finished().slice(start) : undefined), 3_000, '6 lines');
+      const summary = JSON.stringify(
+        lines.map((l) => `${String(l['status'])}:${String(l['model'])}:${String(l['shed'] ?? '-')}:${String(l['fallback'] ?? '-')}`),
+      );
+      assert.ok(
+        out.every((o) => o.status === 200 && o.text === 'from acct-c'),
+        `every call was served by the shed fallback: ${summary}`,
+      );
+      for (const l of lines) {
+        assert.match(String(l['shed']), /->cheap$/, summary);
+        assert.ok(l['fallback'] === undefined || /->cheap$/.test(String(l['fallback'])), `no mark names a model that did not serve: ${summary}`);
+      }
+    } finally {
+      await gw.close();
+    }
+  });
+
+  test('a background key (it skips the wait rung), every account refusing: its calls go below at once, not after the named second', async () => {
+    [a.places, b.places] = [0, 0];
+    gw = await startGateway(yaml(a.fake.url, b.fake.url, cheap.fake.url));
+    try {
+      const out = await burst(gw, 8, BG_KEY);
+      const summary = JSON.stringify(out.map((o) => `${o.status}:${o.ms}ms:${o.text}`));
+      assert.ok(
+        out.every((o) => o.status === 200 && o.text === 'from acct-c'),
+        `every call was served by the fallback: ${summary}`,
+      );
+      for (const o of out) assert.ok(o.ms < 800, `no background call waited out the accounts' Retry-After (1 s): ${summary}`);
     } finally {
       await gw.close();
     }
