@@ -13,14 +13,11 @@ import { hashKey } from '../../src/auth/keys.js';
 import { FakeUpstream, type ReceivedRequest, type ScriptedReply } from '../helpers/fake-upstream.js';
 import { CLIENT_KEY, startGateway } from '../helpers/gateway.js';
 import { metricValue } from '../helpers/metrics-text.js';
+import { chatChunk, deepChat } from '../helpers/deep-calls.js';
 
 /** Calls an account serves at once; its first event of any call beyond them comes STALL_MS late. */
 const PLACES = 2;
 const STALL_MS = 3_000;
-
-function chunk(delta: Record<string, unknown>, finish: string | null = null): string {
-  return `data: ${JSON.stringify({ id: 'chatcmpl-s', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-}
 
 /** A provider account that stalls the first event of a call over its places (open calls counted when it arrives). */
 function account(): FakeUpstream {
@@ -30,7 +27,14 @@ function account(): FakeUpstream {
     const late = open >= PLACES ? [{ delayMs: STALL_MS }] : [];
     return {
       status: 200,
-      steps: [...late, chunk({ role: 'assistant', content: '' }), { delayMs: 300 }, chunk({ content: 'ok' }), chunk({}, 'stop'), 'data: [DONE]\n\n'],
+      steps: [
+        ...late,
+        chatChunk({ role: 'assistant', content: '' }),
+        { delayMs: 300 },
+        chatChunk({ content: 'ok' }),
+        chatChunk({}, 'stop'),
+        'data: [DONE]\n\n',
+      ],
     };
   });
 }
@@ -59,17 +63,7 @@ keys:
 `);
   try {
     const openai = new OpenAI({ apiKey: CLIENT_KEY, baseURL: `${gw.url}/v1`, maxRetries: 0 });
-    const call = async (i: number): Promise<string> => {
-      const stream = await openai.chat.completions.create({
-        model: 'house',
-        stream: true,
-        reasoning_effort: 'high',
-        messages: [{ role: 'user', content: `call ${i}` }],
-      });
-      let text = '';
-      for await (const c of stream) text += c.choices[0]?.delta.content ?? '';
-      return text;
-    };
+    const call = (i: number): Promise<string> => deepChat(openai, 'house', `call ${i}`);
     // Four calls first, two on each account (the start guess is 4 a account, so the spread puts two on each); then one more on each, over its places.
     const first = Array.from({ length: 4 }, (_, i) => call(i));
     await new Promise((r) => setTimeout(r, 100));

@@ -14,14 +14,10 @@ import { hashKey } from '../../src/auth/keys.js';
 import { FakeUpstream, type ReceivedRequest, type ScriptedReply } from '../helpers/fake-upstream.js';
 import { CLIENT_KEY, startGateway, waitFor, type TestGateway } from '../helpers/gateway.js';
 import { fixtureJson } from '../helpers/recordings.js';
+import { chatChunk, deepChat } from '../helpers/deep-calls.js';
 
 /** How long an account takes to answer one deep call, ms. */
 const CALL_MS = 800;
-
-/** One chat-completions SSE chunk. */
-function chunk(delta: Record<string, unknown>, finish: string | null = null): string {
-  return `data: ${JSON.stringify({ id: 'chatcmpl-r', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-}
 
 /** An account: answers in `ms` while it has fewer than `places` calls open, else 429 with `Retry-After: 1` (the recorded OpenAI body). */
 class Account {
@@ -41,7 +37,13 @@ class Account {
     }
     return {
       status: 200,
-      steps: [chunk({ role: 'assistant', content: '' }), { delayMs: this.ms }, chunk({ content: `from ${this.id}` }), chunk({}, 'stop'), 'data: [DONE]\n\n'],
+      steps: [
+        chatChunk({ role: 'assistant', content: '' }),
+        { delayMs: this.ms },
+        chatChunk({ content: `from ${this.id}` }),
+        chatChunk({}, 'stop'),
+        'data: [DONE]\n\n',
+      ],
     };
   }
 }
@@ -85,14 +87,7 @@ async function burst(gw: TestGateway, n: number, key = CLIENT_KEY): Promise<{ st
   const one = async (i: number): Promise<{ status: number; text: string; ms: number }> => {
     const t0 = Date.now();
     try {
-      const stream = await openai.chat.completions.create({
-        model: 'house',
-        stream: true,
-        reasoning_effort: 'high',
-        messages: [{ role: 'user', content: `call ${i}` }],
-      });
-      let text = '';
-      for await (const c of stream) text += c.choices[0]?.delta.content ?? '';
+      const text = await deepChat(openai, 'house', `call ${i}`);
       return { status: 200, text, ms: Date.now() - t0 };
     } catch (err) {
       return { status: err instanceof OpenAI.APIError ? (err.status ?? -1) : -1, text: String(err), ms: Date.now() - t0 };
