@@ -237,7 +237,7 @@ export class RouteRun {
     // refused waits no longer than the wait rung's bound, and a rate limit's wait the bound cuts short is not begun: it goes below.
     const [model, deep] = [this.chain.first, isDeep(this.chain.first, this.effort)];
     const refused = deep && (onlyThrottled || this.failures.last?.classified.class === 'rate_limited');
-    const wait = refused ? this.shedRun.waitAfterRefusals(model, [], delay) : delay;
+    const wait = refused ? this.shedRun.waitAfterRefusals(model, this.chain.later(), delay) : delay;
     if (wait < delay && (wait <= 0 || !onlyThrottled) && this.goBelow()) return null;
     if (onlyThrottled && wait > 0) {
       const got = await this.shedRun.placeWithin(model, deep, wait, signal);

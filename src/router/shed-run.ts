@@ -9,7 +9,7 @@ import type { GatewayError } from '../errors/codes.js';
 import type { SpentAccounts } from '../limits/index.js';
 import type { TargetView } from '../store/types.js';
 import type { Taken } from './attempt.js';
-import { shedDecision, waitBoundMs } from './shed.js';
+import { rungsBelow, shedDecision, waitBoundMs, type ShedDecision } from './shed.js';
 import type { RouteOptions, RouterState } from './state.js';
 import { overloadedStop, shedStop } from './stops.js';
 import { expectedPlaceWaitMs, waitForPlace } from './take.js';
@@ -60,6 +60,12 @@ export class ShedRun {
     if (this.queueSince > 0 && (this.mark === null || this.mark.startsWith('queued:'))) this.mark = `queued:${Date.now() - this.queueSince}ms`;
   }
 
+  /** Counts the rung `notify` for this request once (`switchyard_sheds_total`). */
+  private count(model: Model, notify: ShedDecision['notify']): void {
+    if (!this.counted.has(notify)) this.state.onShed?.(model.name, notify);
+    this.counted.add(notify);
+  }
+
   /** The bound of the wait rung for `model` (shed.ts waitBoundMs), ms from the route's start; null when unbounded. */
   private boundMs(model: Model, later: readonly Model[]): number | null {
     const priority = this.opts.priority ?? 'interactive';
@@ -67,7 +73,7 @@ export class ShedRun {
   }
 
   /**
-   * How long a deep call whose every account refused it for load may wait for a place there
+   * How long a deep call whose every account refused it (for load, or a rate limit) may wait for a place there
    * (router/run.ts endOfModel), ms: `ms` (the wait the refusals named), cut to what is left of
    * the wait rung's bound when a rung lies below; 0 or less: go below instead of waiting.
    */
@@ -85,17 +91,13 @@ export class ShedRun {
    * route went below once already.
    */
   below(model: Model, later: readonly Model[]): { readonly to: Model; readonly reasoning: boolean } | null {
-    const { shed } = model;
-    if (this.wentBelow || (shed.policy !== 'ladder' && shed.policy !== 'downgrade')) return null;
-    const name = shed.fallback ?? (shed.policy === 'downgrade' ? model.fallbacks[0] : undefined);
-    const fallback = name === undefined ? undefined : this.opts.lookup(name);
-    const reasoning = later.find((m) => m.reasoning && m !== model);
-    const to = reasoning ?? (fallback !== model ? fallback : undefined);
+    const { policy } = model.shed;
+    if (this.wentBelow || (policy !== 'ladder' && policy !== 'downgrade')) return null;
+    const { reasoning, fallback } = rungsBelow(model, { lookup: this.opts.lookup, later }, policy === 'downgrade');
+    const to = reasoning ?? fallback;
     if (!to) return null;
     this.wentBelow = true;
-    const notify = reasoning ? 'fallback' : 'downgrade';
-    if (!this.counted.has(notify)) this.state.onShed?.(model.name, notify);
-    this.counted.add(notify);
+    this.count(model, reasoning ? 'fallback' : 'downgrade');
     this.mark = `${model.name}->${to.name}`;
     return { to, reasoning: reasoning !== undefined };
   }
@@ -177,8 +179,7 @@ export class ShedRun {
       effort: this.effort ?? this.opts.effort ?? null,
       capMs: this.capMs,
     });
-    if (!this.counted.has(d.notify)) this.state.onShed?.(model.name, d.notify);
-    this.counted.add(d.notify);
+    this.count(model, d.notify);
     switch (d.kind) {
       case 'wait': {
         if (this.queueSince === 0) this.queueSince = Date.now();

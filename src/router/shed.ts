@@ -78,14 +78,11 @@ export function shedDecision(model: Model, ctx: ShedContext): ShedDecision {
     case 'queue':
       return ctx.waitedMs < shed.queue_timeout_ms ? { kind: 'wait', ms: shed.queue_timeout_ms - ctx.waitedMs, notify: 'queue' } : REJECT;
     case 'downgrade': {
-      const name = shed.fallback ?? model.fallbacks[0];
-      const to = name === undefined ? undefined : ctx.lookup(name);
-      return to && to !== model ? { kind: 'downgrade', to, notify: 'downgrade' } : REJECT;
+      const to = rungsBelow(model, ctx, true).fallback;
+      return to ? { kind: 'downgrade', to, notify: 'downgrade' } : REJECT;
     }
     default: {
-      const reasoning = ctx.later.find((m) => m.reasoning && m !== model);
-      const fallback = shed.fallback === undefined ? undefined : ctx.lookup(shed.fallback);
-      const downgrade = fallback && fallback !== model ? fallback : undefined;
+      const { reasoning, fallback: downgrade } = rungsBelow(model, ctx);
       // With only the 503 left below, wait_ms and then as long as that 503 would have told the
       // client to wait (capMs): the client keeps its place in line instead of coming back to
       // the end of it. With the typical call time not known yet, the whole wait_ms; with a
@@ -121,10 +118,22 @@ export function shedDecision(model: Model, ctx: ShedContext): ShedDecision {
 export function waitBoundMs(model: Model, ctx: Pick<ShedContext, 'lookup' | 'later' | 'priority' | 'typicalMs'>): number | null {
   const { shed } = model;
   if (shed.policy !== 'ladder') return null;
-  const fallback = shed.fallback === undefined ? undefined : ctx.lookup(shed.fallback);
-  const below = ctx.later.some((m) => m.reasoning && m !== model) || (fallback !== undefined && fallback !== model);
-  if (!below) return null;
+  const below = rungsBelow(model, ctx);
+  if (!below.reasoning && !below.fallback) return null;
   // A background call skips the wait rung: with a rung below, it does not wait at all.
   if (ctx.priority !== 'interactive') return 0;
   return ctx.typicalMs === null ? null : Math.min(shed.wait_ms, ctx.typicalMs * WAIT_SHARE);
+}
+
+/**
+ * The models below the wait rung for `model`: another reasoning model later in the route's
+ * chain, and the shed fallback (`shed.fallback`, or `orFirst`: the first of `fallbacks` when
+ * none is set, as the `downgrade` policy takes it); each undefined when there is none or it is
+ * `model` itself.
+ */
+export function rungsBelow(model: Model, ctx: Pick<ShedContext, 'lookup' | 'later'>, orFirst = false): { reasoning?: Model; fallback?: Model } {
+  const name = model.shed.fallback ?? (orFirst ? model.fallbacks[0] : undefined);
+  const fallback = name === undefined ? undefined : ctx.lookup(name);
+  const reasoning = ctx.later.find((m) => m.reasoning && m !== model);
+  return { ...(reasoning ? { reasoning } : {}), ...(fallback && fallback !== model ? { fallback } : {}) };
 }
