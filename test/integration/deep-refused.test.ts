@@ -96,6 +96,14 @@ async function burst(gw: TestGateway, n: number, key = CLIENT_KEY): Promise<{ st
   return Promise.all(Array.from({ length: n }, (_, i) => one(i)));
 }
 
+/** `burst`, and the `request finished` line of each of its calls (in the order they finished). */
+async function burstLines(gw: TestGateway, n: number): Promise<{ out: Awaited<ReturnType<typeof burst>>; lines: Record<string, unknown>[] }> {
+  const start = gw.finished().length;
+  const out = await burst(gw, n);
+  const lines = await waitFor(() => (gw.finished().length - start >= n ? gw.finished().slice(start) : undefined), 3_000, `${n} lines`);
+  return { out, lines };
+}
+
 describe('deep calls whose every account refuses them, with a shed fallback', () => {
   const [a, b, cheap] = [new Account('acct-a'), new Account('acct-b'), new Account('acct-c', 20)];
   cheap.places = Number.POSITIVE_INFINITY;
@@ -111,8 +119,7 @@ describe('deep calls whose every account refuses them, with a shed fallback', ()
     [a.places, b.places] = [0, 0];
     gw = await startGateway(yaml(a.fake.url, b.fake.url, cheap.fake.url));
     try {
-      const start = gw.finished().length;
-      const out = await burst(gw, 12);
+      const { out, lines } = await burstLines(gw, 12);
       const summary = JSON.stringify(out.map((o) => `${o.status}:${o.text.slice(0, 60)}`));
       assert.deepEqual(
         out.map((o) => o.status),
@@ -120,7 +127,6 @@ describe('deep calls whose every account refuses them, with a shed fallback', ()
         `every call was served: ${summary}`,
       );
       for (const o of out) assert.equal(o.text, 'from acct-c', summary);
-      const lines = await waitFor(() => (gw.finished().length - start >= 12 ? gw.finished().slice(start) : undefined), 3_000, '12 lines');
       for (const l of lines) assert.equal(l['shed'], 'house->cheap', JSON.stringify(l));
       assert.ok(a.fake.requests.length + b.fake.requests.length >= 12, 'the accounts were asked first');
     } finally {
@@ -135,9 +141,7 @@ describe('deep calls whose every account refuses them, with a shed fallback', ()
       // Learn the accounts and the typical deep call (CALL_MS).
       for (const n of [8, 4, 4]) assert.ok((await burst(gw, n)).every((o) => o.status === 200));
       [a.places, b.places] = [0, 0];
-      const start = gw.finished().length;
-      const out = await burst(gw, 8);
-      const lines = await waitFor(() => (gw.finished().length - start >= 8 ? gw.finished().slice(start) : undefined), 3_000, '8 lines');
+      const { out, lines } = await burstLines(gw, 8);
       const summary = JSON.stringify(
         lines.map((l) => `${String(l['status'])}:${String(l['upstream'])}:${String(l['duration_ms'])}ms:${String(l['shed'] ?? '-')}`),
       );
@@ -156,9 +160,7 @@ describe('deep calls whose every account refuses them, with a shed fallback', ()
     [a.places, b.places] = [0, 0];
     gw = await startGateway(yaml(a.fake.url, b.fake.url, cheap.fake.url, true));
     try {
-      const start = gw.finished().length;
-      const out = await burst(gw, 6);
-      const lines = await waitFor(() => (gw.finished().length - start >= 6 ? gw.finished().slice(start) : undefined), 3_000, '6 lines');
+      const { out, lines } = await burstLines(gw, 6);
       const summary = JSON.stringify(
         lines.map((l) => `${String(l['status'])}:${String(l['model'])}:${String(l['shed'] ?? '-')}:${String(l['fallback'] ?? '-')}`),
       );
