@@ -11,22 +11,12 @@ import type { TagsConfig } from '../config/schema.js';
 import { recordRequest, recordTags } from '../metrics/record.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { Outcome, RecordSink, RequestRecord } from '../record/request.js';
+import { logRecord } from '../record/log-line.js';
 import { recentRequests } from '../record/recent.js';
 import { NO_TAGS } from '../record/tags.js';
-import { costUsd, ZERO_USAGE, type Usage } from '../usage/usage.js';
+import { costUsd, ZERO_USAGE } from '../usage/usage.js';
 import type { Call, PipelineDeps } from './call.js';
 import type { Ending } from './outcome.js';
-
-/**
- * The log line's token counts; `cache_write` (every write, 5-minute and 1-hour) only when the
- * provider wrote to its prompt cache, `cache_write_1h` (the 1-hour part) only when it has one.
- */
-function logTokens(u: Usage): Record<string, number> {
-  const t: Record<string, number> = { input: u.input, cached: u.cached, output: u.output, reasoning: u.reasoning };
-  if (u.cacheWrite) t['cache_write'] = u.cacheWrite;
-  if (u.cacheWrite1h) t['cache_write_1h'] = u.cacheWrite1h;
-  return t;
-}
 
 /** Longest `model` id kept as sent on a record (a longer one is cut): no real id comes close. */
 const MAX_REQUESTED_MODEL = 256;
@@ -54,33 +44,7 @@ function emit(sinks: RecordSinks, log: FastifyBaseLogger, rec: RequestRecord, ta
   // key, an unknown route) goes to the log and the metrics only, so anonymous traffic cannot
   // fill the ledger (or its spool during a PostgreSQL outage) and push billing rows out.
   if (rec.key !== null) sinks.ledger?.add(rec);
-  log.info(
-    {
-      api: rec.api,
-      key: rec.key,
-      model: rec.model,
-      requested_model: rec.requestedModel,
-      upstream: rec.upstream,
-      upstream_model: rec.upstreamModel,
-      stream: rec.stream,
-      status: rec.status,
-      outcome: rec.outcome,
-      error_class: rec.errorClass,
-      attempts: rec.attempts,
-      duration_ms: rec.durationMs,
-      ttft_ms: rec.ttftMs,
-      tokens: logTokens(rec.usage),
-      tokens_estimated: rec.usageEstimated,
-      cost_usd: rec.costUsd,
-      // Only when the burst shedder or a fallback acted: which calls were shed, and how.
-      ...(rec.shed !== null ? { shed: rec.shed } : {}),
-      ...(rec.fallback !== null ? { fallback: rec.fallback } : {}),
-      ...(rec.cache ? { cache: rec.cache } : {}),
-      ...(Object.keys(rec.tags).length > 0 ? { tags: rec.tags } : {}),
-      ...(rec.transport === 'websocket' ? { transport: 'websocket' } : {}),
-    },
-    'request finished',
-  );
+  logRecord(log, rec);
 }
 
 /**
