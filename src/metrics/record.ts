@@ -15,32 +15,32 @@ const NONE = 'none';
 export function recordRequest(m: Metrics, r: RequestRecord): void {
   const model = r.model ?? NONE;
   const upstream = r.upstream ?? NONE;
-  m.requests.inc({ model, upstream, status: String(r.status), outcome: r.outcome });
+  m.tally.requests.add(1, model, upstream, String(r.status), r.outcome);
   m.requestDuration.observe({ model, upstream, stream: String(r.stream) }, r.durationMs / 1000);
   if (r.ttftMs !== null) m.ttft.observe({ model, upstream }, r.ttftMs / 1000);
   // The key's configured name, never the key itself.
   const key = r.key ?? NONE;
   const u = r.usage;
   const writes = cacheWrites(u);
-  const kinds: [string, number][] = [
-    ['input', u.input - u.cached - writes.m5 - writes.h1],
-    ['cached_input', u.cached],
-    ['cache_write', writes.m5],
-    ['cache_write_1h', writes.h1],
-    ['output', u.output],
-    ['reasoning', u.reasoning],
-  ];
-  for (const [kind, n] of kinds) {
-    if (n <= 0) continue;
-    m.tokens.inc({ model, upstream, kind }, n);
-    m.keyTokens.inc({ key, kind }, n);
-  }
+  const t = m.tally;
+  tokens(t, model, upstream, key, 'input', u.input - u.cached - writes.m5 - writes.h1);
+  tokens(t, model, upstream, key, 'cached_input', u.cached);
+  tokens(t, model, upstream, key, 'cache_write', writes.m5);
+  tokens(t, model, upstream, key, 'cache_write_1h', writes.h1);
+  tokens(t, model, upstream, key, 'output', u.output);
+  tokens(t, model, upstream, key, 'reasoning', u.reasoning);
   if (u.input > 0) recordCacheShare(m, model, upstream, u.cached, u.input);
-  if (r.cache) m.cacheAffinity.inc({ model, decision: r.cache });
+  if (r.cache) t.cacheAffinity.add(1, model, r.cache);
   if (r.costUsd > 0) {
-    m.cost.inc({ model, upstream }, r.costUsd);
-    m.spend.inc({ key, model }, r.costUsd);
+    t.cost.add(r.costUsd, model, upstream);
+    t.spend.add(r.costUsd, key, model);
   }
+}
+
+/** Adds `n` tokens of `kind` to the model's and the key's counts (nothing when n ≤ 0). */
+function tokens(t: Metrics['tally'], model: string, upstream: string, key: string, kind: string, n: number): void {
+  t.tokens.add(n, model, upstream, kind);
+  t.keyTokens.add(n, key, kind);
 }
 
 /** Prompt tokens read from the cache and all prompt tokens per `model\0upstream`, per registry, since the process started. */
@@ -90,12 +90,12 @@ export function recordTags(m: Metrics, r: RequestRecord, labels: readonly string
 export function recordAttemptFailed(m: Metrics, upstream: string, model: string, cls: string): void {
   if (cls === 'gateway') m.guards.gatewayErrors.inc({ model });
   else m.upstreamErrors.inc({ upstream, class: cls });
-  m.attempts.inc({ upstream, outcome: cls });
+  m.tally.attempts.add(1, upstream, cls);
 }
 
 /** Records an upstream attempt that delivered a response. */
 export function recordAttemptOk(m: Metrics, upstream: string): void {
-  m.attempts.inc({ upstream, outcome: 'ok' });
+  m.tally.attempts.add(1, upstream, 'ok');
 }
 
 /** What `recordAttemptStart` reads of an attempt (router/run.ts `Attempt`). */

@@ -10,6 +10,7 @@ import { createGuardMetrics, type GuardMetrics } from './guards.js';
 import { createWebSocketMetrics, type WebSocketMetrics } from './websocket.js';
 import { createConnectionMetrics, type ConnectionMetrics } from './connections.js';
 import { createCapacityMetrics, type CapacityMetrics, type CapacitySources } from './capacity.js';
+import { Tally } from './tally.js';
 
 /** Every metric; the routing and capacity ones (metrics/capacity.ts) at the top level too. */
 export interface Metrics extends CapacityMetrics {
@@ -53,6 +54,16 @@ export interface Metrics extends CapacityMetrics {
   readonly connections: ConnectionMetrics;
   /** Read at scrape time by the state gauges; set by the app once the router exists. */
   readonly sources: MetricSources;
+  /** The per-request counters' increments, summed until a scrape (metrics/tally.ts); record.ts writes through these. */
+  readonly tally: {
+    readonly requests: Tally<'model' | 'upstream' | 'status' | 'outcome'>;
+    readonly tokens: Tally<'model' | 'upstream' | 'kind'>;
+    readonly keyTokens: Tally<'key' | 'kind'>;
+    readonly cost: Tally<'model' | 'upstream'>;
+    readonly spend: Tally<'key' | 'model'>;
+    readonly attempts: Tally<'upstream' | 'outcome'>;
+    readonly cacheAffinity: Tally<'model' | 'decision'>;
+  };
 }
 
 export interface MetricSources extends CapacitySources {
@@ -71,7 +82,7 @@ export function createMetrics(): Metrics {
   Object.assign(registry.getSingleMetric('switchyard_process_max_fds') ?? {}, { aggregator: 'max' }); // one limit, not a sum
   const registers = [registry];
   const sources: MetricSources = {};
-  return {
+  const m: Omit<Metrics, 'tally'> = {
     registry,
     requests: new Counter({
       name: 'switchyard_requests_total',
@@ -226,5 +237,17 @@ export function createMetrics(): Metrics {
     connections: createConnectionMetrics(registers),
     guards: createGuardMetrics(registers),
     sources,
+  };
+  return {
+    ...m,
+    tally: {
+      requests: new Tally(m.requests, ['model', 'upstream', 'status', 'outcome']),
+      tokens: new Tally(m.tokens, ['model', 'upstream', 'kind']),
+      keyTokens: new Tally(m.keyTokens, ['key', 'kind']),
+      cost: new Tally(m.cost, ['model', 'upstream']),
+      spend: new Tally(m.spend, ['key', 'model']),
+      attempts: new Tally(m.attempts, ['upstream', 'outcome']),
+      cacheAffinity: new Tally(m.cacheAffinity, ['model', 'decision']),
+    },
   };
 }
