@@ -43,19 +43,11 @@ function tokens(t: Metrics['tally'], model: string, upstream: string, key: strin
   t.keyTokens.add(n, key, kind);
 }
 
-/** Prompt tokens read from the cache and all prompt tokens per `model\0upstream`, per registry, since the process started. */
-const cacheSums = new WeakMap<Metrics, Map<string, { read: number; input: number }>>();
-
-/** Adds a request's cache reads and prompt to its model and upstream's sums and sets `switchyard_cache_read_share` to their ratio. */
+/** Adds a request's cache reads and prompt to its model and upstream's sums (`switchyard_cache_read_share` is their ratio, set when read). */
 function recordCacheShare(m: Metrics, model: string, upstream: string, read: number, input: number): void {
-  let sums = cacheSums.get(m);
-  if (!sums) cacheSums.set(m, (sums = new Map()));
-  const k = `${model}\0${upstream}`;
-  let s = sums.get(k);
-  if (!s) sums.set(k, (s = { read: 0, input: 0 }));
+  const s = m.tally.cacheReadShare.at(model, upstream);
   s.read += read;
   s.input += input;
-  m.cacheReadShare.set({ model, upstream }, s.read / s.input);
 }
 
 /** Values seen per metric tag, per registry: past the cap a value counts as "other". */
@@ -124,7 +116,7 @@ export function recordBudgetExhausted(m: Metrics): void {
 
 /** Tracks requests in flight for a model. */
 export function trackInFlight(m: Metrics, model: string, delta: 1 | -1): void {
-  m.inFlight.inc({ model }, delta);
+  m.tally.inFlight.at(model).n += delta;
 }
 
 /** Counts a deep call shed by `policy`. */

@@ -10,7 +10,7 @@ import { createGuardMetrics, type GuardMetrics } from './guards.js';
 import { createWebSocketMetrics, type WebSocketMetrics } from './websocket.js';
 import { createConnectionMetrics, type ConnectionMetrics } from './connections.js';
 import { createCapacityMetrics, type CapacityMetrics, type CapacitySources } from './capacity.js';
-import { Tally } from './tally.js';
+import { GaugeTally, Tally } from './tally.js';
 
 /** Every metric; the routing and capacity ones (metrics/capacity.ts) at the top level too. */
 export interface Metrics extends CapacityMetrics {
@@ -63,6 +63,10 @@ export interface Metrics extends CapacityMetrics {
     readonly spend: Tally<'key' | 'model'>;
     readonly attempts: Tally<'upstream' | 'outcome'>;
     readonly cacheAffinity: Tally<'model' | 'decision'>;
+    /** Model calls in flight per public model. */
+    readonly inFlight: GaugeTally<'model', { n: number }>;
+    /** Cache reads and whole prompts per public model and upstream since the process started. */
+    readonly cacheReadShare: GaugeTally<'model' | 'upstream', { read: number; input: number }>;
   };
 }
 
@@ -248,6 +252,18 @@ export function createMetrics(): Metrics {
       spend: new Tally(m.spend, ['key', 'model']),
       attempts: new Tally(m.attempts, ['upstream', 'outcome']),
       cacheAffinity: new Tally(m.cacheAffinity, ['model', 'decision']),
+      inFlight: new GaugeTally(
+        m.inFlight,
+        ['model'],
+        () => ({ n: 0 }),
+        (s) => s.n,
+      ),
+      cacheReadShare: new GaugeTally(
+        m.cacheReadShare,
+        ['model', 'upstream'],
+        () => ({ read: 0, input: 0 }),
+        (s) => (s.input > 0 ? s.read / s.input : null),
+      ),
     },
   };
 }
