@@ -4,8 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { Counter, Registry } from 'prom-client';
-import { Tally } from '../../src/metrics/tally.js';
+import { Counter, Gauge, Registry } from 'prom-client';
+import { GaugeTally, Tally } from '../../src/metrics/tally.js';
 
 function setup(): { registry: Registry; counter: Counter<'model' | 'upstream' | 'kind'>; tally: Tally<'model' | 'upstream' | 'kind'> } {
   const registry = new Registry();
@@ -51,5 +51,27 @@ describe('Tally', () => {
     const text = await registry.metrics();
     assert.match(text, /\{model="a",upstream="bc",kind="d"\} 1\n/);
     assert.match(text, /\{model="ab",upstream="c",kind="d"\} 1\n/);
+  });
+});
+
+describe('GaugeTally', () => {
+  test('the gauge is set from the kept state when read; a state whose value is null is not set', async () => {
+    const registry = new Registry();
+    const gauge = new Gauge({ name: 't_share', help: 'h', labelNames: ['model', 'upstream'], registers: [registry] });
+    const g = new GaugeTally(
+      gauge,
+      ['model', 'upstream'],
+      () => ({ read: 0, input: 0 }),
+      (s) => (s.input > 0 ? s.read / s.input : null),
+    );
+    g.at('m', 'u').input += 4;
+    g.at('m', 'u').read += 1;
+    g.at('m', 'v');
+    let text = await registry.metrics();
+    assert.match(text, /t_share\{model="m",upstream="u"\} 0.25\n/);
+    assert.doesNotMatch(text, /upstream="v"/);
+    g.at('m', 'u').read += 1;
+    text = await registry.metrics();
+    assert.match(text, /t_share\{model="m",upstream="u"\} 0.5\n/);
   });
 });
