@@ -81,6 +81,12 @@ export class AdmissionGate {
   async settle(usage: SettledTokens, costUsd: number, served: Served = NOWHERE): Promise<void> {
     if (this.settled) return;
     this.settled = true;
-    await Promise.allSettled([this.held.release(usage), this.check ? this.budgets.charge(this.check, costUsd, served) : null]);
+    // Both at once, each failure dropped (each writer keeps what it could not send), without allSettled's result objects.
+    const released = this.held.release(usage).catch(dropped);
+    if (this.check) await this.budgets.charge(this.check, costUsd, served).catch(dropped);
+    await released;
   }
 }
+
+/** A settlement failure: left to the store's own handling (a release re-sent on reconnect, a spend add kept as pending). */
+function dropped(): void {}

@@ -113,7 +113,10 @@ export function keyHeld(x: TakeInput, got: KeyAdmitted): Held {
   return {
     headers,
     release: async (usage) => {
-      await Promise.allSettled([lease ? store.release(lease) : null, tpm ? store.settleWindow(from, tpm, usage.input + usage.output - tokens) : null]);
+      // Both at once, each failure dropped (as limits/gate.ts settle), without allSettled's result objects.
+      const released = lease ? store.release(lease).catch(() => {}) : null;
+      if (tpm) await store.settleWindow(from, tpm, usage.input + usage.output - tokens).catch(() => {});
+      await released;
     },
   };
 }
