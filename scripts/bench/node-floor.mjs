@@ -8,15 +8,17 @@ import { freePort, start, waitHttp } from './overhead-setup.mjs';
 const here = dirname(fileURLToPath(import.meta.url));
 
 /**
- * Starts the floor relay in front of the mock at `mockPort` with node `flags` (string[]).
- * Returns an arm: { name: 'node-floor', kind, url, pid, child, cpus, node_flags }.
+ * Starts the floor relay in front of the mock at `mockPort` with node `flags` (string[]);
+ * `workers` > 1 runs that many processes under node:cluster (the workers arm's reference),
+ * on `cpus` (CPU 1 by default).
+ * Returns an arm: { name, kind: 'node-floor', url, pid, child, cpus, node_flags, workers }.
  */
-export async function startNodeFloor(work, mockPort, flags) {
+export async function startNodeFloor(work, mockPort, flags, { name = 'node-floor', workers = 1, cpus = 1 } = {}) {
   const port = await freePort();
-  const child = start(1, process.execPath, [...flags, join(here, 'node-floor-server.mjs'), String(port), `http://127.0.0.1:${mockPort}`], {
-    log: join(work, 'node-floor.log'),
+  const child = start(cpus, process.execPath, [...flags, join(here, 'node-floor-server.mjs'), String(port), `http://127.0.0.1:${mockPort}`, String(workers)], {
+    log: join(work, `${name}.log`),
   });
   const url = `http://127.0.0.1:${port}`;
   await waitHttp(`${url}/health`, 10_000);
-  return { name: 'node-floor', kind: 'node-floor', url, pid: child.pid, child, cpus: '1', node_flags: flags };
+  return { name, kind: 'node-floor', url, pid: child.pid, child, cpus: String(cpus), node_flags: flags, workers };
 }

@@ -1,6 +1,7 @@
 // The workers arm: one worker against two (`server.workers`), both on Redis, in one harness
 // run. Only for builds whose config schema has server.workers (check-config says so).
 import { join } from 'node:path';
+import { startNodeFloor } from './node-floor.mjs';
 import { startSwitchyard, stopArm, targetFlags } from './overhead-arms.mjs';
 import { CHUNKS, acceptsConfig, runHarness, writeConfig } from './overhead-setup.mjs';
 import { treeCpuSeconds } from './proc-cpu.mjs';
@@ -21,7 +22,8 @@ async function mockRequests(mockPort) {
  * nonstream); the CPU seconds of its whole process tree (primary and workers, /proc) over the
  * run, divided by the requests that reached the mock upstream meanwhile. Independent of how
  * many cores the box has: what a second worker costs per request.
- * Returns { rate, seconds, arms: { name: { cpu_s, requests, cpu_ms_per_request } }, ratio }.
+ * `arms`: one worker and N workers, then optionally node-floor with one process and with N.
+ * Returns { rate, seconds, arms: { name: { cpu_s, requests, cpu_ms_per_request } }, ratio, floor_ratio }.
  */
 async function cpuPerRequest(harness, work, arms, { rate, mockPort }) {
   const out = { rate, seconds: CPU_LEG_S, arms: {} };
@@ -34,8 +36,10 @@ async function cpuPerRequest(harness, work, arms, { rate, mockPort }) {
     const requests = (await mockRequests(mockPort)) - req0 - 1;
     out.arms[arm.name] = { cpu_s: Math.round(cpuS * 100) / 100, requests, cpu_ms_per_request: Math.round((cpuS / requests) * 1e6) / 1e3 };
   }
-  const [a, b] = arms.map((x) => out.arms[x.name].cpu_ms_per_request);
-  out.ratio = Math.round((b / a) * 1000) / 1000;
+  const ratio = (one, many) => Math.round((out.arms[many.name].cpu_ms_per_request / out.arms[one.name].cpu_ms_per_request) * 1000) / 1000;
+  out.ratio = ratio(arms[0], arms[1]);
+  // The stack's own cost of a second process at the same load (node-floor under node:cluster, when measured).
+  if (arms.length === 4) out.floor_ratio = ratio(arms[2], arms[3]);
   return out;
 }
 
@@ -54,6 +58,7 @@ export async function workersArm({ harness, work, b, n, mockPort, delays, timing
   if (!acceptsConfig(b.main, probe)) return { skipped: `${b.label} does not accept server.workers (check-config failed on ${probe})` };
   const one = await startSwitchyard({ work, b, name: 'workers-1', mockPort, delays, redis: true, workers: 1, cpus: '0-1' });
   const many = await startSwitchyard({ work, b, name: `workers-${n}`, mockPort, delays, redis: true, workers: n, cpus: '0-1' });
+  const floors = [];
   try {
     const out = join(work, 'workers.json');
     const r = runHarness(harness, [...targetFlags([one, many]), '--mode', 'nonstream', '--concurrency', '16,64', '--chunks', String(CHUNKS), ...timing], out);
@@ -70,10 +75,15 @@ export async function workersArm({ harness, work, b, n, mockPort, delays, timing
       };
     });
     const at16 = scenarios.find((x) => x.concurrency === 16)?.one_rps ?? 1_000;
-    const cpu = await cpuPerRequest(harness, work, [one, many], { rate: Math.round(at16 * CPU_LOAD_SHARE), mockPort });
+    // node-floor with one process and with N, on the same CPUs, for the same CPU leg: how much
+    // of the ratio is the stack's own (each process batches fewer requests per loop turn).
+    floors.push(await startNodeFloor(work, mockPort, b.flags, { name: 'node-floor-1', workers: 1, cpus: '0-1' }));
+    floors.push(await startNodeFloor(work, mockPort, b.flags, { name: `node-floor-${n}`, workers: n, cpus: '0-1' }));
+    const cpu = await cpuPerRequest(harness, work, [one, many, ...floors], { rate: Math.round(at16 * CPU_LOAD_SHARE), mockPort });
     return { workers: n, pinning: WORKERS_PINNING, node_flags: b.flags, build: b.sha, scenarios, cpu, harness_out: out };
   } finally {
     await stopArm(one);
     await stopArm(many);
+    for (const f of floors) await f.child.stop();
   }
 }
