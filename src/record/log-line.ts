@@ -8,9 +8,9 @@
  * the redaction pass over it, the serialised pieces) allocated ~9 KB per request, the largest
  * single share of the gateway's 83 KB (`npm run bench:alloc`, 856f097), and the line cost
  * 15–20 % of req/s (docs/performance.md, "what the request log line costs"). This line's
- * fields are ours and fixed; no redaction path can match them (the key is logged by name, the
- * upstream by id). A logger without pino's symbols (a test double, `logger: false`) gets the
- * same fields through `info(object)`.
+ * fields are ours and fixed; none of the gateway's redaction paths matches them (the key is
+ * logged by name, the upstream by id). Any other logger (one an embedder passes to buildApp,
+ * a test double, `logger: false`) gets the same fields through `info(object)`.
  */
 import { pino } from 'pino';
 import type { Usage } from '../usage/usage.js';
@@ -26,8 +26,69 @@ export interface LineLogger {
   info(obj: object, msg: string): void;
 }
 
+/** Set by `allowRecordLines` on a logger (its children inherit it): the stringifiers (pino's redaction) it had then. */
+const LINE_SAFE = Symbol('switchyard.recordLinesSafe');
+
+interface Marked {
+  readonly stringifiers: unknown;
+}
+
+/** Every key of the line (members, then `msg`). */
+const LINE_KEYS = [
+  'api',
+  'key',
+  'model',
+  'requested_model',
+  'upstream',
+  'upstream_model',
+  'stream',
+  'status',
+  'outcome',
+  'error_class',
+  'attempts',
+  'duration_ms',
+  'ttft_ms',
+  'tokens',
+  'tokens_estimated',
+  'cost_usd',
+  'shed',
+  'fallback',
+  'cache',
+  'tags',
+  'transport',
+  'msg',
+];
+
+/** Whether a logger's serializers (pino's serializersSym) leave every key of the line alone, per serializers object. */
+const serializersChecked = new WeakMap<object, boolean>();
+
+function noSerializerFor(serializers: unknown): boolean {
+  if (serializers === undefined || serializers === null || typeof serializers !== 'object') return serializers === undefined;
+  let ok = serializersChecked.get(serializers);
+  if (ok === undefined) {
+    ok = !LINE_KEYS.some((k) => (serializers as Record<string, unknown>)[k] !== undefined);
+    serializersChecked.set(serializers, ok);
+  }
+  return ok;
+}
+
+/**
+ * Lets `logRecord` write its line straight to `logger`'s destination: only for a logger whose
+ * options cannot change the line's fields (the gateway's own, server/logger.ts: its redaction
+ * paths match none of them). A child that brings its own redaction or a serializer for one of
+ * the line's keys (Fastify's request child adds `req`, `res` and `err` ones: no matter), or any
+ * other logger, gets the line through `info(object)`, with its options applied.
+ */
+export function allowRecordLines(logger: object): void {
+  const p = logger as PinoParts & { [LINE_SAFE]?: Marked };
+  p[LINE_SAFE] = { stringifiers: p[S.stringifiersSym] };
+}
+
 /** What a pino logger holds under those symbols; absent on any other logger. */
 interface PinoParts {
+  readonly [LINE_SAFE]?: Marked;
+  readonly [S.serializersSym]?: unknown;
+  readonly [S.stringifiersSym]?: unknown;
   readonly [S.lsCacheSym]?: Record<number, string>;
   readonly [S.timeSym]?: () => string;
   readonly [S.chindingsSym]?: string;
@@ -35,7 +96,7 @@ interface PinoParts {
   readonly [S.streamSym]?: { write(line: string): unknown; readonly [S.needsMetadataGsym]?: boolean };
   readonly [S.mixinSym]?: unknown;
   readonly [S.formattersSym]?: { readonly log?: unknown };
-  readonly [S.hooksSym]?: { readonly streamWrite?: unknown };
+  readonly [S.hooksSym]?: { readonly streamWrite?: unknown; readonly logMethod?: unknown };
   readonly [S.messageKeySym]?: string;
   readonly [S.nestedKeySym]?: string | null;
   readonly [msgPrefixSym]?: string;
@@ -45,8 +106,9 @@ interface PinoParts {
 
 /**
  * The prefix (level, time, bindings), end and stream of a pino logger whose lines this module
- * can write as pino would: no mixin, log formatter, stream hook, nested key, message prefix or
- * multistream metadata, messages under `msg`. Null for any other logger.
+ * can write as pino would: allowed (allowRecordLines), with the redaction it had then and no
+ * serializer for a key of the line; no mixin, log formatter, stream or log-method hook, nested key, message prefix or
+ * multistream metadata; messages under `msg`. Null for any other logger.
  */
 function pinoParts(p: PinoParts, level: number): { head: string; end: string; stream: { write(line: string): unknown } } | null {
   const stream = p[S.streamSym];
@@ -56,7 +118,9 @@ function pinoParts(p: PinoParts, level: number): { head: string; end: string; st
   const end = p[S.endSym];
   if (!stream || typeof stream.write !== 'function' || stream[S.needsMetadataGsym] === true) return null;
   if (typeof ls !== 'string' || typeof time !== 'function' || typeof bindings !== 'string' || typeof end !== 'string') return null;
-  if (p[S.mixinSym] || p[S.formattersSym]?.log || p[S.hooksSym]?.streamWrite || p[S.nestedKeySym] || p[msgPrefixSym]) return null;
+  const safe = p[LINE_SAFE];
+  if (!safe || safe.stringifiers !== p[S.stringifiersSym] || !noSerializerFor(p[S.serializersSym])) return null;
+  if (p[S.mixinSym] || p[S.formattersSym]?.log || p[S.hooksSym]?.streamWrite || p[S.hooksSym]?.logMethod || p[S.nestedKeySym] || p[msgPrefixSym]) return null;
   if (p[S.messageKeySym] !== 'msg') return null;
   return { head: ls + time() + bindings, end, stream };
 }
@@ -82,9 +146,21 @@ function num(n: number): string {
   return Number.isFinite(n) ? String(n) : 'null';
 }
 
-/** A string or null as JSON. */
+/** String.prototype.isWellFormed / toWellFormed (ES2024; in Node ≥ 20, V8 11.3): not in the ES2023 lib this project compiles against. */
+interface WellFormed {
+  isWellFormed(): boolean;
+  toWellFormed(): string;
+}
+
+/**
+ * A string or null as JSON. A lone UTF-16 surrogate (a client can put one in `model`) is
+ * written as U+FFFD, as pino's own escaping of short strings ends up writing it, rather than
+ * as JSON.stringify's `\ud800` escape, which jq and other strict readers refuse.
+ */
 function str(s: string | null): string {
-  return s === null ? 'null' : JSON.stringify(s);
+  if (s === null) return 'null';
+  const w = s as unknown as WellFormed;
+  return JSON.stringify(w.isWellFormed() ? s : w.toWellFormed());
 }
 
 /** The fields of the line after the logger's bindings, as JSON members each led by a comma. */

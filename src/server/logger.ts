@@ -3,6 +3,7 @@
  * path, and redaction of the places a credential could appear.
  */
 import { pino, type DestinationStream, type Logger } from 'pino';
+import { allowRecordLines } from '../record/log-line.js';
 
 /**
  * Paths pino replaces with `[redacted]`. Switchyard's own log lines never carry headers or
@@ -34,7 +35,7 @@ export function createLogger(level: string, stream?: DestinationStream): Logger 
   // Lines are batched into 4 KiB writes, flushed at least every second and on close:
   // one syscall per line was a tenth of the gateway's CPU at 10k requests/s.
   const dest = stream ?? pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 1000 });
-  return pino(
+  const logger = pino(
     {
       level,
       // pid: with server.workers several processes write lines; it tells them apart.
@@ -45,4 +46,7 @@ export function createLogger(level: string, stream?: DestinationStream): Logger 
     },
     dest,
   );
+  // REDACT_PATHS match none of the request line's fields: it may skip pino's generic path.
+  allowRecordLines(logger);
+  return logger;
 }

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { describe, test } from 'node:test';
-import type { Logger } from 'pino';
+import { pino, type Logger } from 'pino';
 import { createLogger } from '../../src/server/logger.js';
 import { logRecord } from '../../src/record/log-line.js';
 import type { RequestRecord } from '../../src/record/request.js';
@@ -123,6 +123,8 @@ const CASES: [string, RequestRecord][] = [
     { ...BASE, model: 'm"\\\n\t\u0001é😀', requestedModel: 'x'.repeat(300), costUsd: Number.NaN, durationMs: Number.POSITIVE_INFINITY },
   ],
   ['http transport is not written', { ...BASE, transport: 'http' }],
+  // A client can send a lone surrogate as the model; pino writes it raw, which is U+FFFD once encoded.
+  ['a short string with a lone surrogate', { ...BASE, requestedModel: 'nope\ud800', model: '\udfff' }],
 ];
 
 describe('request finished line', () => {
@@ -138,6 +140,32 @@ describe('request finished line', () => {
       JSON.parse(ours.lines[0]!);
     });
   }
+
+  test('a long string with a lone surrogate is written as U+FFFD too, never as an escape strict readers refuse', () => {
+    const { lines, child } = capture();
+    logRecord(child, { ...BASE, requestedModel: `${'m'.repeat(150)}\ud800` });
+    assert.doesNotMatch(lines[0]!, /\\ud8/);
+    assert.equal((JSON.parse(lines[0]!) as { requested_model: string }).requested_model, `${'m'.repeat(150)}\ufffd`);
+  });
+
+  test('a pino logger the gateway did not make, or a child with its own redaction, gets the line through info(): its options apply', () => {
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    logRecord(pino({ redact: ['key', 'tags.team'] }, stream), { ...BASE, tags: { team: 'x' } });
+    const { lines: ours, child } = capture();
+    logRecord(child.child({}, { redact: ['requested_model'] }), BASE);
+    logRecord(child.child({}, { serializers: { model: () => 'serialised' } }), BASE);
+    const [a, b, c] = [...lines, ...ours].map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.equal(a!['key'], '[Redacted]');
+    assert.deepEqual(a!['tags'], { team: '[Redacted]' });
+    assert.equal(b!['requested_model'], '[Redacted]');
+    assert.equal(c!['model'], 'serialised');
+  });
 
   test('nothing when info is off', () => {
     const { lines, child } = capture('warn');
