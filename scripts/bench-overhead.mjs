@@ -22,8 +22,10 @@
 //  4. streams memory (~1 min per arm): per Switchyard arm (memory, Redis, compare memory; with
 //     --only streams compare Redis too), RSS idle, while
 //     --streams streams are open at once (two batches), and for --after-s s after.
-//  5. workers (~1 min): one worker vs --workers N, both on Redis, nonstream 16 and 64 clients,
-//     gateway processes on CPUs 0-1; only when the build accepts server.workers.
+//  5. workers (~2 min): one worker vs --workers N, both on Redis, nonstream 16 and 64 clients,
+//     gateway processes on CPUs 0-1; only when the build accepts server.workers. Then the CPU
+//     per request of each at one offered load, and of node-floor with one process and with N
+//     (node:cluster) at the same load: the stack's own cost of a second process, beside ours.
 //
 // --quick           a smoke run of every phase: short rounds, 5 s idle, 200 streams, 5 s after
 // --aa              also the A/A noise floor (direct vs direct)

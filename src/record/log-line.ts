@@ -2,7 +2,9 @@
  * The `request finished` log line: one JSON line per finished request (docs/observability.md
  * lists its fields). It is built here as one string and handed to the logger's destination,
  * byte for byte the line pino would write for the same fields (level, time, the logger's
- * bindings, the fields in order, msg), instead of through `logger.info(object)`.
+ * bindings, the fields in order, msg), instead of through `logger.info(object)`; one
+ * exception: a lone surrogate in a string over 100 characters, which pino escapes, is written
+ * as U+FFFD, as pino writes it in a shorter one (test/unit/log-line.test.ts compares them).
  *
  * Why our own: at saturation pino's generic path (an object literal per line, its key walk,
  * the redaction pass over it, the serialised pieces) allocated ~9 KB per request, the largest
@@ -33,8 +35,8 @@ interface Marked {
   readonly stringifiers: unknown;
 }
 
-/** Every key of the line (members, then `msg`). */
-const LINE_KEYS = [
+/** Every key of the line (members, then `msg`; test/unit/log-line.test.ts checks it against a line with every field). */
+export const LINE_KEYS = [
   'api',
   'key',
   'model',
@@ -107,8 +109,8 @@ interface PinoParts {
 /**
  * The prefix (level, time, bindings), end and stream of a pino logger whose lines this module
  * can write as pino would: allowed (allowRecordLines), with the redaction it had then and no
- * serializer for a key of the line; no mixin, log formatter, stream or log-method hook, nested key, message prefix or
- * multistream metadata; messages under `msg`. Null for any other logger.
+ * serializer for a key of the line; no mixin, log formatter, stream or log-method hook,
+ * nested key, message prefix or multistream metadata; messages under `msg`. Null otherwise.
  */
 function pinoParts(p: PinoParts, level: number): { head: string; end: string; stream: { write(line: string): unknown } } | null {
   const stream = p[S.streamSym];

@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import { describe, test } from 'node:test';
 import { pino, type Logger } from 'pino';
 import { createLogger } from '../../src/server/logger.js';
-import { logRecord } from '../../src/record/log-line.js';
+import { LINE_KEYS, logRecord } from '../../src/record/log-line.js';
 import type { RequestRecord } from '../../src/record/request.js';
 
 /** A logger on the gateway's options writing into `lines`, and a request child of it. */
@@ -165,6 +165,13 @@ describe('request finished line', () => {
     assert.deepEqual(a!['tags'], { team: '[Redacted]' });
     assert.equal(b!['requested_model'], '[Redacted]');
     assert.equal(c!['model'], 'serialised');
+  });
+
+  test('LINE_KEYS (whose serializers send the line through pino) are the keys of a line with every field set', () => {
+    const { lines, child } = capture();
+    logRecord(child, CASES[2]![1]);
+    const keys = Object.keys(JSON.parse(lines[0]!) as object).filter((k) => !['level', 'time', 'service', 'pid', 'request_id'].includes(k));
+    assert.deepEqual(keys, [...LINE_KEYS]);
   });
 
   test('nothing when info is off', () => {
