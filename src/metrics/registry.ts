@@ -10,7 +10,7 @@ import { createGuardMetrics, type GuardMetrics } from './guards.js';
 import { createWebSocketMetrics, type WebSocketMetrics } from './websocket.js';
 import { createConnectionMetrics, type ConnectionMetrics } from './connections.js';
 import { createCapacityMetrics, type CapacityMetrics, type CapacitySources } from './capacity.js';
-import { GaugeTally, Tally } from './tally.js';
+import { GaugeTally, Tally, type LabelsOf, type TallyOf } from './tally.js';
 
 /** Every metric; the routing and capacity ones (metrics/capacity.ts) at the top level too. */
 export interface Metrics extends CapacityMetrics {
@@ -56,17 +56,17 @@ export interface Metrics extends CapacityMetrics {
   readonly sources: MetricSources;
   /** The per-request counters' increments, summed until a scrape (metrics/tally.ts); record.ts writes through these. */
   readonly tally: {
-    readonly requests: Tally<'model' | 'upstream' | 'status' | 'outcome'>;
-    readonly tokens: Tally<'model' | 'upstream' | 'kind'>;
-    readonly keyTokens: Tally<'key' | 'kind'>;
-    readonly cost: Tally<'model' | 'upstream'>;
-    readonly spend: Tally<'key' | 'model'>;
-    readonly attempts: Tally<'upstream' | 'outcome'>;
-    readonly cacheAffinity: Tally<'model' | 'decision'>;
+    readonly requests: TallyOf<Metrics['requests']>;
+    readonly tokens: TallyOf<Metrics['tokens']>;
+    readonly keyTokens: TallyOf<Metrics['keyTokens']>;
+    readonly cost: TallyOf<Metrics['cost']>;
+    readonly spend: TallyOf<Metrics['spend']>;
+    readonly attempts: TallyOf<Metrics['attempts']>;
+    readonly cacheAffinity: TallyOf<Metrics['cacheAffinity']>;
     /** Model calls in flight per public model. */
-    readonly inFlight: GaugeTally<'model', { n: number }>;
+    readonly inFlight: GaugeTally<LabelsOf<Metrics['inFlight']>, { n: number }>;
     /** Cache reads and whole prompts per public model and upstream since the process started. */
-    readonly cacheReadShare: GaugeTally<'model' | 'upstream', { read: number; input: number }>;
+    readonly cacheReadShare: GaugeTally<LabelsOf<Metrics['cacheReadShare']>, { read: number; input: number }>;
   };
 }
 
@@ -245,22 +245,20 @@ export function createMetrics(): Metrics {
   return {
     ...m,
     tally: {
-      requests: new Tally(m.requests, ['model', 'upstream', 'status', 'outcome']),
-      tokens: new Tally(m.tokens, ['model', 'upstream', 'kind']),
-      keyTokens: new Tally(m.keyTokens, ['key', 'kind']),
-      cost: new Tally(m.cost, ['model', 'upstream']),
-      spend: new Tally(m.spend, ['key', 'model']),
-      attempts: new Tally(m.attempts, ['upstream', 'outcome']),
-      cacheAffinity: new Tally(m.cacheAffinity, ['model', 'decision']),
+      requests: new Tally(m.requests),
+      tokens: new Tally(m.tokens),
+      keyTokens: new Tally(m.keyTokens),
+      cost: new Tally(m.cost),
+      spend: new Tally(m.spend),
+      attempts: new Tally(m.attempts),
+      cacheAffinity: new Tally(m.cacheAffinity),
       inFlight: new GaugeTally(
         m.inFlight,
-        ['model'],
         () => ({ n: 0 }),
         (s) => s.n,
       ),
       cacheReadShare: new GaugeTally(
         m.cacheReadShare,
-        ['model', 'upstream'],
         () => ({ read: 0, input: 0 }),
         (s) => (s.input > 0 ? s.read / s.input : null),
       ),

@@ -59,18 +59,23 @@ interface Pending<L extends string> {
   pending: number;
 }
 
+/** The label names of a prom-client metric, as its type has them. */
+export type LabelsOf<M> = M extends Counter<infer L> ? L : M extends Gauge<infer L> ? L : never;
+
+/** The Tally of a counter. */
+export type TallyOf<C> = Tally<LabelsOf<C>>;
+
+/** A metric's label names in the order it was given them (prom-client keeps them as `labelNames`; not in its types). */
+function labelNames<L extends string>(metric: Counter<L> | Gauge<L>): readonly L[] {
+  return (metric as unknown as { labelNames: readonly L[] }).labelNames;
+}
+
 export class Tally<L extends string> {
   private readonly series: SeriesMap<L, Pending<L>>;
 
-  /**
-   * @param counter the prom-client counter the sums go to.
-   * @param names its label names, in the order `add` takes their values (1 to 4).
-   */
-  constructor(
-    private readonly counter: Counter<L>,
-    names: readonly L[],
-  ) {
-    this.series = new SeriesMap(names, (labels) => ({ labels, pending: 0 }));
+  /** @param counter the prom-client counter the sums go to; `add` takes its label values in the order of its `labelNames` (1 to 4). */
+  constructor(private readonly counter: Counter<L>) {
+    this.series = new SeriesMap(labelNames(counter), (labels) => ({ labels, pending: 0 }));
     (counter as unknown as { collect: () => void }).collect = () => this.flush();
   }
 
@@ -98,8 +103,9 @@ export class Tally<L extends string> {
 export class GaugeTally<L extends string, S> {
   private readonly series: SeriesMap<L, { readonly labels: Partial<Record<L, string>>; readonly state: S }>;
 
-  constructor(gauge: Gauge<L>, names: readonly L[], make: () => S, value: (state: S) => number | null) {
-    this.series = new SeriesMap(names, (labels) => ({ labels, state: make() }));
+  /** @param gauge the gauge; `at` takes its label values in the order of its `labelNames` (1 to 4). */
+  constructor(gauge: Gauge<L>, make: () => S, value: (state: S) => number | null) {
+    this.series = new SeriesMap(labelNames(gauge), (labels) => ({ labels, state: make() }));
     (gauge as unknown as { collect: () => void }).collect = () => {
       for (const e of this.series.entries) {
         const v = value(e.state);

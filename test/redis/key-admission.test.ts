@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { Redis } from 'ioredis';
 import { Account } from '../helpers/accounts.js';
+import { CommandMonitor } from '../helpers/command-monitor.js';
 import { RedisServer } from '../helpers/redis-server.js';
 import { startGateway, waitFor } from '../helpers/gateway.js';
 import { chat, storeConfigText, waitMode, withStoreOn } from '../helpers/shared-store.js';
@@ -21,26 +22,24 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 let redis: RedisServer;
 let base: Redis;
-let monitor: Redis;
+let monitor: CommandMonitor;
 let acc: Account;
 /** Top-level commands seen by MONITOR, each with its arguments (commands run by scripts left out). */
-const seen: string[][] = [];
-const names = (from: number): string[] => seen.slice(from).map((args) => args[0]!.toLowerCase());
+let seen: string[][] = [];
+const names = (from: number): string[] => monitor.names(from);
 const withStore = (prefix: string, fn: (s: StateStore) => Promise<void>) => withStoreOn(redis.url, prefix, fn);
 
 before(async () => {
   redis = await RedisServer.start();
   acc = await new Account('solo').start();
   base = redis.client();
-  monitor = await base.monitor();
-  monitor.on('monitor', (_time: string, args: string[], source: string) => {
-    if (source !== 'lua') seen.push(args);
-  });
+  monitor = await CommandMonitor.start(base);
+  seen = monitor.seen;
 });
 
 after(async () => {
   acc?.gate.resolve();
-  monitor?.disconnect();
+  monitor?.stop();
   base?.disconnect();
   await acc?.fake.close();
   await redis?.stop();
@@ -72,6 +71,7 @@ async function commandsOf(limits: unknown, n: number, check: (r: Awaited<ReturnT
     }
     // The settlement leaves after the answer: wait for it to land.
     await sleep(300);
+    assert.deepEqual(monitor.errors, [], 'MONITOR read every command');
     return seen.slice(m0);
   } finally {
     await c.close();
@@ -119,6 +119,7 @@ describe('StateStore: key admissions', () => {
       const [, b] = await Promise.all([s.keyWindows.settleWindow('redis', tpm, -100), take()]);
       assert.equal(b.refused, null, 'B fits in what A gave back');
       await sleep(100);
+      assert.deepEqual(monitor.errors, [], 'MONITOR read every command');
       assert.equal(seen.length - c0, 1, `one command for both: ${names(c0).join(', ')}`);
       assert.equal(Number(await base.get(key)), 100);
     });

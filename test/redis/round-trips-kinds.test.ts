@@ -15,6 +15,7 @@ import { hashKey } from '../../src/auth/keys.js';
 import { answer } from '../helpers/accounts.js';
 import { FakeUpstream } from '../helpers/fake-upstream.js';
 import { OTHER_KEY, postChat, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { CommandMonitor } from '../helpers/command-monitor.js';
 import { RedisServer, TcpProxy } from '../helpers/redis-server.js';
 import { chat, storeConfigText, waitMode } from '../helpers/shared-store.js';
 
@@ -24,10 +25,10 @@ const BUDGET_KEY = 'sk-test-budget-0123456789abcdef';
 let redis: RedisServer;
 let proxy: TcpProxy;
 let base: Redis;
-let monitor: Redis;
+let monitor: CommandMonitor;
 const up = new FakeUpstream();
 /** Top-level commands seen by MONITOR (those run by scripts left out). */
-let commands = 0;
+const commandCount = (): number => monitor.seen.length;
 /** Per request that reached the upstream: the proxy's writes by then (MONITOR's count lags: not used here). */
 const arrivals: number[] = [];
 let gw: TestGateway;
@@ -51,14 +52,11 @@ before(async () => {
   gw = await startGateway(JSON.stringify(config));
   await waitMode(gw, 'redis');
   base = redis.client();
-  monitor = await base.monitor();
-  monitor.on('monitor', (_time: string, _args: string[], source: string) => {
-    if (source !== 'lua') commands++;
-  });
+  monitor = await CommandMonitor.start(base);
 });
 
 after(async () => {
-  monitor?.disconnect();
+  monitor?.stop();
   base?.disconnect();
   await gw?.close();
   await up.close();
@@ -93,7 +91,7 @@ describe('two Redis commands per request, one round trip before the upstream, fo
       // Warm: scripts loaded, views cached, the session pinned.
       for (let i = 0; i < 2; i++) assert.equal((await kind.send(-1 - i)).status, 200);
       await sleep(kind.idleMs ?? 100);
-      const [c0, w0, a0] = [commands, proxy.writes, arrivals.length];
+      const [c0, w0, a0] = [commandCount(), proxy.writes, arrivals.length];
       /** Round trips of each request before it reached the upstream. */
       const before: number[] = [];
       for (let i = 0; i < n; i++) {
@@ -105,7 +103,8 @@ describe('two Redis commands per request, one round trip before the upstream, fo
         // The settlement leaves after the answer: let it land before the next request.
         await sleep(150);
       }
-      const [cmds, writes] = [commands - c0, proxy.writes - w0];
+      const [cmds, writes] = [commandCount() - c0, proxy.writes - w0];
+      assert.deepEqual(monitor.errors, [], 'MONITOR read every command');
       const summary = `${kind.name}: ${cmds / n} commands and ${writes / n} round trips per request; round trips before the upstream: ${before.join(' ')}`;
       assert.equal(cmds, 2 * n, summary);
       assert.ok(writes <= 2 * n, summary);

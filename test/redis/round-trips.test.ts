@@ -14,6 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Redis } from 'ioredis';
 import { Account } from '../helpers/accounts.js';
 import { startGateway, waitFor, type TestGateway } from '../helpers/gateway.js';
+import { CommandMonitor } from '../helpers/command-monitor.js';
 import { RedisServer, TcpProxy } from '../helpers/redis-server.js';
 import { chat, storeConfigText, storeOn, waitMode, withStoreOn, type ModelSpec, type UpSpec } from '../helpers/shared-store.js';
 import type { StateStore } from '../../src/store/index.js';
@@ -24,11 +25,11 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 let redis: RedisServer;
 let proxy: TcpProxy;
 let base: Redis;
-let monitor: Redis;
+let monitor: CommandMonitor;
 /** Top-level commands seen by MONITOR, each with its arguments (commands run by scripts, source `lua`, left out). */
-const seen: string[][] = [];
+let seen: string[][] = [];
 /** The names (lower case) of the commands seen from index `from` on. */
-const names = (from: number): string[] => seen.slice(from).map((args) => args[0]!.toLowerCase());
+const names = (from: number): string[] => monitor.names(from);
 const acc: Record<string, Account> = {};
 /** Replica A talks to Redis through the counting proxy; B directly. */
 let a: TestGateway;
@@ -71,15 +72,13 @@ before(async () => {
   b = await startGateway(storeConfigText(store(redis.url), ups(), models()));
   await Promise.all([waitMode(a, 'redis'), waitMode(b, 'redis')]);
   base = redis.client();
-  monitor = await base.monitor();
-  monitor.on('monitor', (_time: string, args: string[], source: string) => {
-    if (source !== 'lua') seen.push(args);
-  });
+  monitor = await CommandMonitor.start(base);
+  seen = monitor.seen;
 });
 
 after(async () => {
   for (const x of Object.values(acc)) x.gate.resolve();
-  monitor?.disconnect();
+  monitor?.stop();
   base?.disconnect();
   await Promise.all([a, b].map((g) => g?.close()));
   await Promise.all(Object.values(acc).map((x) => x.fake.close()));
@@ -105,6 +104,7 @@ describe('Redis commands and round trips per request', () => {
       const writes = proxy.writes - w0;
       const summary = `${cmds.length} commands for ${n} requests (${[...new Set(cmds)].map((c) => `${c} x${cmds.filter((x) => x === c).length}`).join(', ')}), ${writes} writes`;
       assert.ok(cmds.length <= 2 * n, summary);
+      assert.deepEqual(monitor.errors, [], 'MONITOR read every command');
       assert.ok(cmds.length >= 2 * n, `the count missed commands: ${summary}`);
       assert.equal(cmds.filter((c) => c === 'evalsha' || c === 'eval').length, 2 * n, `every command is a script call: ${summary}`);
       assert.ok(writes <= 2 * n, summary);

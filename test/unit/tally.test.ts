@@ -10,7 +10,7 @@ import { GaugeTally, Tally } from '../../src/metrics/tally.js';
 function setup(): { registry: Registry; counter: Counter<'model' | 'upstream' | 'kind'>; tally: Tally<'model' | 'upstream' | 'kind'> } {
   const registry = new Registry();
   const counter = new Counter({ name: 't_tokens_total', help: 'h', labelNames: ['model', 'upstream', 'kind'], registers: [registry] });
-  return { registry, counter, tally: new Tally(counter, ['model', 'upstream', 'kind']) };
+  return { registry, counter, tally: new Tally(counter) };
 }
 
 describe('Tally', () => {
@@ -60,7 +60,6 @@ describe('GaugeTally', () => {
     const gauge = new Gauge({ name: 't_share', help: 'h', labelNames: ['model', 'upstream'], registers: [registry] });
     const g = new GaugeTally(
       gauge,
-      ['model', 'upstream'],
       () => ({ read: 0, input: 0 }),
       (s) => (s.input > 0 ? s.read / s.input : null),
     );
