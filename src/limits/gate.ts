@@ -6,6 +6,7 @@
  * never reaches the route (passthrough, a warmup, a prompt refused for its size).
  */
 import type { SpendStore } from '../store/roles.js';
+import { settled } from '../util/settled.js';
 import type { FirstGate, GateAnswer } from '../store/types.js';
 import { budgetReads, type BudgetCheck, type BudgetPlan, type Budgets, type Served, type SpentAccounts } from './budgets.js';
 import { HOLDS_NOTHING, keyAdmission, keyHeld, type Held, type SettledTokens, type TakeInput } from './key-take.js';
@@ -81,12 +82,6 @@ export class AdmissionGate {
   async settle(usage: SettledTokens, costUsd: number, served: Served = NOWHERE): Promise<void> {
     if (this.settled) return;
     this.settled = true;
-    // Both at once, each failure dropped (each writer keeps what it could not send), without allSettled's result objects.
-    const released = this.held.release(usage).catch(dropped);
-    if (this.check) await this.budgets.charge(this.check, costUsd, served).catch(dropped);
-    await released;
+    await settled(this.held.release(usage), this.check ? this.budgets.charge(this.check, costUsd, served) : null);
   }
 }
-
-/** A settlement failure: left to the store's own handling (a release re-sent on reconnect, a spend add kept as pending). */
-function dropped(): void {}

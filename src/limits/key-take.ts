@@ -11,6 +11,7 @@ import { GatewayError } from '../errors/codes.js';
 import { waitHeaders } from '../errors/wait.js';
 import type { KeyWindows } from '../store/roles.js';
 import type { KeyAdmission, KeyAdmitted, KeyWindow } from '../store/types.js';
+import { settled } from '../util/settled.js';
 import { keyWindow, setRateHeaders, type Limits } from './rate.js';
 
 /** Completion tokens reserved for a `tpm` check when the request sets no output cap. */
@@ -113,10 +114,7 @@ export function keyHeld(x: TakeInput, got: KeyAdmitted): Held {
   return {
     headers,
     release: async (usage) => {
-      // Both at once, each failure dropped (as limits/gate.ts settle), without allSettled's result objects.
-      const released = lease ? store.release(lease).catch(() => {}) : null;
-      if (tpm) await store.settleWindow(from, tpm, usage.input + usage.output - tokens).catch(() => {});
-      await released;
+      await settled(lease ? store.release(lease) : null, tpm ? store.settleWindow(from, tpm, usage.input + usage.output - tokens) : null);
     },
   };
 }
