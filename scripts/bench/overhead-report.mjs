@@ -64,14 +64,6 @@ export function render(r) {
     }
   }
   lines.push('', '### Workers', '', r.workers?.skipped ? `skipped: ${r.workers.skipped}` : `pinning: ${r.workers?.pinning}`);
-  const cpu = r.workers?.cpu;
-  if (cpu) {
-    const per = Object.entries(cpu.arms).map(([name, a]) => `${name} ${a.cpu_ms_per_request} ms`);
-    lines.push(
-      '',
-      `CPU per request at ${cpu.rate} req/s: ${per.join(', ')}; N workers / one: ${cpu.ratio}${cpu.floor_ratio !== undefined ? `; node-floor N / one: ${cpu.floor_ratio}` : ''}`,
-    );
-  }
   return `${lines.join('\n')}\n`;
 }
 

@@ -57,11 +57,13 @@ export function targetRows(r) {
   }
   const cpu = r.workers?.cpu;
   if (cpu) {
-    const [one, many] = Object.values(cpu.arms);
+    const [one, many, floorOne, floorMany] = Object.values(cpu.arms);
+    // The stack's own ratio at the same load, when the run measured node-floor under node:cluster.
+    const floor = floorMany ? ` (node-floor: ${f2(floorMany.cpu_ms_per_request)} vs ${f2(floorOne.cpu_ms_per_request)} ms = ${f2(cpu.floor_ratio)}×)` : '';
     rows.push([
       `CPU per request, ${r.workers.workers} workers ≤ 1.15× one worker (open loop ${cpu.rate} req/s)`,
       'workers (Redis)',
-      `${f2(many.cpu_ms_per_request)} vs ${f2(one.cpu_ms_per_request)} ms = ${f2(cpu.ratio)}×`,
+      `${f2(many.cpu_ms_per_request)} vs ${f2(one.cpu_ms_per_request)} ms = ${f2(cpu.ratio)}×${floor}`,
       mark(cpu.ratio <= 1.15),
     ]);
   }
