@@ -127,15 +127,7 @@ function pinoParts(p: PinoParts, level: number): { head: string; end: string; st
   return { head: ls + time() + bindings, end, stream };
 }
 
-/** The line's token counts; `cache_write` only when the provider wrote to its prompt cache, `cache_write_1h` (the 1-hour part) only when it has one. */
-export function logTokens(u: Usage): Record<string, number> {
-  const t: Record<string, number> = { input: u.input, cached: u.cached, output: u.output, reasoning: u.reasoning };
-  if (u.cacheWrite) t['cache_write'] = u.cacheWrite;
-  if (u.cacheWrite1h) t['cache_write_1h'] = u.cacheWrite1h;
-  return t;
-}
-
-/** `tokens` as JSON, in logTokens' order, without the intermediate object. */
+/** The line's token counts as JSON; `cache_write` only when the provider wrote to its prompt cache, `cache_write_1h` (the 1-hour part) only when it has one. */
 function tokensJson(u: Usage): string {
   let s = `{"input":${num(u.input)},"cached":${num(u.cached)},"output":${num(u.output)},"reasoning":${num(u.reasoning)}`;
   if (u.cacheWrite) s += `,"cache_write":${num(u.cacheWrite)}`;
