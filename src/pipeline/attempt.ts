@@ -208,7 +208,7 @@ async function attemptOnce(env: AttemptEnv, attempt: Attempt, signal: AbortSigna
     return { kind: 'failed', failure: tr.error(res.statusCode, res.headers, body), ...wait };
   }
 
-  const headers = { ...call.limitHeaders, ...routeHeaders(call.req.id, env.route, env.strategy, target) };
+  const headers = routeHeaders(call.req.id, env.route, env.strategy, target, { ...call.limitHeaders });
   if (shaped.dropped.length > 0) headers['x-switchyard-dropped-params'] = shaped.dropped.join(',');
   if (shaped.continuation) headers['x-switchyard-continuation'] = shaped.continuation;
   const isSse = String(res.headers['content-type'] ?? '').includes('text/event-stream');

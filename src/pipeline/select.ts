@@ -115,13 +115,17 @@ export function promptBytes(req: FastifyRequest): number | undefined {
   return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
 }
 
-/** Response headers saying where the call went and how it was routed. */
-export function routeHeaders(requestId: string, route: RouteRun, strategy: Strategy, target: Target | null): Record<string, string> {
-  const h: Record<string, string> = {
-    'x-request-id': requestId,
-    'x-switchyard-strategy': strategy,
-    'x-switchyard-attempts': String(route.attempts),
-  };
+/** Response headers saying where the call went and how it was routed, written into `h` (a new object by default) and returned. */
+export function routeHeaders(
+  requestId: string,
+  route: RouteRun,
+  strategy: Strategy,
+  target: Target | null,
+  h: Record<string, string> = {},
+): Record<string, string> {
+  h['x-request-id'] = requestId;
+  h['x-switchyard-strategy'] = strategy;
+  h['x-switchyard-attempts'] = String(route.attempts);
   if (target) {
     h['x-switchyard-upstream'] = target.upstream.id;
     h['x-switchyard-model'] = target.model;

@@ -32,6 +32,12 @@ function headerValue(v: string | string[] | undefined): string | null {
   return text ? text : null;
 }
 
+/** Whether `o` has no own enumerable key. */
+function none(o: object): boolean {
+  for (const k in o) if (Object.hasOwn(o, k)) return false;
+  return true;
+}
+
 /**
  * The tags of one request, lowest precedence first: the configured tag headers
  * (`tags.headers`, e.g. an agent's session id), the `x-switchyard-tags` header, the key's
@@ -47,6 +53,7 @@ export function requestTags(
   metadata: Tags | undefined,
   fromHeaders: Readonly<Record<string, string | readonly string[]>> = {},
 ): Tags {
+  if (metadata === undefined && headers['x-switchyard-tags'] === undefined && none(fromHeaders)) return NO_TAGS;
   const out: Record<string, string> = {};
   const fromConfig: Record<string, string> = {};
   for (const [name, names] of Object.entries(fromHeaders)) {

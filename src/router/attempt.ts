@@ -147,13 +147,15 @@ export function slotRequest(t: Target, deep: boolean): SlotRequest {
 }
 
 /**
- * The store's admission candidate for `t` (`coolingOk`: its cooldown does not refuse it;
- * `spread`: its weight when the admission spreads; `only`: the deep places it may take:
- * store/types.ts Candidate).
+ * The store's admission candidate for `t` (store/types.ts Candidate): its upstream's
+ * concurrency cap and learned capacities (for deep calls, for every call); `coolingOk`: its
+ * cooldown does not refuse it; `spread`: its weight when the admission spreads; `only`: the
+ * deep places it may take. One literal of one shape, absent options undefined (every reader
+ * takes them as absent): building it from a spread object cost a clone per candidate.
  */
 export function candidate(t: Target, deep: boolean, coolingOk: boolean, spread?: number, only?: Candidate['only']): Candidate {
-  const c: Candidate = spread === undefined ? { ...slotRequest(t, deep), key: t.key, coolingOk } : { ...slotRequest(t, deep), key: t.key, coolingOk, spread };
-  return only === undefined ? c : { ...c, only };
+  const u = t.upstream;
+  return { upstream: u.id, limit: u.max_concurrency, deep, capacity: u.bounds, calls: u.callBounds, key: t.key, coolingOk, spread, only };
 }
 
 /** A waiter's candidate for `t`: a request that already waited is never a deep probe (store/types.ts Candidate `only`). */

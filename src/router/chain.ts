@@ -43,7 +43,10 @@ export class ModelChain {
   }
   /** The current model's targets not tried yet on this pass. */
   untried(): Target[] {
-    return this.current.targets.filter((t) => !this.tried.has(t.key));
+    // A loop rather than filter with a closure: called on every pass of every request.
+    const out: Target[] = [];
+    for (const t of this.current.targets) if (!this.tried.has(t.key)) out.push(t);
+    return out;
   }
 
   /** Moves on to the next model of the chain, if any; returns whether it did. */

@@ -51,7 +51,7 @@ export async function firstPass(
   affinity: boolean,
   spent: SpentAccounts | undefined,
 ): Promise<FirstPass> {
-  const remaining = model.targets.filter((t) => !spent?.has(t.upstream.id));
+  const remaining = spent ? model.targets.filter((t) => !spent.has(t.upstream.id)) : model.targets;
   const cached = remaining.length > 0 ? state.store.cachedView(remaining.map(targetRef), Number.POSITIVE_INFINITY) : null;
   let ordered: Target[] = [];
   let probes: Target[] = [];

@@ -202,7 +202,7 @@ export async function waitForPlace(
  * never one a long cooldown holds back (a bad key or a refused model does not heal by
  * waiting: only its probe goes).
  */
-export function admissible(health: HealthBoard, remaining: Target[], views: ReadonlyMap<Target, TargetView>, triedAny: boolean): Target[] {
+export function admissible(health: HealthBoard, remaining: readonly Target[], views: ReadonlyMap<Target, TargetView>, triedAny: boolean): Target[] {
   const pool = remaining.filter((t) => views.get(t)!.coolingUntil === 0 && health.canAdmit(t.key, t.upstream.id));
   if (pool.length > 0 || triedAny) return pool;
   const forceable = remaining.filter((t) => !health.longCooling(t.key, t.upstream.id));

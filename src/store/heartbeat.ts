@@ -29,12 +29,13 @@ export class LeaseHeartbeat {
     this.timer ??= setInterval(() => this.beat(), Math.max(250, Math.floor(this.leaseMs / 3))).unref();
   }
 
+  /**
+   * Stops renewing `lease`. The timer stays until a beat finds nothing held: stopping it when
+   * the last lease went and starting it again with the next call made a timer per request
+   * whenever calls ran one at a time (issue 33).
+   */
   delete(lease: Lease): void {
     this.held.delete(lease.id);
-    if (this.held.size === 0 && this.timer) {
-      clearInterval(this.timer);
-      this.timer = null;
-    }
   }
 
   stop(): void {
@@ -44,6 +45,11 @@ export class LeaseHeartbeat {
   }
 
   private beat(): void {
+    if (this.held.size === 0) {
+      if (this.timer) clearInterval(this.timer);
+      this.timer = null;
+      return;
+    }
     const byStore = new Map<Lease['from'], Lease[]>();
     for (const l of this.held.values()) {
       let list = byStore.get(l.from);

@@ -103,9 +103,9 @@ export function longerThan(value: unknown, chars: number): boolean {
     else if (v !== null && typeof v === 'object') {
       if (Array.isArray(v)) for (const x of v) todo.push(x);
       else
-        for (const [k, x] of Object.entries(v)) {
+        for (const k of Object.keys(v)) {
           n += k.length;
-          todo.push(x);
+          todo.push((v as Record<string, unknown>)[k]);
         }
     }
     if (n > chars) return true;

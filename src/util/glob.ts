@@ -15,6 +15,7 @@
 
 /** Whether `name` matches `pattern` (see the file comment). */
 export function globMatch(pattern: string, name: string): boolean {
+  if (pattern === '*') return true;
   if (!pattern.includes('*')) return pattern === name;
   const parts = pattern.split('*');
   const first = parts[0]!;

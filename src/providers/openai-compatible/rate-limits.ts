@@ -33,11 +33,18 @@ function count(v: string | string[] | undefined): number | null {
   return Number(s);
 }
 
+/** The three header names of each window, built once (a name built per answer is a new string for every lookup). */
+const NAMES = {
+  requests: { remaining: 'x-ratelimit-remaining-requests', reset: 'x-ratelimit-reset-requests', limit: 'x-ratelimit-limit-requests' },
+  tokens: { remaining: 'x-ratelimit-remaining-tokens', reset: 'x-ratelimit-reset-tokens', limit: 'x-ratelimit-limit-tokens' },
+} as const;
+
 function allowance(h: Readonly<Record<string, string | string[] | undefined>>, kind: 'requests' | 'tokens'): Allowance | undefined {
-  const remaining = count(h[`x-ratelimit-remaining-${kind}`]);
+  const names = NAMES[kind];
+  const remaining = count(h[names.remaining]);
   if (remaining === null) return undefined;
-  const reset = first(h[`x-ratelimit-reset-${kind}`]);
-  return { limit: count(h[`x-ratelimit-limit-${kind}`]), remaining, resetInMs: reset === undefined ? null : parseGoDuration(reset) };
+  const reset = first(h[names.reset]);
+  return { limit: count(h[names.limit]), remaining, resetInMs: reset === undefined ? null : parseGoDuration(reset) };
 }
 
 /** The account's request and token windows from an OpenAI-style answer's headers (absent ones left out). */

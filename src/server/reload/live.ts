@@ -28,6 +28,32 @@ interface Entry {
   refs: number;
 }
 
+/** One request's hold (a class, so each is one fixed-shape object rather than a spread copy and a closure). */
+class Hold implements Held {
+  readonly config: GatewayConfig;
+  readonly keys: KeyStore;
+  readonly router: Router;
+  readonly providers: ReadonlyMap<string, Provider>;
+  private released = false;
+
+  constructor(
+    private readonly state: LiveState,
+    private readonly entry: Entry,
+  ) {
+    const gen = entry.gen;
+    this.config = gen.config;
+    this.keys = gen.keys;
+    this.router = gen.router;
+    this.providers = gen.providers;
+  }
+
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.state.unhold(this.entry);
+  }
+}
+
 export class LiveState {
   private cur: Entry;
   /** Superseded generations that requests still hold. */
@@ -55,16 +81,13 @@ export class LiveState {
   hold(): Held {
     const entry = this.cur;
     entry.refs++;
-    let released = false;
-    return {
-      ...entry.gen,
-      release: () => {
-        if (released) return;
-        released = true;
-        entry.refs--;
-        if (entry.refs === 0 && entry !== this.cur) this.sweep();
-      },
-    };
+    return new Hold(this, entry);
+  }
+
+  /** A hold of `entry` ended: the generation's unused providers close once it is retired and unheld. */
+  unhold(entry: Entry): void {
+    entry.refs--;
+    if (entry.refs === 0 && entry !== this.cur) this.sweep();
   }
 
   /** Makes `next` current at once; the old generation's unused providers close when it drains. */
