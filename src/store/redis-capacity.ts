@@ -27,8 +27,11 @@ local function cap_read(key, start, mn, ceiling)
   if not v[1] then return { limit = cap_clamp(start, mn, ceiling), changedAt = 0, raised = 0, probeMs = ${PROBE_BASE_MS}, slowStart = 1, servedAt = 0, servedMs = 0 } end
   return { limit = cap_clamp(tonumber(v[1]), mn, ceiling), changedAt = tonumber(v[2]), raised = tonumber(v[3]), probeMs = tonumber(v[4]), slowStart = tonumber(v[5]), servedAt = tonumber(v[6] or '0'), servedMs = tonumber(v[7] or '0') }
 end
+-- cap_read's limit alone: one field read, no table (admissions and views call it for every target).
 local function cap_limit(key, start, mn, ceiling)
-  return cap_read(key, start, mn, ceiling).limit
+  local v = redis.call('HGET', key, 'limit')
+  if not v then return cap_clamp(start, mn, ceiling) end
+  return cap_clamp(tonumber(v), mn, ceiling)
 end
 local function cap_feedback(key, start, mn, ceiling, signal, inflight, now, live)
   local s = cap_read(key, start, mn, ceiling)
