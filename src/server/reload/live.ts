@@ -18,7 +18,10 @@ export interface Generation {
   readonly providers: ReadonlyMap<string, Provider>;
 }
 
-/** A generation held by one request; `release()` (idempotent) when the request is done. */
+/**
+ * A generation held by one request; `release()` (idempotent) when the request is done, called
+ * as a method (`held.release()`): it is not bound, so pass `() => held.release()` as a callback.
+ */
 export interface Held extends Generation {
   release(): void;
 }
@@ -28,29 +31,34 @@ interface Entry {
   refs: number;
 }
 
-/** One request's hold (a class, so each is one fixed-shape object rather than a spread copy and a closure). */
+/**
+ * One request's hold: a class, so each is one fixed-shape object rather than a spread copy of
+ * the generation and a closure. Its own state is in private fields, so a copy or a log of a
+ * hold carries the generation's four members only.
+ */
 class Hold implements Held {
   readonly config: GatewayConfig;
   readonly keys: KeyStore;
   readonly router: Router;
   readonly providers: ReadonlyMap<string, Provider>;
-  private released = false;
+  readonly #state: LiveState;
+  readonly #entry: Entry;
+  #released = false;
 
-  constructor(
-    private readonly state: LiveState,
-    private readonly entry: Entry,
-  ) {
+  constructor(state: LiveState, entry: Entry) {
     const gen = entry.gen;
     this.config = gen.config;
     this.keys = gen.keys;
     this.router = gen.router;
     this.providers = gen.providers;
+    this.#state = state;
+    this.#entry = entry;
   }
 
   release(): void {
-    if (this.released) return;
-    this.released = true;
-    this.state.unhold(this.entry);
+    if (this.#released) return;
+    this.#released = true;
+    this.#state.unhold(this.#entry);
   }
 }
 
