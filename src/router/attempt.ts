@@ -6,7 +6,7 @@ import type { Model, Target } from '../config/types.js';
 import type { Classified } from '../errors/classify.js';
 import type { GatewayError } from '../errors/codes.js';
 import type { CapacityFeedback } from '../store/capacity.js';
-import type { Candidate, Lease, SlotRequest, TargetRef } from '../store/types.js';
+import type { Candidate, Lease, TargetRef } from '../store/types.js';
 import type { SlotQueue } from './concurrency.js';
 import type { RouterSlots } from '../store/roles.js';
 import type { DeepTimes } from './deep.js';
@@ -139,11 +139,6 @@ export function makeAttempt(
     },
   };
   return attempt;
-}
-
-/** The store's slot request for `t`: its concurrency cap and its learned capacities (for deep calls, for every call). */
-export function slotRequest(t: Target, deep: boolean): SlotRequest {
-  return { upstream: t.upstream.id, limit: t.upstream.max_concurrency, deep, capacity: t.upstream.bounds, calls: t.upstream.callBounds };
 }
 
 /**

@@ -13,6 +13,7 @@ import type { Redis } from 'ioredis';
 import { StateStore } from '../../src/store/index.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { RedisStore } from '../../src/store/redis.js';
+import type { Target } from '../../src/config/types.js';
 import type { CapacityBounds, CapacityFeedback } from '../../src/store/capacity.js';
 import type { AdmitResult, Candidate, Lease, SlotRequest, SlotResult, TargetRef, TargetView } from '../../src/store/types.js';
 import { RedisServer } from './redis-server.js';
@@ -110,6 +111,11 @@ export const callsOf = (n: number): CapacityBounds => ({ start: n, min: 1, ceili
 /** A slot request with defaults: limit 100, not deep, capacity WIDE, calls callsOf(limit). */
 export function req(upstream: string, o: Partial<SlotRequest> = {}): SlotRequest {
   return { upstream, limit: 100, deep: false, capacity: WIDE, calls: callsOf(o.limit ?? 100), ...o };
+}
+
+/** The slot request of a configured target: its upstream's cap and learned-capacity bounds, `deep` or not. */
+export function slotOf(t: Target, deep: boolean): SlotRequest {
+  return req(t.upstream.id, { limit: t.upstream.max_concurrency, deep, capacity: t.upstream.bounds, calls: t.upstream.callBounds });
 }
 
 export function ref(upstream: string, o: Partial<TargetRef> = {}): TargetRef {

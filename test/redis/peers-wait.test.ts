@@ -8,12 +8,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import { slotRequest } from '../../src/router/attempt.js';
 import { Router } from '../../src/router/index.js';
 import { expectedPlaceWaitMs, waitForPlace } from '../../src/router/take.js';
 import { StateStore } from '../../src/store/index.js';
 import { parseTestConfig } from '../helpers/config.js';
 import { RedisServer } from '../helpers/redis-server.js';
+import { slotOf } from '../helpers/store-contract.js';
 
 let redis: RedisServer;
 before(async () => {
@@ -42,7 +42,7 @@ const target = config.models.get('deep')!.targets[0]!;
 /** The expected wait (ms, typical call 1,000 ms) of a new deep call with two waiting on this process. */
 async function expectedWith(store: StateStore): Promise<number | null> {
   const router = new Router(config.routing, store);
-  const held = await store.acquire(slotRequest(target, true));
+  const held = await store.acquire(slotOf(target, true));
   assert.ok(held.ok, 'the one deep place taken');
   const stop = new AbortController();
   const waits = [0, 1].map(() => waitForPlace(router, [target], 10_000, stop.signal).catch(() => null));

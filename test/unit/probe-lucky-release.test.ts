@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseConfig, type Target } from '../../src/config/load.js';
-import { makeAttempt, slotRequest } from '../../src/router/attempt.js';
+import { makeAttempt } from '../../src/router/attempt.js';
 import { SlotQueue } from '../../src/router/concurrency.js';
 import { answered } from '../../src/router/feedback.js';
 import type { RouterState } from '../../src/router/state.js';
@@ -20,6 +20,7 @@ import { PROBE_LUCK_MS } from '../../src/store/probe-gate.js';
 import type { RouterSlots } from '../../src/store/roles.js';
 import type { Lease } from '../../src/store/types.js';
 import { mini } from '../helpers/config-fixtures.js';
+import { slotOf } from '../helpers/store-contract.js';
 
 const UPSTREAM = `  - id: up
     provider: openai-compatible
@@ -42,7 +43,7 @@ async function limitAfterProbe(lucky: boolean): Promise<number> {
   const slots = store as unknown as RouterSlots;
   const queue = new SlotQueue(slots, 10, 1_000);
   const state = { store: slots, stalls: new StallDetector() } as unknown as RouterState;
-  const deep = slotRequest(target, true);
+  const deep = slotOf(target, true);
   const held: Lease[] = [];
   for (let i = 0; i < 4; i++) {
     const r = await store.acquire(deep);
