@@ -13,11 +13,11 @@
  */
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import type { FastifyBaseLogger } from 'fastify';
 import type { LedgerConfig } from '../config/schema.js';
 import type { RecordSink, RequestRecord } from '../record/request.js';
-import { readOnly, withClient } from './checkout.js';
+import { openPool, readOnly, withClient } from './checkout.js';
 import { DurabilityGuard } from './durability.js';
 import { migrate } from './migrations.js';
 import { dropExpired } from './partitions.js';
@@ -80,14 +80,7 @@ export class Ledger implements RecordSink {
     port: number,
     worker = 0,
   ) {
-    this.pool = new pg.Pool({
-      connectionString: url,
-      max: 2,
-      connectionTimeoutMillis: 3_000,
-      idleTimeoutMillis: 10_000,
-      query_timeout: 30_000,
-      application_name: 'switchyard-ledger',
-    });
+    this.pool = openPool(url);
     // An idle client losing its connection is an outage, seen by the next write.
     this.pool.on('error', (err) => this.log.warn({ ledger: 'postgres', code: (err as { code?: string }).code }, 'ledger connection lost'));
     this.writer = new RowWriter(this.pool);

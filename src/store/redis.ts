@@ -34,7 +34,8 @@
  * falls back to its local store when one fails.
  */
 import { randomUUID } from 'node:crypto';
-import { Redis, Cluster, type RedisOptions } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis, Cluster, RedisOptions } from 'ioredis';
 import type { CapacityBounds, CapacityFeedback } from './capacity.js';
 import { TurnBatch } from './batch.js';
 import { ANSWERED, COOL, FEEDBACK, RENEW } from './redis-scripts.js';
@@ -64,10 +65,17 @@ export interface RedisStoreOptions {
 }
 
 /**
+ * ioredis, loaded by the first Redis client: a gateway without Redis never loads it (~2 MB
+ * of heap and its startup time; memory mode is the sidecar's default).
+ */
+const loadIoredis = (): typeof import('ioredis') => createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+
+/**
  * Creates the ioredis client: no offline queue and no per-command retries (a call either
  * answers within the timeout or fails at once), reconnecting every ≤ 1 s in the background.
  */
 export function createRedisClient(o: RedisStoreOptions): Client {
+  const { Redis, Cluster } = loadIoredis();
   const base: RedisOptions = {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
