@@ -39,6 +39,7 @@ import type { Failure, StreamStep, Translator } from '../translate/types.js';
 import { discardBody, releaseBody } from '../upstream/send.js';
 import { EMPTY_PROMPT, estimateUsage, type Prompt } from '../usage/estimate.js';
 import type { Usage } from '../usage/usage.js';
+import { GeneratedText } from './generated-text.js';
 import type { Relayed } from './outcome.js';
 
 export const SSE_HEADERS = {
@@ -117,10 +118,7 @@ export async function relaySse(args: SseRelayArgs): Promise<Relayed> {
   let ttftMs: number | null = null;
   let usage: Usage | null = null;
   /** Generated text, for an estimate when the answer does not complete with its usage. */
-  const text: string[] = [];
-  const reasoning: string[] = [];
-  /** Events whose generated text the translator reads only if needed (`StreamStep.deferred`). */
-  const deferred: string[] = [];
+  const generated = new GeneratedText(translator);
   let pending: Buffer[] = [];
   let failure: Failure | null = null;
   let aborted: unknown = null;
@@ -153,9 +151,7 @@ export async function relaySse(args: SseRelayArgs): Promise<Relayed> {
   /** Collects one step into the batch; returns whether it carried client data. */
   const take = (step: StreamStep, hasData: boolean, batch: Buffer[]): boolean => {
     if (step.usage) usage = step.usage;
-    if (step.text) text.push(step.text);
-    if (step.reasoning) reasoning.push(step.reasoning);
-    if (step.deferred) deferred.push(step.deferred);
+    generated.add(step);
     if (step.error) failure = step.error;
     if (step.done) done = true;
     if (!step.frames || step.frames.length === 0) return false;
@@ -213,17 +209,9 @@ export async function relaySse(args: SseRelayArgs): Promise<Relayed> {
   }
 
   const complete = failure === null && aborted === null;
-  if (deferred.length > 0 && !(complete && usage !== null) && translator.generated) {
-    // The estimate needs the text of the events the translator skipped reading.
-    try {
-      const g = translator.generated(deferred);
-      if (g.text) text.push(g.text);
-      if (g.reasoning) reasoning.push(g.reasoning);
-    } catch {
-      // deferred events were checked JSON; nothing more to count if one still fails
-    }
-  }
-  return finishRelay(args, { committed, failure, aborted, ttftMs, ...(await counted(usage, complete, committed, text, reasoning, args.prompt)) });
+  // The estimate needs the text of the events the translator skipped reading.
+  if (!(complete && usage !== null)) generated.readDeferred();
+  return finishRelay(args, { committed, failure, aborted, ttftMs, ...(await counted(usage, complete, committed, generated.text, generated.reasoning, args.prompt)) });
 }
 
 /**

@@ -64,7 +64,8 @@ export interface StreamStep {
   readonly reasoning?: string;
   /**
    * The event's data, when it carries generated text the translator did not read yet (a
-   * cheap path): handed back to `generated()` only if the answer ends without usage.
+   * cheap path): handed back to `generated()` only if the answer ends without usage, or
+   * once a long stream's waiting data passes its budget (pipeline/generated-text.ts).
    */
   readonly deferred?: string;
 }

@@ -5,6 +5,7 @@
  */
 import type { ApiName } from '../../src/apis/names.js';
 import { APIS } from '../../src/apis/index.js';
+import { GeneratedText } from '../../src/pipeline/generated-text.js';
 import { SseFramer, terminated } from '../../src/sse/parse.js';
 import { translator } from '../../src/translate/table.js';
 import type { StreamStep, Translator, TranslatorContext } from '../../src/translate/types.js';
@@ -37,14 +38,10 @@ export function drive(tr: Translator, pieces: readonly Buffer[]): Driven {
   const out: Buffer[] = [];
   let usage: Usage | null = null;
   let error: StreamStep['error'] | null = null;
-  let generated = '';
-  let reasoning = '';
-  const deferred: string[] = [];
+  const seen = new GeneratedText(tr);
   const take = (step: StreamStep): boolean => {
     if (step.usage) usage = step.usage;
-    if (step.text) generated += step.text;
-    if (step.reasoning) reasoning += step.reasoning;
-    if (step.deferred) deferred.push(step.deferred);
+    seen.add(step);
     for (const f of step.frames ?? []) out.push(f);
     if (step.error) {
       error = step.error;
@@ -68,13 +65,9 @@ export function drive(tr: Translator, pieces: readonly Buffer[]): Driven {
     const tail = flushed && terminated(flushed);
     if (!(tail && take(tr.event(tail)))) take(tr.end());
   }
-  if (deferred.length > 0) {
-    // What the relay reads when it needs an estimate: the text of the skipped events.
-    const later = tr.generated!(deferred);
-    generated += later.text;
-    reasoning += later.reasoning;
-  }
-  return { text: Buffer.concat(out).toString('utf8'), usage, error, generated, reasoning };
+  // What the relay reads when it needs an estimate: the text of the skipped events.
+  seen.readDeferred();
+  return { text: Buffer.concat(out).toString('utf8'), usage, error, generated: seen.text.join(''), reasoning: seen.reasoning.join('') };
 }
 
 /**

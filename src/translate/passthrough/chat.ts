@@ -16,7 +16,8 @@
  *
  * Each frame is checked to be a JSON object without building it (`json-check.ts`); only a
  * frame with a usage object or an error (or an `event: error`) is parsed. A content frame's
- * generated text is read later, and only if the answer ends without usage (`generated`).
+ * generated text is read later, and only if the answer ends without usage or the stream
+ * passes the relay's budget for unread data (`generated`; pipeline/generated-text.ts).
  * That keeps the common frame at about half the cost of parsing it (the A/B in
  * docs/performance.md).
  */
