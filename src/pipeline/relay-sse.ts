@@ -211,7 +211,13 @@ export async function relaySse(args: SseRelayArgs): Promise<Relayed> {
   const complete = failure === null && aborted === null;
   // The estimate needs the text of the events the translator skipped reading.
   if (!(complete && usage !== null)) generated.readDeferred();
-  return finishRelay(args, { committed, failure, aborted, ttftMs, ...(await counted(usage, complete, committed, generated.text, generated.reasoning, args.prompt)) });
+  return finishRelay(args, {
+    committed,
+    failure,
+    aborted,
+    ttftMs,
+    ...(await counted(usage, complete, committed, generated.text, generated.reasoning, args.prompt)),
+  });
 }
 
 /**
