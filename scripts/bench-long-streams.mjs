@@ -80,6 +80,7 @@ for (let round = 1; round <= Number(o.rounds); round++) {
     const res = report.scenarios[0].results.gw;
     const row = {
       build: b.label ?? b.sha,
+      sha: b.sha,
       round,
       idle_rss_mb: idle,
       peak_rss_mb: peak,

@@ -17,6 +17,11 @@ import type { StreamStep, Translator } from '../translate/types.js';
 
 /** Bytes of deferred event data one stream keeps before having the translator read it (~60 chat chunks). */
 export const DEFERRED_BUDGET_BYTES = 16 * 1024;
+/**
+ * What a waiting frame costs beyond its characters (the string's header and its array slot),
+ * counted toward the budget so that many tiny frames (`{}`) cannot pile up under it.
+ */
+const FRAME_OVERHEAD = 32;
 
 export class GeneratedText {
   /** Answer text (content, tool names and arguments), in stream order; for `estimateUsage`. */
@@ -29,8 +34,9 @@ export class GeneratedText {
   /**
    * @param translator the attempt's translator: its `generated()` reads deferred events (a
    *   translator without one never defers).
-   * @param budgetBytes deferred data kept before it is read, in UTF-16 code units (≈ bytes
-   *   for JSON text); default {@link DEFERRED_BUDGET_BYTES}.
+   * @param budgetBytes deferred data kept before it is read: each frame's characters (a
+   *   byte each for Latin-1 text, two otherwise) plus FRAME_OVERHEAD; default
+   *   {@link DEFERRED_BUDGET_BYTES}.
    */
   constructor(
     private readonly translator: Translator,
@@ -39,11 +45,15 @@ export class GeneratedText {
 
   /** Takes one step's text, reasoning or deferred data. */
   add(step: StreamStep): void {
-    if (step.text) this.text.push(step.text);
-    if (step.reasoning) this.reasoning.push(step.reasoning);
+    if (step.text || step.reasoning) {
+      // A frame read at once (one carrying usage, say) comes after the frames still waiting.
+      this.readDeferred();
+      if (step.text) this.text.push(step.text);
+      if (step.reasoning) this.reasoning.push(step.reasoning);
+    }
     if (step.deferred) {
       this.deferred.push(step.deferred);
-      this.deferredChars += step.deferred.length;
+      this.deferredChars += step.deferred.length + FRAME_OVERHEAD;
       if (this.deferredChars > this.budgetBytes) this.readDeferred();
     }
   }

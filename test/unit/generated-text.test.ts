@@ -62,6 +62,25 @@ describe('generated text kept for an estimate', () => {
     for (const b of batches) assert.ok(b <= budget + largest, `a batch of ${b} chars (budget ${budget}, largest event ${largest})`);
   });
 
+  test('a frame read at once (content beside a usage object) keeps its place after the frames still waiting', () => {
+    const tr = makeTranslator('chat', 'chat');
+    const chunk = (content: string, usage = false): string =>
+      `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: null }], ...(usage ? { usage: { prompt_tokens: 3, completion_tokens: 3, total_tokens: 6 } } : {}) })}\n\n`;
+    const g = new GeneratedText(tr);
+    const body = Buffer.from(chunk('one ') + chunk('two ') + chunk('three ', true) + chunk('four'));
+    for (const ev of new SseFramer().push(body)) g.add(tr.event(ev));
+    g.readDeferred();
+    assert.equal(g.text.join(''), 'one two three four');
+  });
+
+  test('many tiny frames count toward the budget too: 2,000 `{}` frames are read in batches', () => {
+    const tr = makeTranslator('chat', 'chat');
+    let reads = 0;
+    const g = new GeneratedText({ ...tr, generated: (events) => (reads++, tr.generated!(events)) });
+    for (const ev of new SseFramer().push(Buffer.from('data: {}\n\n'.repeat(2000)))) g.add(tr.event(ev));
+    assert.ok(reads >= 3, `read ${reads} times`);
+  });
+
   test('a stream within the budget is never read when it completes with its usage', () => {
     const tr = makeTranslator('chat', 'chat');
     let reads = 0;

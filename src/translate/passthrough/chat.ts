@@ -138,16 +138,17 @@ export function chatToChat(ctx: TranslatorContext): Translator {
       return { frames: [ev.raw], deferred: data };
     },
     generated(events) {
-      let text = '';
-      let reasoning = '';
+      // Joined once, so a long stream keeps one flat string per batch, not a rope of deltas.
+      const text: string[] = [];
+      const reasoning: string[] = [];
       for (const data of events) {
         const choices = (JSON.parse(data) as Obj)['choices'];
         if (!Array.isArray(choices)) continue;
         const g = choicesText(choices);
-        text += g.text;
-        reasoning += g.reasoning;
+        if (g.text) text.push(g.text);
+        if (g.reasoning) reasoning.push(g.reasoning);
       }
-      return { text, reasoning };
+      return { text: text.join(''), reasoning: reasoning.join('') };
     },
     end() {
       if (done) return NOTHING;
