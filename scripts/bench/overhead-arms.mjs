@@ -24,13 +24,14 @@ export async function startRedisServer(work, name) {
 /**
  * Starts one Switchyard arm: build `b` (from overhead-setup's build()) with that build's own
  * `npm start` node flags, on `cpus` (CPU 1 alone by default), state in memory or, with
- * `redis`, in its own redis-server. `env` adds environment variables (e.g. OTLP).
+ * `redis`, in its own redis-server. `env` adds environment variables (e.g. OTLP); `chunks`
+ * the model's chunks per answer (writeConfig).
  * Returns the arm: { name, kind, build, store, node_flags, cpus, url, headers, pid, child, redis }.
  * `pid` is node's own (taskset execs), so /proc/<pid>/status is the gateway's.
  */
-export async function startSwitchyard({ work, b, name, mockPort, delays, redis = false, workers, cpus = 1, env = {} }) {
+export async function startSwitchyard({ work, b, name, mockPort, delays, chunks, redis = false, workers, cpus = 1, env = {} }) {
   const redisServer = redis ? await startRedisServer(work, `redis-${name}`) : null;
-  const config = writeConfig(join(work, `config-${name}.yaml`), mockPort, delays, { redisUrl: redisServer?.url, workers });
+  const config = writeConfig(join(work, `config-${name}.yaml`), mockPort, delays, { redisUrl: redisServer?.url, workers, chunks });
   const port = await freePort();
   const child = start(cpus, process.execPath, [...b.flags, b.main, '--config', config], {
     env: { PORT: String(port), HOST: '127.0.0.1', ...env },

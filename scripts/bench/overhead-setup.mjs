@@ -139,11 +139,12 @@ export function build(root, work, rev) {
 /**
  * Writes the bench config: one public model per harness scenario (the harness puts the
  * scenario in the model name and the gateway sends that name upstream), for `delays` and the
- * long-stream delay. `extra` is { redisUrl, workers } for Redis / multi-worker variants.
+ * long-stream delay. `extra` is { redisUrl, workers } for Redis / multi-worker variants, and
+ * `chunks` (default CHUNKS) the scenario's chunks per answer.
  * The upstream's max_concurrency is the account's size, set high so 1,000 streams are not queued.
  */
-export function writeConfig(path, mockPort, delays, { redisUrl, workers } = {}) {
-  const names = [...new Set([...delays, LONG_STREAM_DELAY_MS])].map((d) => `gpt-mock-chunks${CHUNKS}-delay${d}-ttft0-latency0`);
+export function writeConfig(path, mockPort, delays, { redisUrl, workers, chunks = CHUNKS } = {}) {
+  const names = [...new Set([...delays, LONG_STREAM_DELAY_MS])].map((d) => `gpt-mock-chunks${chunks}-delay${d}-ttft0-latency0`);
   const models = names.map((n) => `  - name: ${n}\n    price: { input: 1, output: 2 }\n    targets: [{ upstream: mock, model: ${n} }]`).join('\n');
   const store = redisUrl ? `store:\n  redis_url: ${redisUrl}\n` : '';
   const server = `server:\n  log_level: info\n${workers ? `  workers: ${workers}\n` : ''}`;

@@ -24,11 +24,18 @@ const mockStats = async (mockUrl, method = 'GET') =>
  * `streams` concurrent streams (harness --concurrency streams --mode stream, 20 chunks
  * 100 ms apart, so each stream lasts ~2 s and a 1 s round opens each worker's stream once),
  * two rounds back to back, RSS sampled every 100 ms; then RSS every 100 ms for `afterS` s.
+ * `chunks`, `delayMs`, `batches` and `timeoutS` change the streams (bench:long-streams: fewer,
+ * far longer ones, one batch).
  * Returns { idle_rss_mb, peak_rss_mb, peak_at_s, mock_peak_inflight, harness: {ok, errors,
  * streams_without_done, full_stream_ms}, after: { seconds, end_rss_mb, end_above_idle_mb,
  * within_50mb_after_s (null: never), curve: [[s, MB] every 1 s] }, load_curve: [[s, MB]] }.
  */
-export async function streamsMemory(harness, work, arm, { streams, afterS, mockUrl }) {
+export async function streamsMemory(
+  harness,
+  work,
+  arm,
+  { streams, afterS, mockUrl, chunks = CHUNKS, delayMs = LONG_STREAM_DELAY_MS, batches = 2, timeoutS = 60 },
+) {
   const idle = [];
   for (let i = 0; i < 10; i++) {
     idle.push(rssMb(arm.pid));
@@ -44,18 +51,18 @@ export async function streamsMemory(harness, work, arm, { streams, afterS, mockU
     '--concurrency',
     String(streams),
     '--chunks',
-    String(CHUNKS),
+    String(chunks),
     '--delay',
-    String(LONG_STREAM_DELAY_MS),
+    String(delayMs),
     '--include-usage',
     '--duration',
     '1',
     '--rounds',
-    '2',
+    String(batches),
     '--warmup',
     '0',
     '--timeout',
-    '60',
+    String(timeoutS),
     '--quiet',
   ];
   const t0 = performance.now();
@@ -84,7 +91,7 @@ export async function streamsMemory(harness, work, arm, { streams, afterS, mockU
   const stats = await mockStats(mockUrl);
   return {
     streams,
-    batches: 2,
+    batches,
     idle_rss_mb: idleRss,
     peak_rss_mb: peak[1],
     peak_at_s: peak[0],
