@@ -27,6 +27,11 @@ export interface Caller {
 
 export class KeyStore {
   private readonly entries: { digest: Buffer; caller: Caller }[];
+  /**
+   * Callers of keys this store accepted, by hex digest: at most one entry per configured key
+   * (only a digest that matched is added), so a flood of unknown keys cannot grow it.
+   */
+  private readonly accepted = new Map<string, Caller>();
 
   constructor(keys: readonly ClientKeyConfig[]) {
     this.entries = keys.map((k) => ({
@@ -41,6 +46,22 @@ export class KeyStore {
    */
   authenticate(presented: string): Caller | null {
     return this.byDigest(hash('sha256', presented, 'buffer'));
+  }
+
+  /**
+   * The caller of the key with hex SHA-256 `hex` if this store accepted it before, else
+   * undefined. A plain map lookup, not constant-time: it runs on the digest, which says
+   * nothing of the key, and only finds digests that already matched.
+   */
+  acceptedBefore(hex: string): Caller | undefined {
+    return this.accepted.get(hex);
+  }
+
+  /** {@link byDigest} for a hex digest; a match is remembered for {@link acceptedBefore}. */
+  byHex(hex: string): Caller | null {
+    const caller = this.byDigest(Buffer.from(hex, 'hex'));
+    if (caller) this.accepted.set(hex, caller);
+    return caller;
   }
 
   /** {@link authenticate} for a key already hashed (the 32-byte SHA-256 digest). */

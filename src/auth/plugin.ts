@@ -48,24 +48,24 @@ export function throttledError(v: ThrottleVerdict): GatewayError {
 }
 
 /**
- * Builds the hook; it sets `request.caller` or throws 401 `invalid_api_key`. With a
- * `throttle` (see {@link AuthThrottle}): a key that failed too often within a minute gets
- * 429 whoever sends it; an address that sent too many never-valid keys gets 429 for further
- * unknown keys. A valid key is always accepted, whatever else failed from its address.
+ * Builds the hook; it sets `request.caller` or fails the request with 401 `invalid_api_key`.
+ * With a `throttle` (see {@link AuthThrottle}): a key that failed too often within a minute
+ * gets 429 whoever sends it; an address that sent too many never-valid keys gets 429 for
+ * further unknown keys. A valid key is always accepted, whatever else failed from its address.
+ *
+ * A key the current key store accepted before is let through at once, without the
+ * throttle's lookup: within one store such a key never fails, so it has no failures to count
+ * (a reload builds a new store, and a key added by it is checked against the throttle once).
+ * The hook is callback-style so that path costs no promise.
  */
 export function authHook(keys: () => KeyStore, throttle?: AuthThrottle, onThrottled?: () => void) {
-  return async function authenticate(req: FastifyRequest, _reply: FastifyReply): Promise<void> {
-    const key = presentedKey(req);
-    if (key === undefined) throw new GatewayError('GW_ERR_INVALID_API_KEY', { message: missingKeyMessage(req) });
-    // One-shot hash (Node >= 20.12): a third of createHash's cost on a short key, no Hash object per request.
-    const digest = hash('sha256', key, 'buffer');
-    const hex = throttle ? digest.toString('hex') : '';
+  async function check(req: FastifyRequest, hex: string): Promise<void> {
     const held = throttle ? await throttle.keyBlocked(hex) : null;
     if (held) {
       onThrottled?.();
       throw throttledError(held);
     }
-    const caller = keys().byDigest(digest);
+    const caller = keys().byHex(hex);
     if (caller) {
       throttle?.remember(hex);
       req.caller = caller;
@@ -80,5 +80,17 @@ export function authHook(keys: () => KeyStore, throttle?: AuthThrottle, onThrott
       }
     }
     throw new GatewayError('GW_ERR_INVALID_API_KEY', { message: 'Incorrect API key provided.' });
+  }
+  return function authenticate(req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+    const key = presentedKey(req);
+    if (key === undefined) return done(new GatewayError('GW_ERR_INVALID_API_KEY', { message: missingKeyMessage(req) }));
+    // One-shot hash (Node >= 20.12): a third of createHash's cost on a short key, no Hash object per request.
+    const hex = hash('sha256', key, 'hex');
+    const known = keys().acceptedBefore(hex);
+    if (known) {
+      req.caller = known;
+      return done();
+    }
+    check(req, hex).then(() => done(), done);
   };
 }
