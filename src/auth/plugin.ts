@@ -91,6 +91,11 @@ export function authHook(keys: () => KeyStore, throttle?: AuthThrottle, onThrott
       req.caller = known;
       return done();
     }
-    check(req, hex).then(() => done(), done);
+    // A rejection that is not an Error (none today) must still fail the request: done() with
+    // a falsy value would let it through without a caller.
+    check(req, hex).then(
+      () => done(),
+      (err: unknown) => done(err instanceof Error ? err : new GatewayError('GW_ERR_INTERNAL')),
+    );
   };
 }

@@ -66,17 +66,22 @@ export async function sendUpstream(pool: Pool, opts: SendOptions): Promise<Upstr
     bodyTimeout: opts.idleMs,
   });
   const headers = { ...res.headers };
-  const encoding = headers['content-encoding'];
-  let body: Readable = res.body;
-  if (typeof encoding === 'string' && encoding !== 'identity') {
-    const decoder = decoderFor(encoding);
-    if (decoder) {
-      body = pipeline(res.body, decoder, () => {}) as unknown as Readable;
-      delete headers['content-encoding'];
-      delete headers['content-length'];
-    }
+  const decoded = decodedBody(res.body, headers['content-encoding']);
+  if (decoded) {
+    delete headers['content-encoding'];
+    delete headers['content-length'];
   }
-  return { statusCode: res.statusCode, headers, body };
+  return { statusCode: res.statusCode, headers, body: decoded ?? res.body };
+}
+
+/**
+ * `body` decoded as its `content-encoding` header value says: a new stream for gzip, deflate
+ * or br; null for no encoding, `identity`, or one not decoded here (the body is left as is).
+ */
+export function decodedBody(body: Readable, encoding: string | string[] | undefined): Readable | null {
+  if (typeof encoding !== 'string' || encoding === 'identity') return null;
+  const decoder = decoderFor(encoding);
+  return decoder ? (pipeline(body, decoder, () => {}) as unknown as Readable) : null;
 }
 
 /**
@@ -130,7 +135,8 @@ export function releaseBody(body: Readable): Promise<void> {
  * promise and a tick per chunk and an iterator per body, on every non-streamed answer.
  * @returns the bytes read (one chunk as received, else joined) and whether the body was cut.
  * @throws (rejects with) the body's error, or ERR_STREAM_PREMATURE_CLOSE when it closed
- *   before its end: as `for await` over the stream would.
+ *   before its end: as `for await` over the stream would, which also destroyed the body
+ *   once read (so does this).
  */
 export function readCapped(body: Readable, limit: number): Promise<{ buf: Buffer; truncated: boolean }> {
   return new Promise((resolve, reject) => {
@@ -151,13 +157,18 @@ export function readCapped(body: Readable, limit: number): Promise<{ buf: Buffer
       parts.push(b);
       size += b.length;
     };
-    const stop = finished(body, (err) => {
+    // The readable side only: a decoder (gzip, br) ends its output when the compressed data
+    // is complete, while bytes after it may still be arriving on its input.
+    const stop = finished(body, { writable: false }, (err) => {
       if (settled) return;
       settled = true;
       stop();
       body.off('data', onData);
-      if (err) reject(err);
-      else resolve({ buf: parts.length === 1 ? parts[0]! : Buffer.concat(parts, size), truncated: false });
+      if (err) return reject(err);
+      // As `for await` did: a body read to its end is destroyed, so a decoder whose input is
+      // still open lets go of the upstream connection (a no-op for a body that already closed).
+      if (!body.destroyed) discardBody(body);
+      resolve({ buf: parts.length === 1 ? parts[0]! : Buffer.concat(parts, size), truncated: false });
     });
     body.on('data', onData);
   });

@@ -4,7 +4,8 @@
  * relay classifies them as the upstream's failure).
  */
 import assert from 'node:assert/strict';
-import { Readable } from 'node:stream';
+import { PassThrough, pipeline, Readable } from 'node:stream';
+import { brotliCompressSync, createBrotliDecompress } from 'node:zlib';
 import { describe, test } from 'node:test';
 import { readCapped } from '../../src/upstream/send.js';
 
@@ -51,5 +52,21 @@ describe('readCapped', () => {
     const gone = new Readable({ read() {} });
     gone.destroy(new Error('already failed'));
     await assert.rejects(readCapped(gone, 1024), /already failed/);
+  });
+
+  test('a decoded answer is read when its compressed data ends, even while its upstream body is still open', async () => {
+    // As upstream/send.ts decodes: the upstream body piped into a decoder. Brotli ends its
+    // output once the compressed stream is complete; a stray byte after it keeps the input open.
+    const upstream = new PassThrough();
+    const decoded = pipeline(upstream, createBrotliDecompress(), () => {}) as unknown as Readable;
+    upstream.write(Buffer.concat([brotliCompressSync('{"ok":true}'), Buffer.from('\n')]));
+    let timer: NodeJS.Timeout | undefined;
+    const stalled = new Promise<'stalled'>((resolve) => (timer = setTimeout(() => resolve('stalled'), 2_000)));
+    const got = await Promise.race([readCapped(decoded, 1024), stalled]);
+    clearTimeout(timer);
+    assert.notEqual(got, 'stalled', 'the answer waited for the upstream body to end');
+    assert.equal((got as { buf: Buffer }).buf.toString(), '{"ok":true}');
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(upstream.destroyed, true, 'the upstream body is let go once the answer is read');
   });
 });
