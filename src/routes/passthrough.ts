@@ -44,7 +44,7 @@ import { passthroughOffMessage, passthroughUpstream } from './passthrough-upstre
 import { tapUsage } from './passthrough-usage.js';
 import type { Generation } from '../server/reload/live.js';
 import { createPool } from '../upstream/pools.js';
-import { readCapped } from '../upstream/send.js';
+import { decodedBody, discardBody, readCapped } from '../upstream/send.js';
 import { redactSecrets } from '../util/redact.js';
 
 /**
@@ -127,14 +127,26 @@ function scrubHeaders(headers: IncomingHttpHeaders, secrets: readonly (string | 
 /** Largest upstream error body relayed (bytes); an error body is small. */
 const MAX_ERROR_BODY = 64 * 1024;
 
-/** Relays an upstream error answer scrubbed of key material; a refused provider key is the gateway's 502. */
+/**
+ * Relays an upstream error answer scrubbed of key material; a refused provider key is the
+ * gateway's 502. A compressed body (the client's `accept-encoding` is passed on) is decoded
+ * first and sent plain, as the scrub needs the text; one in an encoding not decoded here
+ * (zstd) is dropped, and the status alone goes out.
+ */
 async function relayError(reply: FastifyReply, status: number, body: Readable, apiKey: string | undefined): Promise<void> {
+  const encoding = reply.getHeader('content-encoding');
+  const coded = typeof encoding === 'string' && encoding !== 'identity';
+  const decoded = coded ? decodedBody(body, encoding) : null;
   let text = '';
-  try {
-    text = (await readCapped(body, MAX_ERROR_BODY)).buf.toString('utf8');
-  } catch {
-    // a broken error body: the status alone goes out
+  if (coded && !decoded) discardBody(body);
+  else {
+    try {
+      text = (await readCapped(decoded ?? body, MAX_ERROR_BODY)).buf.toString('utf8');
+    } catch {
+      // a broken error body: the status alone goes out
+    }
   }
+  reply.removeHeader('content-encoding');
   reply.removeHeader('content-length');
   if (status === 401 || status === 403) {
     reply.removeHeader('content-type');

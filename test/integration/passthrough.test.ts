@@ -91,6 +91,11 @@ describe('passthrough to the configured upstream', () => {
           headers: { 'x-echo-key': echoed },
           body: { error: { message: `bad request for ${echoed}`, type: 'invalid_request_error', param: echoed, code: echoed } },
         };
+      // The client's accept-encoding is passed on, so an error may come compressed.
+      if (path === '/v1/images/variations')
+        return { status: 400, gzip: true, body: { error: { message: `bad image for ${echoed}`, type: 'invalid_request_error', param: null, code: null } } };
+      if (path === '/v1/audio/translations')
+        return { status: 400, headers: { 'content-encoding': 'zstd' }, body: Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 1, 2, 3]) };
       return { status: 404, body: { error: { message: `upstream has no ${path}`, type: 'invalid_request_error', param: null, code: 'unknown_url' } } };
     });
     gw = await startGateway(testConfigYaml(upstream.url) + PASSTHROUGH);
@@ -155,6 +160,26 @@ describe('passthrough to the configured upstream', () => {
       assert.ok(!text.includes(UPSTREAM_KEY), `the upstream key is in a body: ${text}`);
       assert.ok(![...headers.values()].some((v) => v.includes(UPSTREAM_KEY)), 'the upstream key is in a header');
     }
+    assertNoUpstreamKey(gw);
+  });
+
+  test('a compressed error answer is sent decoded and scrubbed; one in an encoding not decoded here goes out as its status alone', async () => {
+    const post = (path: string) =>
+      fetch(`${gw.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json', 'accept-encoding': 'gzip, zstd' },
+        body: '{"prompt":"x"}',
+      });
+    const gz = await post('/v1/images/variations');
+    assert.equal(gz.status, 400);
+    assert.equal(gz.headers.get('content-encoding'), null, 'the body is sent plain, so it is not labelled gzip');
+    const text = await gz.text();
+    assert.match((JSON.parse(text) as { error: { message: string } }).error.message, /^bad image for \[redacted\]\.?$/);
+    assert.ok(!text.includes(UPSTREAM_KEY));
+    const zstd = await post('/v1/audio/translations');
+    assert.equal(zstd.status, 400);
+    assert.equal(zstd.headers.get('content-encoding'), null);
+    assert.equal(await zstd.text(), '');
     assertNoUpstreamKey(gw);
   });
 
