@@ -124,16 +124,20 @@ function scrubHeaders(headers: IncomingHttpHeaders, secrets: readonly (string | 
   return out;
 }
 
+/** Marks the request's record: its upstream failed it (record outcome `upstream_error`). */
+function upstreamFailed(req: FastifyRequest): void {
+  if (req.described) req.described = { ...req.described, upstreamFailed: true };
+}
 /** Largest upstream error body relayed (bytes); an error body is small. */
 const MAX_ERROR_BODY = 64 * 1024;
 
 /**
  * Relays an upstream error answer scrubbed of key material; a refused provider key is the
  * gateway's 502. A compressed body (the client's `accept-encoding` is passed on) is decoded
- * first and sent plain, as the scrub needs the text; one in an encoding not decoded here
- * (zstd) is dropped, and the status alone goes out.
+ * and sent plain; one in an encoding not decoded here (zstd) is dropped: the status alone.
  */
 async function relayError(reply: FastifyReply, status: number, body: Readable, apiKey: string | undefined): Promise<void> {
+  if (status >= 500 || status === 401 || status === 403) upstreamFailed(reply.request);
   const encoding = reply.getHeader('content-encoding');
   const coded = typeof encoding === 'string' && encoding !== 'identity';
   const decoded = coded ? decodedBody(body, encoding) : null;
@@ -275,6 +279,7 @@ export function registerPassthrough(v1: FastifyInstance, current: () => Generati
           const cause = (error as { cause?: unknown }).cause ?? error;
           const timedOut = classifyFailure({ thrown: cause }).class === 'timeout' || (error as { statusCode?: number }).statusCode === 504;
           const req = reply.request;
+          upstreamFailed(req as FastifyRequest);
           req.log.warn(
             { upstream: targets.get(req)?.id, code: errorCode(cause), error: cause instanceof Error ? cause.message : String(cause) },
             'passthrough upstream failed',

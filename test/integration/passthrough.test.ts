@@ -91,6 +91,7 @@ describe('passthrough to the configured upstream', () => {
           headers: { 'x-echo-key': echoed },
           body: { error: { message: `bad request for ${echoed}`, type: 'invalid_request_error', param: echoed, code: echoed } },
         };
+      if (path === '/v1/batches') return { status: 503, body: { error: { message: 'overloaded', type: 'server_error', param: null, code: null } } };
       // The client's accept-encoding is passed on, so an error may come compressed.
       if (path === '/v1/images/variations')
         return { status: 400, gzip: true, body: { error: { message: `bad image for ${echoed}`, type: 'invalid_request_error', param: null, code: null } } };
@@ -144,6 +145,7 @@ describe('passthrough to the configured upstream', () => {
     });
     const refusedText = await refused.text();
     assert.equal(refused.status, 502);
+    assert.equal((await finishedLine(gw, refused.headers.get('x-request-id')!))['outcome'], 'upstream_error');
     assert.equal((JSON.parse(refusedText) as { error: { code: string } }).error.code, 'upstream_auth_failed');
     const bad = await fetch(`${gw.url}/v1/images/edits`, {
       method: 'POST',
@@ -152,6 +154,15 @@ describe('passthrough to the configured upstream', () => {
     });
     const badText = await bad.text();
     assert.equal(bad.status, 400);
+    assert.equal((await finishedLine(gw, bad.headers.get('x-request-id')!))['outcome'], 'client_error', "a refused request is the caller's");
+    const overloaded = await fetch(`${gw.url}/v1/batches`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${CLIENT_KEY}`, 'content-type': 'application/json' },
+      body: '{"input_file_id":"file-abc123"}',
+    });
+    assert.equal(overloaded.status, 503);
+    assert.match(await overloaded.text(), /overloaded/);
+    assert.equal((await finishedLine(gw, overloaded.headers.get('x-request-id')!))['outcome'], 'upstream_error', 'a relayed 5xx is the upstream failing');
     assert.match(badText, /bad request for \[redacted\]/);
     for (const [text, headers] of [
       [refusedText, refused.headers],
@@ -333,6 +344,7 @@ describe('passthrough errors', () => {
       const id = res.headers.get('x-request-id');
       const line = await waitFor(() => gw.finished().find((l) => l['request_id'] === id), 2000, 'request finished');
       assert.equal(line['status'], 502);
+      assert.equal(line['outcome'], 'upstream_error', 'the upstream failed, not the gateway');
       assertNoUpstreamKey(gw);
     } finally {
       await gw.close();

@@ -31,6 +31,8 @@ declare module 'fastify' {
      * the model as the client sent it (`requestedModel`; absent: the same as `model`), the
      * upstream it went to (null: none), and the usage and cost (USD) its answer reported
      * (absent: none; a passthrough's, routes/passthrough-usage.ts); null: unknown.
+     * `upstreamFailed`: the upstream failed the request (a 5xx answer relayed, its key for the
+     * upstream refused, or the upstream not reached), so a 5xx is `upstream_error`, not the gateway's.
      */
     described: {
       readonly api: string;
@@ -39,6 +41,7 @@ declare module 'fastify' {
       readonly upstream: string | null;
       readonly usage?: Usage;
       readonly costUsd?: number;
+      readonly upstreamFailed?: boolean;
     } | null;
   }
 }
@@ -118,6 +121,7 @@ export function useRequestHooks(app: FastifyInstance, deps: RequestHookDeps): vo
     // The pipeline writes the record of the requests it takes itself (pipeline/finish.ts).
     if (!req.url.startsWith('/v1/') || req.pipelineOwned) return;
     const status = reply.statusCode;
-    recordOutsidePipeline(req, status, status >= 500 ? 'gateway_error' : status >= 400 ? 'client_error' : 'ok');
+    const failed = status >= 500 ? (req.described?.upstreamFailed ? 'upstream_error' : 'gateway_error') : null;
+    recordOutsidePipeline(req, status, failed ?? (status >= 400 ? 'client_error' : 'ok'));
   });
 }
