@@ -128,6 +128,7 @@ function scrubHeaders(headers: IncomingHttpHeaders, secrets: readonly (string | 
 function upstreamFailed(req: FastifyRequest): void {
   if (req.described) req.described = { ...req.described, upstreamFailed: true };
 }
+
 /** Largest upstream error body relayed (bytes); an error body is small. */
 const MAX_ERROR_BODY = 64 * 1024;
 

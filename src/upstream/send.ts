@@ -143,13 +143,18 @@ export function readCapped(body: Readable, limit: number): Promise<{ buf: Buffer
     const parts: Buffer[] = [];
     let size = 0;
     let settled = false;
+    /** Stops listening; the first caller wins (finished() may call back after the cap was hit). */
+    const settle = (): boolean => {
+      if (settled) return false;
+      settled = true;
+      stop();
+      body.off('data', onData);
+      return true;
+    };
     const onData = (chunk: Buffer | string): void => {
-      if (settled) return;
       const b = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
       if (size + b.length > limit) {
-        settled = true;
-        stop();
-        body.off('data', onData);
+        settle();
         discardBody(body);
         resolve({ buf: Buffer.concat(parts, size), truncated: true });
         return;
@@ -160,10 +165,7 @@ export function readCapped(body: Readable, limit: number): Promise<{ buf: Buffer
     // The readable side only: a decoder (gzip, br) ends its output when the compressed data
     // is complete, while bytes after it may still be arriving on its input.
     const stop = finished(body, { writable: false }, (err) => {
-      if (settled) return;
-      settled = true;
-      stop();
-      body.off('data', onData);
+      if (!settle()) return;
       if (err) return reject(err);
       // As `for await` did: a body read to its end is destroyed, so a decoder whose input is
       // still open lets go of the upstream connection (a no-op for a body that already closed).
